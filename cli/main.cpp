@@ -1,0 +1,160 @@
+//! ctwin: the command line. `ctwin run [SCENARIO]` forecasts goodput; `ctwin check SCENARIO` validates.
+//! Exit codes: 0 fine, 1 failure while running, 2 bad input (docs/cli.md).
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "models/scenario_loader.hpp"
+#include "sim/monte_carlo.hpp"
+#include "sim/report/atomic_file.hpp"
+#include "sim/report/report.hpp"
+
+#ifndef CTWIN_SOURCE_DIR
+#define CTWIN_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+using namespace ctwin;
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+//! scenarios/default.json from the working directory, else from the source tree this was built from.
+std::string default_scenario_path() {
+  const fs::path here = "scenarios/default.json";
+  if (fs::exists(here)) return here.string();
+  return (fs::path(CTWIN_SOURCE_DIR) / "scenarios" / "default.json").string();
+}
+
+//! Output paths are checked before the run, so a typo costs nothing and nothing is half-written.
+bool check_output_path(const std::string& flag, const std::string& path) {
+  if (path.empty()) return true;
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir)) {
+    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " does not exist\n";
+    return false;
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " is not writable\n";
+    return false;
+  }
+  if (fs::is_directory(path)) {
+    std::cerr << "ctwin: " << flag << " " << path << ": is a directory\n";
+    return false;
+  }
+  return true;
+}
+
+struct RunArgs {
+  std::string scenario;
+  std::optional<int> trials;
+  std::optional<std::uint64_t> seed;
+  std::string json, csv, events, timeline;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string engine = "native";
+};
+
+int run_command(const RunArgs& args) {
+  const std::string path = args.scenario.empty() ? default_scenario_path() : args.scenario;
+  Scenario scenario;
+  try {
+    scenario = load_scenario(path);
+  } catch (const ScenarioInvalid& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  }
+  bool paths_ok = true;
+  for (const auto& [flag, p] : {std::pair<std::string, std::string>{"--json", args.json},
+                                {"--csv", args.csv},
+                                {"--events", args.events},
+                                {"--timeline", args.timeline}})
+    paths_ok &= check_output_path(flag, p);
+  if (!paths_ok) return kExitBadInput;
+
+  RunOptions options;
+  options.trials = args.trials.value_or(scenario.trials);
+  options.seed = args.seed.value_or(scenario.seed);
+  options.jobs = args.jobs;
+  options.engine = args.engine == "simgrid" ? EngineKind::Simgrid : EngineKind::Native;
+  options.record_trial0 = !args.events.empty() || !args.timeline.empty();
+
+  try {
+    const RunResult result = run_trials(scenario, options);
+    const RunReportInput report{scenario, options, result};
+    // Everything is rendered before anything is written.
+    std::vector<std::pair<std::string, std::string>> outputs;
+    if (!args.json.empty()) outputs.emplace_back(args.json, report_json(report));
+    if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
+    if (!args.events.empty()) outputs.emplace_back(args.events, event_log_csv(scenario, result.trial0_events));
+    if (!args.timeline.empty())
+      outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
+    for (const auto& [file, content] : outputs) write_file_atomically(file, content);
+    std::cout << summary_text(report);
+  } catch (const std::exception& e) {
+    std::cerr << "ctwin: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return 0;
+}
+
+int check_command(const std::string& path) {
+  try {
+    const Scenario s = load_scenario(path);
+    std::cout << path << ": valid (scenario \"" << s.name << "\", " << s.faults.size() << " fault classes, content "
+              << s.content_hash << ")\n";
+    return 0;
+  } catch (const ScenarioInvalid& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ctwin: a digital twin of large LLM training clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ctwin 0.1 (scenario schema 1, report schema 1)");
+
+  RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Monte Carlo goodput forecast of a scenario");
+  run_cmd->add_option("scenario", run.scenario, "scenario file (default: scenarios/default.json)");
+  run_cmd->add_option("--trials", run.trials, "number of trials (default: the scenario's)")->check(CLI::Range(1, 100000000));
+  run_cmd->add_option("--seed", run.seed, "run seed; trial i uses splitmix64(splitmix64(seed) + i)");
+  run_cmd->add_option("--json", run.json, "write the JSON report here");
+  run_cmd->add_option("--csv", run.csv, "write one CSV row per trial here");
+  run_cmd->add_option("--events", run.events, "write trial 0's event log (CSV) here");
+  run_cmd->add_option("--timeline", run.timeline, "write trial 0's Chrome trace-event timeline here (Perfetto)");
+  run_cmd->add_option("--jobs", run.jobs, "parallel workers (results do not depend on it)")->check(CLI::Range(1, 4096));
+  run_cmd->add_option("--engine", run.engine, "native (default, fast) or simgrid (S4U actors)")
+      ->check(CLI::IsMember({"native", "simgrid"}));
+
+  std::string check_path;
+  CLI::App* check_cmd = app.add_subcommand("check", "validate a scenario file");
+  check_cmd->add_option("scenario", check_path, "scenario file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+  if (*run_cmd) return run_command(run);
+  if (*check_cmd) return check_command(check_path);
+  return kExitBadInput;
+}

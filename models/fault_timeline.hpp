@@ -1,0 +1,75 @@
+#pragma once
+//! The fault timeline of one trial: which component fails when, in wall-clock order.
+//!
+//! It depends only on the scenario and the trial seed, never on what the job is doing, so the
+//! native and SimGrid drivers consume the very same sequence. Exponential classes are drawn as
+//! the superposition of all components' Poisson processes (O(1) per fault); Weibull classes keep
+//! one clock per component, which renews when the repaired or replaced part is back in service.
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "models/rng.hpp"
+#include "models/scenario.hpp"
+
+namespace ctwin {
+
+struct FaultStrike {
+  Micros time = kNever;
+  std::uint32_t fault_class = 0;
+  std::int32_t slot = -1;  //!< node position in the job (0 .. job nodes - 1)
+  std::int32_t gpu = -1;   //!< GPU index within the node; -1 for node-level faults
+};
+
+//! What the timeline needs from a scenario, precomputed once per run.
+struct FaultTimelineModel {
+  struct ClassInfo {
+    Distribution distribution;
+    double rate_per_us;        //!< per component
+    double weibull_scale_us;   //!< Weibull only: scale from the mean, mean = scale * Gamma(1 + 1/k)
+    double weibull_shape;
+    std::int64_t components;   //!< in the job: nodes, or nodes * GPUs per node
+    bool per_gpu;
+    Micros renewal_delay_us;   //!< Weibull: the new part starts aging when it is back in service
+  };
+  std::vector<ClassInfo> classes;
+  std::vector<std::uint32_t> exponential_classes;
+  std::vector<double> exponential_cumulative;  //!< running sums of component rates, for the class draw
+  double exponential_total_per_us = 0;
+  int gpus_per_node = 1;
+
+  static FaultTimelineModel from(const Scenario& scenario);
+};
+
+class FaultTimeline {
+ public:
+  FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed);
+
+  const FaultStrike& peek() const { return next_; }
+  FaultStrike pop();
+
+ private:
+  struct Clock {
+    Micros time;
+    std::uint32_t fault_class;
+    std::int64_t component;
+    bool operator>(const Clock& o) const {
+      return time != o.time ? time > o.time : (fault_class != o.fault_class ? fault_class > o.fault_class : component > o.component);
+    }
+  };
+
+  FaultStrike make_strike(Micros time, std::uint32_t fault_class, std::int64_t component) const;
+  void draw_next_exponential();
+  Micros draw_weibull_us(const FaultTimelineModel::ClassInfo& info);
+  void choose_next();
+
+  const FaultTimelineModel& model_;
+  Rng rng_;
+  double exponential_clock_us_ = 0;  //!< continuous, so rounding never accumulates
+  FaultStrike next_exponential_;
+  std::priority_queue<Clock, std::vector<Clock>, std::greater<>> weibull_clocks_;
+  FaultStrike next_;
+};
+
+}  // namespace ctwin

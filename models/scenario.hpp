@@ -1,0 +1,93 @@
+#pragma once
+//! Scenario format v1, parsed and validated: every quantity in SI units or integer microseconds.
+//! The JSON form is documented in docs/scenario.md; `load_scenario` (scenario_loader.hpp) builds this.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/units.hpp"
+
+namespace ctwin {
+
+inline constexpr int kScenarioSchemaVersion = 1;
+
+enum class Distribution { Exponential, Weibull };
+enum class Effect { Crash, Hang, Slow };
+//! What brings the job back. Only `Replace` takes the node out of the job (it needs a spare).
+enum class RecoveryAction { None, Restart, ResetGpu, Reboot, Replace };
+
+const char* to_string(Distribution d);
+const char* to_string(Effect e);
+const char* to_string(RecoveryAction a);
+
+struct FaultClass {
+  std::string name;
+  Rate rate;  //!< per component: 1 / mean time to failure of one component
+  Distribution distribution = Distribution::Exponential;
+  double weibull_shape = 1.0;
+  Effect effect = Effect::Crash;
+  double speed_factor = 1.0;  //!< Slow only: the job runs at this fraction of full speed
+  Micros detection_us = 0;    //!< from the fault until it is noticed (a hang: the watchdog timeout)
+  Micros diagnosis_us = 0;    //!< from notice until the culprit is known
+  RecoveryAction action = RecoveryAction::Restart;
+  Micros action_us = 0;       //!< the action itself (reboot, reset, swap in a spare); Slow+None: how long it lasts
+  std::optional<int> xid;     //!< NVIDIA Xid code, written as the event log's `code`
+};
+
+struct StorageSystem {
+  int servers = 1;
+  double write_bytes_per_s = 0;
+  double read_bytes_per_s = 0;
+  double network_bytes_per_s = 0;  //!< per server
+};
+
+struct Cluster {
+  int nodes = 0;
+  int gpus_per_node = 8;
+  std::string gpu_model;
+  double gpu_peak_bf16_flops = 0;
+  int spare_nodes = 0;
+  StorageSystem storage;
+};
+
+struct Job {
+  int nodes = 0;
+  Micros step_us = 0;                    //!< failure-free wall time of one step
+  std::optional<double> tokens_per_step;
+  std::optional<Micros> horizon_us;      //!< the run is a wall-clock window...
+  std::optional<Micros> work_us;         //!< ...or a fixed amount of failure-free compute
+  std::optional<double> work_steps;
+};
+
+struct Checkpointing {
+  std::optional<double> size_per_gpu_bytes;  //!< physical model computes save/restore times...
+  std::optional<Micros> save_us;             //!< ...unless the blocking save time is given
+  std::optional<Micros> restore_us;          //!< likewise for restore
+  double persist_bytes_per_s = 0;            //!< one node's bandwidth to storage
+};
+
+struct CheckpointPolicySpec {
+  std::string type = "fixed";
+  Micros interval_us = 0;  //!< compute time between the end of one save and the start of the next
+};
+
+struct Scenario {
+  int schema_version = kScenarioSchemaVersion;
+  std::string name;
+  std::string description;
+  std::string content_hash;  //!< of the file as read, so reports name the scenario, not a path
+  Cluster cluster;
+  Job job;
+  std::vector<FaultClass> faults;
+  Checkpointing checkpoint;
+  Micros restart_overhead_us = 0;  //!< relaunch of the job: scheduling, process start, NCCL init
+  Micros repair_us = 0;            //!< a replaced node is back in the spare pool after this
+  CheckpointPolicySpec checkpoint_policy;
+  int trials = 100;
+  std::uint64_t seed = 1;
+  Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
+};
+
+}  // namespace ctwin

@@ -1,0 +1,502 @@
+#include "models/scenario_loader.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace ctwin {
+
+using nlohmann::json;
+
+const char* to_string(Distribution d) { return d == Distribution::Weibull ? "weibull" : "exponential"; }
+const char* to_string(Effect e) {
+  switch (e) {
+    case Effect::Crash: return "crash";
+    case Effect::Hang: return "hang";
+    case Effect::Slow: return "slow";
+  }
+  return "?";
+}
+const char* to_string(RecoveryAction a) {
+  switch (a) {
+    case RecoveryAction::None: return "none";
+    case RecoveryAction::Restart: return "restart";
+    case RecoveryAction::ResetGpu: return "reset_gpu";
+    case RecoveryAction::Reboot: return "reboot";
+    case RecoveryAction::Replace: return "replace";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string join_lines(const std::string& file, const std::vector<ScenarioProblem>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": " + p.reason + "\n";
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+//! Walks the document, recording problems; getters return a default after recording one, so
+//! validation continues and reports everything.
+class Reader {
+ public:
+  std::vector<ScenarioProblem> problems;
+
+  void problem(const std::string& pointer, std::string reason) { problems.push_back({pointer, std::move(reason)}); }
+
+  static std::string at(const std::string& pointer, const std::string& key) {
+    return pointer + "/" + escape_pointer_token(key);
+  }
+
+  //! Unknown fields are errors: a typo must not silently fall back to a default.
+  void allow_only(const json& object, const std::string& pointer, std::initializer_list<const char*> keys) {
+    std::set<std::string> allowed(keys.begin(), keys.end());
+    for (const auto& [key, value] : object.items()) {
+      if (allowed.count(key)) continue;
+      std::string list;
+      for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+      problem(at(pointer, key), "unknown field (allowed here: " + list + ")");
+    }
+  }
+
+  const json* object(const json& parent, const std::string& pointer, const char* key, bool required) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) problem(at(pointer, key), "missing required object");
+      return nullptr;
+    }
+    if (!it->is_object()) {
+      problem(at(pointer, key), std::string("expected an object, got ") + it->type_name());
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::optional<std::string> string(const json& parent, const std::string& pointer, const char* key, bool required) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) problem(at(pointer, key), "missing required string");
+      return std::nullopt;
+    }
+    if (!it->is_string()) {
+      problem(at(pointer, key), std::string("expected a string, got ") + it->type_name());
+      return std::nullopt;
+    }
+    return it->get<std::string>();
+  }
+
+  std::optional<double> number(const json& parent, const std::string& pointer, const char* key, bool required,
+                               double min_exclusive_or_nan = NAN) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) problem(at(pointer, key), "missing required number");
+      return std::nullopt;
+    }
+    if (!it->is_number()) {
+      problem(at(pointer, key), std::string("expected a number, got ") + it->type_name());
+      return std::nullopt;
+    }
+    double value = it->get<double>();
+    if (!std::isfinite(value)) {
+      problem(at(pointer, key), "must be finite");
+      return std::nullopt;
+    }
+    if (!std::isnan(min_exclusive_or_nan) && !(value > min_exclusive_or_nan)) {
+      problem(at(pointer, key), "must be greater than " + fmt_number(min_exclusive_or_nan) + ", got " + it->dump());
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<std::int64_t> integer(const json& parent, const std::string& pointer, const char* key, bool required,
+                                      std::int64_t min, std::int64_t max = INT64_MAX) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) problem(at(pointer, key), "missing required integer");
+      return std::nullopt;
+    }
+    if (!it->is_number_integer()) {
+      problem(at(pointer, key), std::string("expected an integer, got ") + (it->is_number() ? it->dump() : it->type_name()));
+      return std::nullopt;
+    }
+    std::int64_t value = it->is_number_unsigned() && it->get<std::uint64_t>() > INT64_MAX ? INT64_MAX
+                                                                                           : it->get<std::int64_t>();
+    if (value < min || value > max) {
+      problem(at(pointer, key), "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
+                                    std::to_string(value));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  template <class Parse>
+  auto with_unit(const json& parent, const std::string& pointer, const char* key, bool required, Parse parse,
+                 const char* example) -> decltype(parse(std::string_view{}, std::declval<std::string&>())) {
+    auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (required) problem(at(pointer, key), std::string("missing required field (e.g. \"") + example + "\")");
+      return std::nullopt;
+    }
+    if (!it->is_string()) {
+      problem(at(pointer, key), std::string("expected a string with a unit (e.g. \"") + example + "\"), got " +
+                                    (it->is_number() ? it->dump() : it->type_name()));
+      return std::nullopt;
+    }
+    std::string why;
+    auto value = parse(it->get<std::string>(), why);
+    if (!value) problem(at(pointer, key), why);
+    return value;
+  }
+
+  std::optional<Micros> duration(const json& parent, const std::string& pointer, const char* key, bool required,
+                                 bool positive = false) {
+    auto seconds = with_unit(parent, pointer, key, required, parse_duration_s, "10min");
+    if (!seconds) return std::nullopt;
+    Micros us = seconds_to_micros(*seconds);
+    if (*seconds > 1e12) {
+      problem(at(pointer, key), "is longer than any simulation can be");
+      return std::nullopt;
+    }
+    if (positive && us <= 0) {
+      problem(at(pointer, key), "must be longer than zero");
+      return std::nullopt;
+    }
+    return us;
+  }
+
+  std::optional<double> positive_unit(const json& parent, const std::string& pointer, const char* key, bool required,
+                                      std::optional<double> (*parse)(std::string_view, std::string&),
+                                      const char* example) {
+    auto value = with_unit(parent, pointer, key, required, parse, example);
+    if (value && *value <= 0) {
+      problem(at(pointer, key), "must be greater than zero");
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  static std::string fmt_number(double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", v);
+    return buffer;
+  }
+};
+
+template <class Enum>
+std::optional<Enum> choose(Reader& r, const json& parent, const std::string& pointer, const char* key, bool required,
+                           std::initializer_list<std::pair<const char*, Enum>> options) {
+  auto text = r.string(parent, pointer, key, required);
+  if (!text) return std::nullopt;
+  std::string list;
+  for (const auto& [name, value] : options) {
+    if (*text == name) return value;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  r.problem(Reader::at(pointer, key), "unknown value \"" + *text + "\" (one of: " + list + ")");
+  return std::nullopt;
+}
+
+void read_cluster(Reader& r, const json& root, Scenario& s) {
+  const std::string p = "/cluster";
+  const json* c = r.object(root, "", "cluster", true);
+  if (!c) return;
+  r.allow_only(*c, p, {"nodes", "gpus_per_node", "gpu", "spare_nodes", "storage", "notes"});
+  s.cluster.nodes = static_cast<int>(r.integer(*c, p, "nodes", true, 1, 1'000'000).value_or(0));
+  s.cluster.gpus_per_node = static_cast<int>(r.integer(*c, p, "gpus_per_node", true, 1, 64).value_or(8));
+  s.cluster.spare_nodes = static_cast<int>(r.integer(*c, p, "spare_nodes", false, 0, 1'000'000).value_or(0));
+  if (const json* g = r.object(*c, p, "gpu", true)) {
+    const std::string gp = p + "/gpu";
+    r.allow_only(*g, gp, {"model", "peak_bf16", "source"});
+    s.cluster.gpu_model = r.string(*g, gp, "model", true).value_or("");
+    s.cluster.gpu_peak_bf16_flops = r.positive_unit(*g, gp, "peak_bf16", true, parse_flops, "989TFLOP/s").value_or(0);
+    r.string(*g, gp, "source", false);
+  }
+  if (const json* st = r.object(*c, p, "storage", false)) {
+    const std::string sp = p + "/storage";
+    r.allow_only(*st, sp, {"servers", "write_bandwidth", "read_bandwidth", "network_bandwidth", "source"});
+    auto& storage = s.cluster.storage;
+    storage.servers = static_cast<int>(r.integer(*st, sp, "servers", true, 1, 100'000).value_or(1));
+    storage.write_bytes_per_s =
+        r.positive_unit(*st, sp, "write_bandwidth", true, parse_bandwidth_bytes_per_s, "20GB/s").value_or(0);
+    storage.read_bytes_per_s =
+        r.positive_unit(*st, sp, "read_bandwidth", true, parse_bandwidth_bytes_per_s, "40GB/s").value_or(0);
+    storage.network_bytes_per_s =
+        r.positive_unit(*st, sp, "network_bandwidth", true, parse_bandwidth_bytes_per_s, "400Gbps").value_or(0);
+    r.string(*st, sp, "source", false);
+  }
+  r.string(*c, p, "notes", false);
+}
+
+void read_job(Reader& r, const json& root, Scenario& s) {
+  const std::string p = "/job";
+  const json* j = r.object(root, "", "job", true);
+  if (!j) return;
+  r.allow_only(*j, p, {"nodes", "step_time", "tokens_per_step", "tokens_per_s", "steps", "tokens", "horizon", "notes"});
+  auto nodes = r.integer(*j, p, "nodes", false, 1, 1'000'000);
+  s.job.nodes = static_cast<int>(nodes.value_or(s.cluster.nodes - s.cluster.spare_nodes));
+  if (s.cluster.nodes > 0 && s.job.nodes + s.cluster.spare_nodes > s.cluster.nodes)
+    r.problem(nodes ? p + "/nodes" : std::string("/cluster/spare_nodes"),
+              "job nodes (" + std::to_string(s.job.nodes) + ") plus spare nodes (" +
+                  std::to_string(s.cluster.spare_nodes) + ") exceed the cluster's " +
+                  std::to_string(s.cluster.nodes) + " nodes");
+  if (s.job.nodes < 1 && !nodes && s.cluster.nodes > 0)
+    r.problem("/cluster/spare_nodes", "leaves no node for the job");
+
+  auto step = r.duration(*j, p, "step_time", false, true);
+  auto tokens_per_step = r.number(*j, p, "tokens_per_step", false, 0.0);
+  auto tokens_per_s = r.number(*j, p, "tokens_per_s", false, 0.0);
+  if (step && tokens_per_s && tokens_per_step)
+    r.problem(p + "/tokens_per_s", "give step_time or tokens_per_s with tokens_per_step, not both");
+  if (!step && tokens_per_s && tokens_per_step) step = seconds_to_micros(*tokens_per_step / *tokens_per_s);
+  if (step) s.job.step_us = *step;
+  s.job.tokens_per_step = tokens_per_step;
+  if (!tokens_per_s && tokens_per_step && step) tokens_per_s = *tokens_per_step / micros_to_seconds(*step);
+  if (!step && !tokens_per_s) r.problem(p + "/step_time", "missing: give step_time, or tokens_per_s");
+
+  auto steps = r.number(*j, p, "steps", false, 0.0);
+  auto tokens = r.number(*j, p, "tokens", false, 0.0);
+  auto horizon = r.duration(*j, p, "horizon", false, true);
+  int given = (steps ? 1 : 0) + (tokens ? 1 : 0) + (horizon ? 1 : 0);
+  if (given != 1 && !j->contains("steps") && !j->contains("tokens") && !j->contains("horizon"))
+    r.problem(p + "/horizon", "missing: give the work as steps or tokens, or a wall-clock horizon");
+  else if (given > 1)
+    r.problem(p, "give exactly one of steps, tokens and horizon");
+  if (horizon) s.job.horizon_us = horizon;
+  if (steps) {
+    if (!step) r.problem(p + "/steps", "work in steps needs step_time");
+    else s.job.work_us = static_cast<Micros>(std::llround(*steps * static_cast<double>(*step)));
+    s.job.work_steps = steps;
+  }
+  if (tokens) {
+    if (!tokens_per_s) r.problem(p + "/tokens", "work in tokens needs tokens_per_s, or step_time with tokens_per_step");
+    else s.job.work_us = seconds_to_micros(*tokens / *tokens_per_s);
+  }
+  if (s.job.work_us && *s.job.work_us <= 0) r.problem(p, "the work is shorter than a microsecond");
+  r.string(*j, p, "notes", false);
+}
+
+void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std::set<std::string>& names) {
+  if (!f.is_object()) {
+    r.problem(p, std::string("expected an object, got ") + f.type_name());
+    return;
+  }
+  r.allow_only(f, p,
+               {"name", "rate", "distribution", "weibull_shape", "effect", "speed_factor", "detection", "diagnosis",
+                "recovery", "xid", "source", "notes"});
+  FaultClass fc;
+  fc.name = r.string(f, p, "name", true).value_or("");
+  if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
+  if (auto rate = r.with_unit(f, p, "rate", true, parse_rate, "0.17/gpu-year")) fc.rate = *rate;
+  fc.distribution = choose<Distribution>(r, f, p, "distribution", false,
+                                         {{"exponential", Distribution::Exponential}, {"weibull", Distribution::Weibull}})
+                        .value_or(Distribution::Exponential);
+  auto shape = r.number(f, p, "weibull_shape", false, 0.0);
+  if (fc.distribution == Distribution::Weibull) {
+    if (!shape && !f.contains("weibull_shape")) r.problem(p + "/weibull_shape", "missing: a Weibull class needs its shape");
+    else if (shape && (*shape < 0.05 || *shape > 20))
+      r.problem(p + "/weibull_shape", "must be between 0.05 and 20, got " + Reader::fmt_number(*shape));
+    fc.weibull_shape = shape.value_or(1.0);
+  } else if (shape) {
+    r.problem(p + "/weibull_shape", "only a \"weibull\" distribution takes a shape");
+  }
+  fc.effect = choose<Effect>(r, f, p, "effect", true, {{"crash", Effect::Crash}, {"hang", Effect::Hang}, {"slow", Effect::Slow}})
+                  .value_or(Effect::Crash);
+  auto speed = r.number(f, p, "speed_factor", false, 0.0);
+  if (fc.effect == Effect::Slow) {
+    if (!speed && !f.contains("speed_factor")) r.problem(p + "/speed_factor", "missing: a slow fault needs its speed factor");
+    else if (speed && *speed >= 1.0)
+      r.problem(p + "/speed_factor", "must be below 1 (a fraction of full speed), got " + Reader::fmt_number(*speed));
+    fc.speed_factor = speed.value_or(1.0);
+  } else if (speed) {
+    r.problem(p + "/speed_factor", "only a \"slow\" fault takes a speed factor");
+  }
+  fc.detection_us = r.duration(f, p, "detection", true).value_or(0);
+  fc.diagnosis_us = r.duration(f, p, "diagnosis", false).value_or(0);
+  if (const json* rec = r.object(f, p, "recovery", true)) {
+    const std::string rp = p + "/recovery";
+    r.allow_only(*rec, rp, {"action", "duration", "source"});
+    fc.action = choose<RecoveryAction>(r, *rec, rp, "action", true,
+                                       {{"none", RecoveryAction::None},
+                                        {"restart", RecoveryAction::Restart},
+                                        {"reset_gpu", RecoveryAction::ResetGpu},
+                                        {"reboot", RecoveryAction::Reboot},
+                                        {"replace", RecoveryAction::Replace}})
+                    .value_or(RecoveryAction::Restart);
+    fc.action_us = r.duration(*rec, rp, "duration", true).value_or(0);
+    r.string(*rec, rp, "source", false);
+    if (fc.effect == Effect::Slow && fc.action != RecoveryAction::None && rec->contains("action"))
+      r.problem(rp + "/action",
+                "a slow fault takes action \"none\" in v1 (the job runs slow for detection + duration); "
+                "eviction arrives with the policy library");
+    if (fc.effect != Effect::Slow && fc.action == RecoveryAction::None)
+      r.problem(rp + "/action", "a crash or hang needs an action that brings the job back (restart, reset_gpu, reboot, replace)");
+  }
+  if (auto xid = r.integer(f, p, "xid", false, 1, 100'000)) fc.xid = static_cast<int>(*xid);
+  r.string(f, p, "source", false);
+  r.string(f, p, "notes", false);
+  if (fc.rate.component == Component::Gpu && s.cluster.gpus_per_node < 1) return;
+  s.faults.push_back(std::move(fc));
+}
+
+void read_faults(Reader& r, const json& root, Scenario& s) {
+  auto it = root.find("faults");
+  if (it == root.end()) {
+    r.problem("/faults", "missing required array (an empty array means no faults)");
+    return;
+  }
+  if (!it->is_array()) {
+    r.problem("/faults", std::string("expected an array, got ") + it->type_name());
+    return;
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < it->size(); ++i) read_fault(r, (*it)[i], "/faults/" + std::to_string(i), s, names);
+}
+
+void read_checkpoint(Reader& r, const json& root, Scenario& s) {
+  const std::string p = "/checkpoint";
+  const json* c = r.object(root, "", "checkpoint", true);
+  if (!c) return;
+  r.allow_only(*c, p, {"size_per_gpu", "save_time", "persist_bandwidth", "restore_time", "source", "notes"});
+  auto& ck = s.checkpoint;
+  ck.size_per_gpu_bytes = r.positive_unit(*c, p, "size_per_gpu", false, parse_bytes, "2.5GiB");
+  ck.save_us = r.duration(*c, p, "save_time", false);
+  ck.restore_us = r.duration(*c, p, "restore_time", false);
+  auto bandwidth = r.positive_unit(*c, p, "persist_bandwidth", false, parse_bandwidth_bytes_per_s, "400Gbps");
+  bool has_size = c->contains("size_per_gpu"), has_save = c->contains("save_time");
+  if (has_size == has_save) r.problem(p, "give exactly one of size_per_gpu (time computed) and save_time (time given)");
+  if (has_size) {
+    if (!c->contains("persist_bandwidth")) r.problem(p + "/persist_bandwidth", "missing: size_per_gpu needs each node's bandwidth to storage");
+    if (!root.contains("cluster") || !root["cluster"].is_object() || !root["cluster"].contains("storage"))
+      r.problem("/cluster/storage", "missing: size_per_gpu needs the storage system the checkpoint goes to");
+  }
+  if (has_save && !has_size && !c->contains("restore_time"))
+    r.problem(p + "/restore_time", "missing: with save_time there is no size to compute the restore from");
+  ck.persist_bytes_per_s = bandwidth.value_or(0);
+  r.string(*c, p, "source", false);
+  r.string(*c, p, "notes", false);
+}
+
+void read_policies(Reader& r, const json& root, Scenario& s) {
+  const json* pol = r.object(root, "", "policies", true);
+  if (!pol) return;
+  r.allow_only(*pol, "/policies", {"checkpoint"});
+  const json* ck = r.object(*pol, "/policies", "checkpoint", true);
+  if (!ck) return;
+  const std::string p = "/policies/checkpoint";
+  r.allow_only(*ck, p, {"type", "interval", "notes"});
+  auto type = r.string(*ck, p, "type", true);
+  if (type && *type != "fixed")
+    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (v1 has: fixed)");
+  s.checkpoint_policy.type = type.value_or("fixed");
+  s.checkpoint_policy.interval_us = r.duration(*ck, p, "interval", true, true).value_or(0);
+  r.string(*ck, p, "notes", false);
+}
+
+void read_rest(Reader& r, const json& root, Scenario& s) {
+  if (const json* rs = r.object(root, "", "restart", true)) {
+    r.allow_only(*rs, "/restart", {"overhead", "source"});
+    s.restart_overhead_us = r.duration(*rs, "/restart", "overhead", true).value_or(0);
+    r.string(*rs, "/restart", "source", false);
+  }
+  bool needs_spares = false;
+  for (const auto& f : s.faults) needs_spares |= f.action == RecoveryAction::Replace;
+  if (const json* sp = r.object(root, "", "spares", needs_spares)) {
+    r.allow_only(*sp, "/spares", {"repair_time", "source"});
+    s.repair_us = r.duration(*sp, "/spares", "repair_time", true, true).value_or(0);
+    r.string(*sp, "/spares", "source", false);
+  }
+  if (const json* sim = r.object(root, "", "simulation", false)) {
+    const std::string p = "/simulation";
+    r.allow_only(*sim, p, {"trials", "seed", "max_wall"});
+    s.trials = static_cast<int>(r.integer(*sim, p, "trials", false, 1, 100'000'000).value_or(s.trials));
+    s.seed = static_cast<std::uint64_t>(r.integer(*sim, p, "seed", false, 0).value_or(static_cast<std::int64_t>(s.seed)));
+    s.max_wall_us = r.duration(*sim, p, "max_wall", false, true).value_or(0);
+  }
+  if (s.max_wall_us == 0) {
+    // A run that is given its work stops at 100x its failure-free length (the trial is marked unfinished).
+    if (s.job.horizon_us) s.max_wall_us = *s.job.horizon_us;
+    else if (s.job.work_us) s.max_wall_us = *s.job.work_us > INT64_MAX / 200 ? INT64_MAX / 2 : *s.job.work_us * 100;
+  }
+}
+
+}  // namespace
+
+ScenarioInvalid::ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems)
+    : std::runtime_error(join_lines(file, problems)), file_(std::move(file)), problems_(std::move(problems)) {}
+
+std::string content_hash(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(h));
+  return buffer;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& display_name) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ScenarioInvalid(display_name, {{"", std::string("not valid JSON: ") + e.what()}});
+  }
+  if (!root.is_object()) throw ScenarioInvalid(display_name, {{"", "expected a JSON object at the top level"}});
+
+  Reader r;
+  Scenario s;
+  s.content_hash = content_hash(text);
+  r.allow_only(root, "",
+               {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
+                "restart", "spares", "policies", "simulation"});
+  if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
+    if (*version != kScenarioSchemaVersion)
+      r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +
+                                       " comes from a newer ctwin");
+  } else if (!root.contains("schema_version")) {
+    r.problems.back().reason = "missing: add \"schema_version\": 1";
+  }
+  s.name = r.string(root, "", "name", true).value_or("");
+  s.description = r.string(root, "", "description", false).value_or("");
+  if (auto it = root.find("sources"); it != root.end() && !it->is_array() && !it->is_object())
+    r.problem("/sources", "expected an array or object of citations");
+  if (auto it = root.find("notes"); it != root.end() && !it->is_string() && !it->is_array())
+    r.problem("/notes", "expected a string or an array of strings");
+
+  read_cluster(r, root, s);
+  read_job(r, root, s);
+  read_faults(r, root, s);
+  read_checkpoint(r, root, s);
+  read_policies(r, root, s);
+  read_rest(r, root, s);
+
+  if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioInvalid(path, {{"", "cannot open the file"}});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_scenario(buffer.str(), path);
+}
+
+}  // namespace ctwin

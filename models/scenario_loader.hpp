@@ -1,0 +1,37 @@
+#pragma once
+//! Reads a scenario file (format v1), validating everything before anything runs.
+//! Problems are collected, not thrown one at a time: the user sees all of them at once.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace ctwin {
+
+struct ScenarioProblem {
+  std::string pointer;  //!< JSON pointer to the offending field ("" is the whole document)
+  std::string reason;
+};
+
+//! Thrown with every problem found; `what()` is the lines `FILE: /pointer: reason`.
+class ScenarioInvalid : public std::runtime_error {
+ public:
+  ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems);
+  const std::string& file() const { return file_; }
+  const std::vector<ScenarioProblem>& problems() const { return problems_; }
+
+ private:
+  std::string file_;
+  std::vector<ScenarioProblem> problems_;
+};
+
+//! Parses and validates; `display_name` is what error lines start with (usually the path).
+Scenario parse_scenario(const std::string& text, const std::string& display_name);
+Scenario load_scenario(const std::string& path);
+
+//! FNV-1a 64 of the bytes, as 16 hex digits: names a scenario's content in reports.
+std::string content_hash(const std::string& bytes);
+
+}  // namespace ctwin

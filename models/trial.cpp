@@ -1,0 +1,353 @@
+#include "models/trial.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace ctwin {
+
+const char* to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::Fault: return "fault";
+    case EventKind::FaultIgnored: return "fault_ignored";
+    case EventKind::Detected: return "detected";
+    case EventKind::Diagnosed: return "diagnosed";
+    case EventKind::NodeDown: return "node_down";
+    case EventKind::NodeUp: return "node_up";
+    case EventKind::ToRepair: return "to_repair";
+    case EventKind::SpareAssigned: return "spare_assigned";
+    case EventKind::WaitingForSpare: return "waiting_for_spare";
+    case EventKind::RestartBegin: return "restart";
+    case EventKind::RestoreBegin: return "restore";
+    case EventKind::Running: return "running";
+    case EventKind::CheckpointDone: return "checkpoint";
+    case EventKind::SlowBegin: return "slow_begin";
+    case EventKind::SlowEnd: return "slow_end";
+    case EventKind::End: return "end";
+  }
+  return "?";
+}
+
+Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
+    : config_(config), observer_(observer) {
+  assert(config.interval_us > 0 && "the checkpoint interval must be positive (the loader checks it)");
+  result_.seed = seed;
+  result_.fault_counts.assign(config.faults.size(), 0);
+  slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
+  for (int slot = 0; slot < config.job_nodes; ++slot) slot_node_[static_cast<std::size_t>(slot)] = slot;
+  for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
+  emit(0, EventKind::Running);
+}
+
+void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed) {
+  if (!observer_) return;
+  TrialEvent e;
+  e.time = t;
+  e.node = node;
+  e.gpu = gpu;
+  e.kind = kind;
+  if (fc) {
+    e.code = fc->xid.value_or(-1);
+    e.fault_class = static_cast<std::int32_t>(fc - config_.faults.data());
+  }
+  e.speed = speed;
+  observer_->on_event(e);
+}
+
+// ---- Up: compute intervals and blocking saves, folded into arithmetic ---------------------------
+
+Micros Trial::wall_for_work(Micros work) const {
+  return speed_ >= 1.0 ? work : static_cast<Micros>(std::ceil(static_cast<double>(work) / speed_));
+}
+
+Micros Trial::work_in_wall(Micros wall) const {
+  return speed_ >= 1.0 ? wall : static_cast<Micros>(std::floor(static_cast<double>(wall) * speed_));
+}
+
+void Trial::commit() {
+  result_.ledger[Category::Productive] += uncommitted_;
+  committed_ += uncommitted_;
+  uncommitted_ = 0;
+  ++result_.checkpoints;
+  if (observer_ && observer_->wants_checkpoints()) emit(now_, EventKind::CheckpointDone);
+}
+
+void Trial::advance_up(Micros t) {
+  const Micros tau = config_.interval_us;
+  const bool fold = !(observer_ && observer_->wants_checkpoints());
+  auto remaining = [&] { return config_.work_us == kNever ? kNever : config_.work_us - committed_ - uncommitted_; };
+  Ledger& ledger = result_.ledger;
+  while (now_ < t && phase_ == Phase::Up) {
+    if (!in_save_) {
+      const Micros goal = std::min(tau - uncommitted_, remaining());
+      const Micros need = wall_for_work(goal);
+      if (need <= t - now_) {
+        ledger[Category::Degraded] += need - goal;
+        uncommitted_ += goal;
+        now_ += need;
+        if (remaining() == 0) {
+          finish(now_, true);
+          return;
+        }
+        in_save_ = true;
+        save_left_ = config_.save_us;
+      } else {
+        const Micros wall = t - now_;
+        const Micros work = std::min(work_in_wall(wall), goal);
+        ledger[Category::Degraded] += wall - work;
+        uncommitted_ += work;
+        now_ = t;
+      }
+      continue;
+    }
+    if (save_left_ > t - now_) {
+      ledger[Category::CheckpointSave] += t - now_;
+      save_left_ -= t - now_;
+      now_ = t;
+      continue;
+    }
+    ledger[Category::CheckpointSave] += save_left_;
+    now_ += save_left_;
+    save_left_ = 0;
+    in_save_ = false;
+    commit();
+    if (!fold) continue;
+    // Whole compute+save cycles that end by t; the last cycle of a run given its work goes
+    // through the loop above, which notices the work is done.
+    const Micros cycle = wall_for_work(tau) + config_.save_us;
+    Micros cycles = (t - now_) / cycle;
+    if (config_.work_us != kNever) cycles = std::min(cycles, (remaining() - 1) / tau);
+    if (cycles > 0) {
+      ledger[Category::Productive] += cycles * tau;
+      ledger[Category::Degraded] += cycles * (wall_for_work(tau) - tau);
+      ledger[Category::CheckpointSave] += cycles * config_.save_us;
+      committed_ += cycles * tau;
+      result_.checkpoints += cycles;
+      now_ += cycles * cycle;
+    }
+  }
+}
+
+Micros Trial::up_completion_time() const {
+  if (config_.work_us == kNever) return kNever;
+  const Micros tau = config_.interval_us;
+  Micros left = config_.work_us - committed_ - uncommitted_;
+  Micros t = now_;
+  Micros first = std::min(tau - uncommitted_, left);
+  if (in_save_) {
+    t += save_left_;
+    first = std::min(tau, left);
+  }
+  t += wall_for_work(first);
+  left -= first;
+  if (left > 0) {
+    const Micros cycles = (left + tau - 1) / tau;
+    t += cycles * config_.save_us + (cycles - 1) * wall_for_work(tau) + wall_for_work(left - (cycles - 1) * tau);
+  }
+  return t;
+}
+
+void Trial::finish(Micros t, bool work_done) {
+  if (phase_ == Phase::Up) {
+    // Work since the last save is not lost when the window closes: no fault took it.
+    result_.ledger[Category::Productive] += uncommitted_;
+    committed_ += uncommitted_;
+    uncommitted_ = 0;
+  } else if (phase_ != Phase::Done) {
+    result_.ledger[phase_category()] += t - phase_start_;
+  }
+  phase_ = Phase::Done;
+  now_ = t;
+  result_.wall_us = t;
+  result_.finished_work = work_done;
+  emit(t, EventKind::End);
+}
+
+// ---- Down: the recovery chain --------------------------------------------------------------------
+
+Category Trial::phase_category() const {
+  switch (phase_) {
+    case Phase::Detect: return Category::Detection;
+    case Phase::Diagnose: return Category::Diagnosis;
+    case Phase::WaitSpare: return Category::WaitingForSpares;
+    case Phase::Restart: return Category::Restart;
+    case Phase::Restore: return Category::CheckpointRestore;
+    default: break;
+  }
+  assert(false && "phase_category is for the recovery chain");
+  return Category::Restart;
+}
+
+void Trial::enter(Phase phase, Micros t, Micros duration) {
+  phase_ = phase;
+  phase_start_ = t;
+  phase_end_ = duration == kNever ? kNever : t + duration;
+}
+
+void Trial::begin_restart(Micros t) {
+  emit(t, EventKind::RestartBegin);
+  enter(Phase::Restart, t, pending_action_us_ + config_.restart_overhead_us);
+}
+
+void Trial::fill_vacancies(Micros t) {
+  while (!vacant_slots_.empty() && !spare_pool_.empty()) {
+    const int slot = vacant_slots_.front(), node = spare_pool_.front();
+    vacant_slots_.pop_front();
+    spare_pool_.pop_front();
+    slot_node_[static_cast<std::size_t>(slot)] = node;
+    emit(t, EventKind::SpareAssigned, node);
+  }
+}
+
+void Trial::leave_diagnosis(Micros t) {
+  for (int slot : pending_replace_slots_) {
+    const int node = slot_node_[static_cast<std::size_t>(slot)];
+    if (node < 0) continue;  // struck twice before the diagnosis: already out
+    slot_node_[static_cast<std::size_t>(slot)] = -1;
+    vacant_slots_.push_back(slot);
+    // A node that was rebooting and is now replaced comes back through the repair shop instead.
+    rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), node), rebooting_nodes_.end());
+    in_repair_.emplace_back(t + config_.repair_us, node);
+    emit(t, EventKind::ToRepair, node);
+  }
+  pending_replace_slots_.clear();
+  fill_vacancies(t);
+  if (vacant_slots_.empty()) {
+    begin_restart(t);
+    return;
+  }
+  emit(t, EventKind::WaitingForSpare);
+  enter(Phase::WaitSpare, t, kNever);
+}
+
+void Trial::advance_down(Micros t) {
+  while (phase_ != Phase::Up && phase_ != Phase::Done && phase_ != Phase::WaitSpare && phase_end_ <= t) {
+    const Micros end = phase_end_;
+    result_.ledger[phase_category()] += end - phase_start_;
+    switch (phase_) {
+      case Phase::Detect:
+        emit(end, EventKind::Detected);
+        enter(Phase::Diagnose, end, pending_diagnosis_us_);
+        break;
+      case Phase::Diagnose:
+        emit(end, EventKind::Diagnosed);
+        leave_diagnosis(end);
+        break;
+      case Phase::Restart:
+        for (int node : rebooting_nodes_) emit(end, EventKind::NodeUp, node);
+        rebooting_nodes_.clear();
+        emit(end, EventKind::RestoreBegin);
+        enter(Phase::Restore, end, config_.restore_us);
+        break;
+      case Phase::Restore:
+        phase_ = Phase::Up;
+        now_ = end;
+        in_save_ = false;
+        save_left_ = 0;
+        uncommitted_ = 0;
+        pending_action_us_ = 0;
+        pending_diagnosis_us_ = 0;
+        emit(end, EventKind::Running);
+        advance_up(t);
+        break;
+      default: break;
+    }
+  }
+}
+
+void Trial::update_speed() {
+  double speed = 1.0;
+  for (const auto& e : slow_) speed = std::min(speed, e.factor);
+  speed_ = speed;
+}
+
+// ---- Inputs ----------------------------------------------------------------------------------------
+
+Micros Trial::next_timer() const {
+  if (phase_ == Phase::Done) return kNever;
+  Micros t = config_.end_us;
+  t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
+  if (!in_repair_.empty()) t = std::min(t, in_repair_.front().first);
+  for (const auto& e : slow_) t = std::min(t, e.end);
+  return t;
+}
+
+void Trial::on_timer(Micros t) {
+  if (phase_ == Phase::Done) return;
+  if (phase_ == Phase::Up) {
+    advance_up(t);
+    if (phase_ == Phase::Done) return;
+  }
+  now_ = std::max(now_, t);
+  // Slow episodes that end now: the time up to t was accounted at the old speed.
+  if (std::any_of(slow_.begin(), slow_.end(), [t](const SlowEpisode& e) { return e.end <= t; })) {
+    for (const auto& e : slow_)
+      if (e.end <= t) emit(t, EventKind::SlowEnd, e.node, -1, nullptr, 1.0);
+    slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [t](const SlowEpisode& e) { return e.end <= t; }),
+                slow_.end());
+    update_speed();
+  }
+  // Repaired nodes come back to the pool and fill the job's vacant slots.
+  bool returned = false;
+  while (!in_repair_.empty() && in_repair_.front().first <= t) {
+    const int node = in_repair_.front().second;
+    in_repair_.pop_front();
+    spare_pool_.push_back(node);
+    emit(t, EventKind::NodeUp, node);
+    returned = true;
+  }
+  if (returned) {
+    fill_vacancies(t);
+    if (phase_ == Phase::WaitSpare && vacant_slots_.empty()) {
+      result_.ledger[Category::WaitingForSpares] += t - phase_start_;
+      begin_restart(t);
+    }
+  }
+  advance_down(t);
+  if (phase_ != Phase::Done && t >= config_.end_us) finish(t, config_.work_us == kNever);
+}
+
+void Trial::on_fault(const FaultStrike& strike) {
+  if (phase_ == Phase::Done) return;
+  const Micros t = strike.time;
+  if (phase_ == Phase::Up) {
+    advance_up(t);
+    if (phase_ == Phase::Done) return;
+  }
+  now_ = std::max(now_, t);
+  const FaultClass& fc = config_.faults[strike.fault_class];
+  const int node = slot_node_[static_cast<std::size_t>(strike.slot)];
+  if (node < 0) {
+    emit(t, EventKind::FaultIgnored, -1, strike.gpu, &fc);
+    return;
+  }
+  ++result_.fault_counts[strike.fault_class];
+  emit(t, EventKind::Fault, node, strike.gpu, &fc);
+
+  if (fc.effect == Effect::Slow) {
+    slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
+    emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
+    update_speed();
+    return;
+  }
+
+  // A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
+  if (phase_ == Phase::Up) {
+    result_.ledger[Category::LostProgress] += uncommitted_;
+    uncommitted_ = 0;
+    in_save_ = false;
+    save_left_ = 0;
+  } else {
+    result_.ledger[phase_category()] += t - phase_start_;
+  }
+  if (fc.action == RecoveryAction::Reboot || fc.action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
+  if (fc.action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
+    rebooting_nodes_.push_back(node);
+  if (fc.action == RecoveryAction::Replace) pending_replace_slots_.push_back(strike.slot);
+  pending_action_us_ = std::max(pending_action_us_, fc.action_us);
+  pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
+  enter(Phase::Detect, t, fc.detection_us);
+  advance_down(t);
+}
+
+}  // namespace ctwin

@@ -1,0 +1,118 @@
+#pragma once
+//! One trial of a training run, as an engine-neutral state machine.
+//!
+//! It reacts to two inputs, a fault strike and its own timer, and says when it next needs the
+//! timer. A driver supplies the clock: the native driver merges the fault timeline with the timer;
+//! the SimGrid driver delivers them from S4U actors. Both feed the same calls in the same order,
+//! so they produce the same ledger. Between events, compute spans and checkpoint saves are folded
+//! into arithmetic: a 54-day run costs a few thousand events, not millions.
+//!
+//! The model (docs/model.md): the job runs compute intervals of `interval` work, each followed by
+//! a blocking save; a crash or hang loses the work since the last completed save, then the job goes
+//! through detection, diagnosis, waiting for spares (only when a node must be replaced and the
+//! pool is empty), restart (the longest pending action + the restart overhead) and restore. A fault
+//! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
+
+#include <deque>
+#include <vector>
+
+#include "models/fault_timeline.hpp"
+#include "models/ledger.hpp"
+#include "models/scenario.hpp"
+#include "models/trial_events.hpp"
+
+namespace ctwin {
+
+//! Everything a trial needs, resolved from the scenario and the cost model.
+struct TrialConfig {
+  int job_nodes = 0;
+  int spare_nodes = 0;
+  std::vector<FaultClass> faults;
+  Micros save_us = 0;
+  Micros restore_us = 0;
+  Micros restart_overhead_us = 0;
+  Micros repair_us = 0;
+  Micros interval_us = 0;         //!< from the checkpoint policy
+  Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
+  Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
+};
+
+struct TrialResult {
+  std::uint64_t seed = 0;
+  Ledger ledger;
+  Micros wall_us = 0;
+  bool finished_work = false;  //!< the work was done (always true for a horizon run that reached its end)
+  std::int64_t checkpoints = 0;
+  std::vector<std::int64_t> fault_counts;  //!< per fault class, faults that struck the job
+};
+
+class Trial {
+ public:
+  Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer = nullptr);
+
+  Micros next_timer() const;
+  void on_timer(Micros now);
+  void on_fault(const FaultStrike& strike);
+  bool done() const { return phase_ == Phase::Done; }
+  const TrialResult& result() const { return result_; }
+  //! Physical node in a job slot, or -1 while the slot waits for a spare.
+  int node_in_slot(int slot) const { return slot_node_[static_cast<std::size_t>(slot)]; }
+
+ private:
+  enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, Done };
+  struct SlowEpisode {
+    Micros end;
+    int node;
+    double factor;
+  };
+
+  // Up phase arithmetic.
+  Micros wall_for_work(Micros work) const;
+  Micros work_in_wall(Micros wall) const;
+  void advance_up(Micros t);
+  Micros up_completion_time() const;
+  void commit();
+  void finish(Micros t, bool work_done);
+
+  // Down phases.
+  void settle(Micros t);
+  void enter(Phase phase, Micros t, Micros duration);
+  void advance_down(Micros t);
+  void leave_diagnosis(Micros t);
+  void fill_vacancies(Micros t);
+  void begin_restart(Micros t);
+  Category phase_category() const;
+
+  void update_speed();
+  void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0);
+
+  const TrialConfig& config_;
+  TrialObserver* observer_;
+  TrialResult result_;
+  Phase phase_ = Phase::Up;
+  Micros now_ = 0;
+
+  // Up state: position within the compute/save cycle.
+  bool in_save_ = false;
+  Micros save_left_ = 0;
+  Micros uncommitted_ = 0;  //!< work since the last completed save: lost on a crash
+  Micros committed_ = 0;
+  double speed_ = 1.0;
+
+  // Down state.
+  Micros phase_start_ = 0;
+  Micros phase_end_ = kNever;
+  Micros pending_diagnosis_us_ = 0;
+  Micros pending_action_us_ = 0;
+  std::vector<int> pending_replace_slots_;  //!< leave the job when the diagnosis completes
+  std::vector<int> rebooting_nodes_;        //!< back up when the restart completes
+
+  // Nodes.
+  std::vector<int> slot_node_;
+  std::deque<int> vacant_slots_;
+  std::deque<int> spare_pool_;
+  std::deque<std::pair<Micros, int>> in_repair_;  //!< (return time, node), in return order
+  std::vector<SlowEpisode> slow_;
+};
+
+}  // namespace ctwin

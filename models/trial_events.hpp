@@ -1,0 +1,50 @@
+#pragma once
+//! What a trial tells the outside world as it runs: the event log (CSV) and the timeline are
+//! written from these, and the SimGrid driver mirrors node state (off, on, slow) onto its hosts.
+
+#include <cstdint>
+
+#include "models/units.hpp"
+
+namespace ctwin {
+
+enum class EventKind : std::uint8_t {
+  Fault,            //!< a fault struck a component in the job (detail: class)
+  FaultIgnored,     //!< struck a slot that had no node (it was waiting for a spare)
+  Detected,
+  Diagnosed,
+  NodeDown,         //!< the node's host is off (reboot or replacement)
+  NodeUp,           //!< back on: rebooted, or returned from repair
+  ToRepair,
+  SpareAssigned,
+  WaitingForSpare,
+  RestartBegin,
+  RestoreBegin,
+  Running,
+  CheckpointDone,
+  SlowBegin,
+  SlowEnd,
+  End,
+};
+
+const char* to_string(EventKind kind);
+
+struct TrialEvent {
+  Micros time = 0;
+  std::int32_t node = -1;  //!< physical node id: job nodes first, then spares
+  std::int32_t gpu = -1;
+  EventKind kind = EventKind::Fault;
+  std::int32_t code = -1;         //!< Xid when the fault class has one
+  std::int32_t fault_class = -1;  //!< index into the scenario's faults, when the event concerns one
+  double speed = 1.0;      //!< SlowBegin/SlowEnd: the node's speed factor
+};
+
+class TrialObserver {
+ public:
+  virtual ~TrialObserver() = default;
+  virtual void on_event(const TrialEvent& event) = 0;
+  //! Checkpoint completions are folded into arithmetic unless an observer asks to see each one.
+  virtual bool wants_checkpoints() const { return false; }
+};
+
+}  // namespace ctwin

@@ -1,0 +1,147 @@
+#include "models/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace ctwin {
+namespace {
+
+struct Suffix {
+  std::string_view name;
+  double factor;
+};
+
+//! Splits "2.5GiB" into 2.5 and "GiB"; spaces between number and unit are allowed.
+bool split_number(std::string_view text, double& number, std::string_view& unit, std::string& why) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || !std::isfinite(number)) {
+    why = "expected a number followed by a unit, got \"" + std::string(text) + "\"";
+    return false;
+  }
+  unit = std::string_view(end, static_cast<size_t>(text.data() + text.size() - end));
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.remove_prefix(1);
+  if (number < 0) {
+    why = "must not be negative, got \"" + std::string(text) + "\"";
+    return false;
+  }
+  return true;
+}
+
+template <size_t N>
+std::optional<double> parse_with(std::string_view text, const std::array<Suffix, N>& suffixes, std::string_view kind,
+                                 std::string_view examples, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why)) return std::nullopt;
+  for (const auto& s : suffixes)
+    if (unit == s.name) return number * s.factor;
+  why = "unknown " + std::string(kind) + " unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
+        "\" (use " + std::string(examples) + ")";
+  return std::nullopt;
+}
+
+constexpr double kKi = 1024.0, kMi = kKi * 1024, kGi = kMi * 1024, kTi = kGi * 1024, kPi = kTi * 1024;
+
+constexpr std::array<Suffix, 13> kDurations{{{"us", 1e-6},
+                                             {"ms", 1e-3},
+                                             {"s", 1},
+                                             {"sec", 1},
+                                             {"min", 60},
+                                             {"h", 3600},
+                                             {"hour", 3600},
+                                             {"hours", 3600},
+                                             {"d", 86400},
+                                             {"day", 86400},
+                                             {"days", 86400},
+                                             {"w", 7 * 86400},
+                                             {"y", 365 * 86400}}};
+
+constexpr std::array<Suffix, 12> kBytes{{{"B", 1},
+                                         {"KB", 1e3},
+                                         {"MB", 1e6},
+                                         {"GB", 1e9},
+                                         {"TB", 1e12},
+                                         {"PB", 1e15},
+                                         {"KiB", kKi},
+                                         {"MiB", kMi},
+                                         {"GiB", kGi},
+                                         {"TiB", kTi},
+                                         {"PiB", kPi},
+                                         {"bytes", 1}}};
+
+//! Bits per second ("Gbps") and bytes per second ("GB/s", "GiB/s").
+constexpr std::array<Suffix, 15> kBandwidths{{{"bps", 1.0 / 8},
+                                              {"Kbps", 1e3 / 8},
+                                              {"Mbps", 1e6 / 8},
+                                              {"Gbps", 1e9 / 8},
+                                              {"Tbps", 1e12 / 8},
+                                              {"B/s", 1},
+                                              {"KB/s", 1e3},
+                                              {"MB/s", 1e6},
+                                              {"GB/s", 1e9},
+                                              {"TB/s", 1e12},
+                                              {"KiB/s", kKi},
+                                              {"MiB/s", kMi},
+                                              {"GiB/s", kGi},
+                                              {"TiB/s", kTi},
+                                              {"PB/s", 1e15}}};
+
+constexpr std::array<Suffix, 5> kFlops{
+    {{"FLOP/s", 1}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18}}};
+
+}  // namespace
+
+std::optional<double> parse_duration_s(std::string_view text, std::string& why) {
+  return parse_with(text, kDurations, "duration", "us, ms, s, min, h, d, w or y: \"10min\"", why);
+}
+
+std::optional<double> parse_bytes(std::string_view text, std::string& why) {
+  return parse_with(text, kBytes, "size", "B, KB, MB, GB, TB (decimal) or KiB, MiB, GiB, TiB (binary): \"2.5GiB\"",
+                    why);
+}
+
+std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text, std::string& why) {
+  return parse_with(text, kBandwidths, "bandwidth", "bits as \"400Gbps\" or bytes as \"50GB/s\"", why);
+}
+
+std::optional<double> parse_flops(std::string_view text, std::string& why) {
+  return parse_with(text, kFlops, "compute rate", "\"989TFLOP/s\"", why);
+}
+
+std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why)) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, Rate>, 8> kRates{{
+      {"/gpu-hour", {1.0 / 3600, Component::Gpu}},
+      {"/gpu-day", {1.0 / 86400, Component::Gpu}},
+      {"/gpu-week", {1.0 / (7 * 86400), Component::Gpu}},
+      {"/gpu-year", {1.0 / (365 * 86400.0), Component::Gpu}},
+      {"/node-hour", {1.0 / 3600, Component::Node}},
+      {"/node-day", {1.0 / 86400, Component::Node}},
+      {"/node-week", {1.0 / (7 * 86400), Component::Node}},
+      {"/node-year", {1.0 / (365 * 86400.0), Component::Node}},
+  }};
+  for (const auto& [name, base] : kRates)
+    if (unit == name) return Rate{number * base.per_component_second, base.component};
+  why = "unknown rate unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
+        "\" (use failures per component and period: \"0.17/gpu-year\", \"0.002/node-day\")";
+  return std::nullopt;
+}
+
+std::string format_duration(double seconds) {
+  char buffer[64];
+  if (seconds < 120) std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
+  else if (seconds < 7200) std::snprintf(buffer, sizeof buffer, "%.1f min", seconds / 60);
+  else if (seconds < 3 * 86400) std::snprintf(buffer, sizeof buffer, "%.2f h", seconds / 3600);
+  else std::snprintf(buffer, sizeof buffer, "%.2f d", seconds / 86400);
+  return buffer;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,42 @@
+#pragma once
+//! Human units in scenario files: "10min", "2.5GiB", "400Gbps", "50GB/s", "0.17/gpu-year".
+//! Everything is stored in SI base units (seconds, bytes, bytes per second) or integer microseconds.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ctwin {
+
+//! Simulated time in integer microseconds: the ledger adds up exactly.
+using Micros = std::int64_t;
+inline constexpr Micros kMicrosPerSecond = 1'000'000;
+inline constexpr Micros kNever = INT64_MAX;
+
+inline Micros seconds_to_micros(double seconds) {
+  return static_cast<Micros>(seconds * 1e6 + (seconds >= 0 ? 0.5 : -0.5));
+}
+inline double micros_to_seconds(Micros us) { return static_cast<double>(us) / 1e6; }
+inline double micros_to_hours(Micros us) { return static_cast<double>(us) / 3.6e9; }
+inline double micros_to_days(Micros us) { return static_cast<double>(us) / 8.64e10; }
+
+//! What a rate is counted against: "/node-day" or "/gpu-year".
+enum class Component { Node, Gpu };
+
+struct Rate {
+  double per_component_second = 0;  //!< failures per second per component
+  Component component = Component::Node;
+};
+
+//! Each parser returns nullopt and fills `why` on failure; `why` reads as the tail of an error line.
+std::optional<double> parse_duration_s(std::string_view text, std::string& why);
+std::optional<double> parse_bytes(std::string_view text, std::string& why);
+std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text, std::string& why);
+std::optional<double> parse_flops(std::string_view text, std::string& why);
+std::optional<Rate> parse_rate(std::string_view text, std::string& why);
+
+//! "1h 30min" style, for summaries.
+std::string format_duration(double seconds);
+
+}  // namespace ctwin

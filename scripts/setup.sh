@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what ctwin needs from Debian 12 packages (only what is missing), then builds in Release.
+#   scripts/setup.sh            install + configure + build into ./build
+#   scripts/setup.sh --no-build install only
+# Runs as root, or through sudo when it is available.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  build-essential cmake pkg-config git
+  libsimgrid-dev                # event engine, platform, network and disk models
+  libboost-graph-dev            # topology
+  libboost-math-dev             # distributions and special functions for fitting
+  libboost-random-dev           # distributions that give the same numbers on every platform
+  libeigen3-dev                 # linear algebra for fitting
+  nlohmann-json3-dev            # scenarios and reports
+  catch2                        # tests (v2)
+  libcli11-dev                  # command line
+  libspdlog-dev libfmt-dev      # logging and formatting
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "setup.sh: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup.sh: all packages present"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+jobs="$(nproc 2>/dev/null || echo 2)"
+cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$here/build" -j "$jobs"

@@ -1,0 +1,279 @@
+#include "sim/report/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/statistics.hpp"
+
+namespace ctwin {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+double goodput(const TrialResult& t) {
+  return t.wall_us > 0 ? static_cast<double>(t.ledger[Category::Productive]) / static_cast<double>(t.wall_us) : 0.0;
+}
+
+std::vector<double> per_trial(const RunResult& r, double (*f)(const TrialResult&)) {
+  std::vector<double> out;
+  out.reserve(r.trials.size());
+  for (const auto& t : r.trials) out.push_back(f(t));
+  return out;
+}
+
+double mean_category_hours(const RunResult& r, std::size_t category) {
+  double sum = 0;
+  for (const auto& t : r.trials) sum += micros_to_hours(t.ledger.us[category]);
+  return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
+}
+
+double interruptions_per_day(const RunResult& r, std::size_t fault_class) {
+  double sum = 0;
+  for (const auto& t : r.trials)
+    if (t.wall_us > 0) sum += static_cast<double>(t.fault_counts[fault_class]) / micros_to_days(t.wall_us);
+  return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
+}
+
+ordered_json summary_json(const Summary& s) {
+  return ordered_json{{"mean", s.mean}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high},
+                      {"p5", s.p5},     {"p50", s.p50},           {"p95", s.p95}};
+}
+
+//! Wall days of the trials that finished their work; nullopt for horizon runs.
+std::optional<std::pair<Summary, std::size_t>> time_to_train(const RunReportInput& in) {
+  if (!in.scenario.job.work_us) return std::nullopt;
+  std::vector<double> days;
+  std::size_t unfinished = 0;
+  for (const auto& t : in.result.trials) {
+    if (t.finished_work) days.push_back(micros_to_days(t.wall_us));
+    else ++unfinished;
+  }
+  return std::make_pair(summarize(days), unfinished);
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+std::string thousands(long long v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* engine_name(EngineKind engine) { return engine == EngineKind::Simgrid ? "simgrid" : "native"; }
+
+std::string report_json(const RunReportInput& in) {
+  const RunResult& r = in.result;
+  ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["scenario"] = {{"name", in.scenario.name}, {"content_hash", in.scenario.content_hash}};
+  j["seed"] = in.options.seed;
+  j["trials"] = in.options.trials;
+  j["engine"] = engine_name(in.options.engine);
+  j["goodput"] = summary_json(summarize(per_trial(r, goodput)));
+  ordered_json ledger;
+  for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = mean_category_hours(r, c);
+  j["ledger_hours"] = ledger;
+  ordered_json interruptions = ordered_json::object();
+  for (std::size_t f = 0; f < in.scenario.faults.size(); ++f)
+    interruptions[in.scenario.faults[f].name] = interruptions_per_day(r, f);
+  j["interruptions_per_day"] = interruptions;
+  j["checkpoint"] = {{"interval_s", micros_to_seconds(r.config.interval_us)},
+                     {"save_s", micros_to_seconds(r.costs.save_us)},
+                     {"restore_s", micros_to_seconds(r.costs.restore_us)},
+                     {"costs_from", r.costs.source}};
+  if (auto ttt = time_to_train(in)) {
+    ordered_json t = summary_json(ttt->first);
+    t["unfinished_trials"] = ttt->second;
+    j["time_to_train_days"] = t;
+  }
+  ordered_json trials = ordered_json::array();
+  for (const auto& t : r.trials) {
+    ordered_json row;
+    row["seed"] = t.seed;
+    row["wall_hours"] = micros_to_hours(t.wall_us);
+    row["goodput"] = goodput(t);
+    ordered_json l;
+    for (std::size_t c = 0; c < kCategoryCount; ++c) l[kCategoryKeys[c]] = micros_to_hours(t.ledger.us[c]);
+    row["ledger_hours"] = l;
+    trials.push_back(std::move(row));
+  }
+  j["per_trial"] = std::move(trials);
+  return j.dump(2) + "\n";
+}
+
+std::string summary_text(const RunReportInput& in) {
+  const Scenario& s = in.scenario;
+  const RunResult& r = in.result;
+  std::ostringstream out;
+  const Summary g = summarize(per_trial(r, goodput));
+  out << "ctwin forecast: " << s.name << "  (scenario " << s.content_hash << ", " << in.options.trials
+      << " trials, seed " << in.options.seed << ", " << engine_name(in.options.engine) << " engine)\n";
+  out << "  cluster  " << thousands(s.cluster.nodes) << " nodes x " << s.cluster.gpus_per_node << " " << s.cluster.gpu_model
+      << "; job on " << thousands(s.job.nodes) << " nodes (" << thousands(static_cast<long long>(s.job.nodes) * s.cluster.gpus_per_node)
+      << " GPUs), " << s.cluster.spare_nodes << " spares\n";
+  out << "  run      "
+      << (s.job.horizon_us ? "horizon " + format_duration(micros_to_seconds(*s.job.horizon_us))
+                           : "work " + format_duration(micros_to_seconds(*s.job.work_us)) + " failure-free")
+      << "; checkpoint every " << format_duration(micros_to_seconds(r.config.interval_us)) << ", save "
+      << format_duration(micros_to_seconds(r.costs.save_us)) << ", restore "
+      << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n\n";
+  out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   95% CI [" << fixed(100 * g.ci95_low, 2) << ", "
+      << fixed(100 * g.ci95_high, 2) << "]   p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
+      << "  p95 " << fixed(100 * g.p95, 2) << "\n";
+  if (auto ttt = time_to_train(in)) {
+    out << "  time to train   " << fixed(ttt->first.mean, 2) << " days   95% CI [" << fixed(ttt->first.ci95_low, 2)
+        << ", " << fixed(ttt->first.ci95_high, 2) << "]   p95 " << fixed(ttt->first.p95, 2) << " days";
+    if (ttt->second > 0) out << "   (" << ttt->second << " trials unfinished at the cap)";
+    out << "\n";
+  }
+  if (s.job.tokens_per_step && s.job.step_us > 0) {
+    const double tokens_per_s = *s.job.tokens_per_step / micros_to_seconds(s.job.step_us);
+    out << "  tokens per day  " << fixed(tokens_per_s * 86400 * g.mean / 1e9, 1) << " B   (failure-free "
+        << fixed(tokens_per_s * 86400 / 1e9, 1) << " B)\n";
+  }
+  out << "\n  interruptions per day, by cause\n";
+  double total = 0;
+  for (std::size_t f = 0; f < s.faults.size(); ++f) {
+    const double per_day = interruptions_per_day(r, f);
+    total += per_day;
+    char line[160];
+    std::snprintf(line, sizeof line, "    %-32s %8.3f   (%s, %s)\n", s.faults[f].name.c_str(), per_day,
+                  to_string(s.faults[f].effect), to_string(s.faults[f].action));
+    out << line;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "    %-32s %8.3f\n", "all", total);
+  out << line;
+  double wall_hours = 0;
+  for (std::size_t c = 0; c < kCategoryCount; ++c) wall_hours += mean_category_hours(r, c);
+  out << "\n  ledger, mean per trial                hours        %\n";
+  for (std::size_t c = 0; c < kCategoryCount; ++c) {
+    const double h = mean_category_hours(r, c);
+    std::snprintf(line, sizeof line, "    %-32s %9.2f  %7.3f\n", kCategoryKeys[c], h,
+                  wall_hours > 0 ? 100 * h / wall_hours : 0.0);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "    %-32s %9.2f  %7.3f\n", "wall", wall_hours, 100.0);
+  out << line;
+  return out.str();
+}
+
+std::string trials_csv(const RunReportInput& in) {
+  std::ostringstream out;
+  out << "trial,seed,wall_hours,goodput,finished";
+  for (const char* key : kCategoryKeys) out << ',' << key << "_hours";
+  for (const auto& f : in.scenario.faults) out << ",faults_" << f.name;
+  out << '\n';
+  char buffer[64];
+  auto num = [&buffer](double v) {
+    std::snprintf(buffer, sizeof buffer, "%.9g", v);
+    return std::string(buffer);
+  };
+  for (std::size_t i = 0; i < in.result.trials.size(); ++i) {
+    const auto& t = in.result.trials[i];
+    out << i << ',' << t.seed << ',' << num(micros_to_hours(t.wall_us)) << ',' << num(goodput(t)) << ','
+        << (t.finished_work ? 1 : 0);
+    for (Micros us : t.ledger.us) out << ',' << num(micros_to_hours(us));
+    for (auto c : t.fault_counts) out << ',' << c;
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events) {
+  std::ostringstream out;
+  out << "time_s,node,gpu,kind,code,detail\n";
+  for (const auto& e : events) {
+    char time[32];
+    std::snprintf(time, sizeof time, "%lld.%06lld", static_cast<long long>(e.time / kMicrosPerSecond),
+                  static_cast<long long>(e.time % kMicrosPerSecond));
+    out << time << ',';
+    if (e.node >= 0) out << "node-" << e.node;
+    out << ',';
+    if (e.gpu >= 0) out << e.gpu;
+    out << ',' << to_string(e.kind) << ',';
+    if (e.code >= 0) out << e.code;
+    out << ',';
+    if (e.fault_class >= 0) out << scenario.faults[static_cast<std::size_t>(e.fault_class)].name;
+    if (e.kind == EventKind::SlowBegin) out << (e.fault_class >= 0 ? " " : "") << "speed=" << e.speed;
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events) {
+  enum Track { kJob = 1, kCheckpoints = 2, kFaults = 3, kNodes = 4 };
+  ordered_json trace = ordered_json::array();
+  auto name_track = [&](int tid, const char* name) {
+    trace.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", name}}}});
+  };
+  trace.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "ctwin trial 0: " + scenario.name}}}});
+  name_track(kJob, "job phase");
+  name_track(kCheckpoints, "checkpoint saves");
+  name_track(kFaults, "faults");
+  name_track(kNodes, "nodes and spares");
+  auto span = [&](int tid, const std::string& name, Micros start, Micros end) {
+    if (end > start) trace.push_back({{"name", name}, {"ph", "X"}, {"pid", 1}, {"tid", tid}, {"ts", start}, {"dur", end - start}});
+  };
+  auto instant = [&](int tid, const std::string& name, Micros at, ordered_json args) {
+    trace.push_back({{"name", name}, {"ph", "i"}, {"s", "t"}, {"pid", 1}, {"tid", tid}, {"ts", at}, {"args", std::move(args)}});
+  };
+  std::string phase = "running";
+  Micros phase_start = 0;
+  auto switch_phase = [&](const std::string& next, Micros at) {
+    span(kJob, phase, phase_start, at);
+    phase = next;
+    phase_start = at;
+  };
+  std::map<int, Micros> slow_since;
+  for (const auto& e : events) {
+    const FaultClass* fc = e.fault_class >= 0 ? &scenario.faults[static_cast<std::size_t>(e.fault_class)] : nullptr;
+    switch (e.kind) {
+      case EventKind::Fault: {
+        ordered_json args{{"class", fc->name}, {"effect", to_string(fc->effect)}, {"action", to_string(fc->action)}};
+        if (e.node >= 0) args["node"] = e.node;
+        if (e.gpu >= 0) args["gpu"] = e.gpu;
+        if (fc->xid) args["xid"] = *fc->xid;
+        instant(kFaults, fc->name, e.time, std::move(args));
+        if (fc->effect != Effect::Slow) switch_phase("detection", e.time);
+        break;
+      }
+      case EventKind::Detected: switch_phase("diagnosis", e.time); break;
+      case EventKind::WaitingForSpare: switch_phase("waiting for spares", e.time); break;
+      case EventKind::RestartBegin: switch_phase("restart", e.time); break;
+      case EventKind::RestoreBegin: switch_phase("restore", e.time); break;
+      case EventKind::Running: switch_phase("running", e.time); break;
+      case EventKind::CheckpointDone: span(kCheckpoints, "save", e.time - config.save_us, e.time); break;
+      case EventKind::SlowBegin: slow_since[e.node] = e.time; break;
+      case EventKind::SlowEnd:
+        if (auto it = slow_since.find(e.node); it != slow_since.end()) {
+          span(kNodes, "node-" + std::to_string(e.node) + " slow", it->second, e.time);
+          slow_since.erase(it);
+        }
+        break;
+      case EventKind::ToRepair:
+      case EventKind::SpareAssigned:
+      case EventKind::NodeDown:
+      case EventKind::NodeUp:
+        instant(kNodes, std::string(to_string(e.kind)) + " node-" + std::to_string(e.node), e.time, ordered_json::object());
+        break;
+      case EventKind::End: switch_phase("end", e.time); break;
+      default: break;
+    }
+  }
+  ordered_json doc{{"displayTimeUnit", "ms"}, {"traceEvents", std::move(trace)}};
+  return doc.dump() + "\n";
+}
+
+}  // namespace ctwin

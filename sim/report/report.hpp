@@ -1,0 +1,29 @@
+#pragma once
+//! What a Monte Carlo run produces for people and programs: the one-screen summary, the JSON
+//! report (docs/report.md), per-trial CSV, trial 0's event log (docs/event-log.md) and its
+//! Chrome trace-event timeline (opens in Perfetto).
+
+#include <string>
+
+#include "models/scenario.hpp"
+#include "sim/monte_carlo.hpp"
+
+namespace ctwin {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+struct RunReportInput {
+  const Scenario& scenario;
+  const RunOptions& options;
+  const RunResult& result;
+};
+
+std::string report_json(const RunReportInput& in);
+std::string summary_text(const RunReportInput& in);
+std::string trials_csv(const RunReportInput& in);
+std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events);
+std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events);
+
+const char* engine_name(EngineKind engine);
+
+}  // namespace ctwin

@@ -1,0 +1,227 @@
+#include "sim/simgrid/simgrid_driver.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/s4u.hpp>
+
+#include "models/rng.hpp"
+#include "sim/simgrid/platform.hpp"
+#include "sim/simgrid/subprocess.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ctwin {
+namespace {
+
+//! Shared between the two actors of one trial (one process, one trial).
+struct TrialWorld {
+  const TrialConfig* config;
+  const FaultTimelineModel* faults;
+  const Platform* platform;
+  const std::vector<double>* pstates;
+  std::uint64_t seed;
+  bool record;
+  std::deque<FaultStrike> inbox;
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr strike_arrived = sg4::ConditionVariable::create();
+  TrialResult result;
+  std::vector<TrialEvent> events;
+};
+
+double to_simgrid_time(Micros us) { return micros_to_seconds(us); }
+
+//! Mirrors what the trial says about nodes onto their hosts; keeps trial 0's events.
+class HostMirror final : public TrialObserver {
+ public:
+  explicit HostMirror(TrialWorld& world) : world_(world) {}
+  void on_event(const TrialEvent& e) override {
+    if (world_.record) world_.events.push_back(e);
+    if (e.node < 0) return;
+    sg4::Host* host = world_.platform->nodes[static_cast<std::size_t>(e.node)];
+    switch (e.kind) {
+      case EventKind::NodeDown: host->turn_off(); break;
+      case EventKind::NodeUp: host->turn_on(); break;
+      case EventKind::SlowBegin:
+      case EventKind::SlowEnd: {
+        const auto& p = *world_.pstates;
+        host->set_pstate(static_cast<unsigned long>(std::find(p.begin(), p.end(), e.speed) - p.begin()));
+        break;
+      }
+      default: break;
+    }
+  }
+  bool wants_checkpoints() const override { return world_.record; }
+
+ private:
+  TrialWorld& world_;
+};
+
+//! The fault injector: sleeps until each fault of the trial's timeline and hands it to the master.
+void fault_injector(TrialWorld* world) {
+  FaultTimeline timeline(*world->faults, world->seed);
+  for (FaultStrike strike = timeline.pop(); strike.time != kNever; strike = timeline.pop()) {
+    sg4::this_actor::sleep_until(to_simgrid_time(strike.time));
+    std::unique_lock<sg4::Mutex> lock(*world->mutex);
+    world->inbox.push_back(strike);
+    world->strike_arrived->notify_all();
+  }
+}
+
+//! The job master: runs the trial, waiting for either the next fault or its own timer.
+//! At equal times the timer goes first, as in the native driver.
+void job_master(TrialWorld* world) {
+  HostMirror mirror(*world);
+  Trial trial(*world->config, world->seed, &mirror);
+  std::unique_lock<sg4::Mutex> lock(*world->mutex);
+  while (!trial.done()) {
+    const Micros timer = trial.next_timer();
+    bool timer_reached = false;
+    if (world->inbox.empty())
+      timer_reached = world->strike_arrived->wait_until(lock, to_simgrid_time(timer)) == std::cv_status::timeout;
+    if (!world->inbox.empty() && world->inbox.front().time < timer) {
+      const FaultStrike strike = world->inbox.front();
+      world->inbox.pop_front();
+      trial.on_fault(strike);
+    } else if (timer_reached || !world->inbox.empty()) {
+      trial.on_timer(timer);  // a strike stamped with the timer's own time waits its turn
+    }
+  }
+  world->result = trial.result();
+}
+
+void encode(ByteWriter& out, const TrialResult& r, const std::vector<TrialEvent>& events) {
+  out.put(r.seed);
+  for (Micros us : r.ledger.us) out.put(us);
+  out.put(r.wall_us);
+  out.put(static_cast<std::uint8_t>(r.finished_work));
+  out.put(r.checkpoints);
+  out.put(static_cast<std::uint64_t>(r.fault_counts.size()));
+  for (auto c : r.fault_counts) out.put(c);
+  out.put(static_cast<std::uint64_t>(events.size()));
+  for (const auto& e : events) out.put(e);
+}
+
+void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
+  r.seed = in.get<std::uint64_t>();
+  for (auto& us : r.ledger.us) us = in.get<Micros>();
+  r.wall_us = in.get<Micros>();
+  r.finished_work = in.get<std::uint8_t>() != 0;
+  r.checkpoints = in.get<std::int64_t>();
+  r.fault_counts.resize(in.get<std::uint64_t>());
+  for (auto& c : r.fault_counts) c = in.get<std::int64_t>();
+  events.resize(in.get<std::uint64_t>());
+  for (auto& e : events) e = in.get<TrialEvent>();
+}
+
+struct Running {
+  pid_t pid;
+  int fd;
+};
+
+//! One trial in a fork of the platform process: actors, run, answer, exit.
+Running start_trial(const TrialConfig& config, const FaultTimelineModel& faults, const Platform& platform,
+                    const std::vector<double>& pstates, std::uint64_t seed, bool record) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    TrialWorld world;
+    world.config = &config;
+    world.faults = &faults;
+    world.platform = &platform;
+    world.pstates = &pstates;
+    world.seed = seed;
+    world.record = record;
+    sg4::ActorPtr injector = sg4::Actor::create("fault-injector", world.platform->control, fault_injector, &world);
+    injector->daemonize();  // ends when the master is done
+    sg4::Actor::create("job-master", world.platform->control, job_master, &world);
+    sg4::Engine::get_instance()->run();
+    ByteWriter out;
+    encode(out, world.result, world.events);
+    write_all(fds[1], out.bytes);
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+std::string finish_trial(const Running& r) {
+  std::string bytes = read_all(r.fd);
+  ::close(r.fd);
+  int status = 0;
+  while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("a SimGrid trial process failed");
+  return bytes;
+}
+
+}  // namespace
+
+SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& config, const FaultTimelineModel& faults,
+                              std::uint64_t seed, int trials, int jobs, bool record_trial0) {
+  std::vector<double> pstates{1.0};
+  for (const auto& f : scenario.faults)
+    if (f.effect == Effect::Slow && std::find(pstates.begin(), pstates.end(), f.speed_factor) == pstates.end())
+      pstates.push_back(f.speed_factor);
+
+  // The platform process builds the platform once, then forks one child per trial (up to `jobs`
+  // at a time) and relays their answers in trial order.
+  const std::string answer = run_in_child(
+      [&](int fd) {
+        init_simgrid_engine();
+        PlatformSpec spec;
+        spec.nodes = config.job_nodes + config.spare_nodes;
+        spec.node_link_bytes_per_s = scenario.checkpoint.persist_bytes_per_s;
+        spec.storage_servers = std::max(1, scenario.cluster.storage.servers);
+        spec.server_link_bytes_per_s = scenario.cluster.storage.network_bytes_per_s > 0 ? scenario.cluster.storage.network_bytes_per_s : 1e12;
+        spec.disk_read_bytes_per_s = scenario.cluster.storage.read_bytes_per_s > 0 ? scenario.cluster.storage.read_bytes_per_s : 1e12;
+        spec.disk_write_bytes_per_s = scenario.cluster.storage.write_bytes_per_s > 0 ? scenario.cluster.storage.write_bytes_per_s : 1e12;
+        spec.node_speed_factors = pstates;
+        const Platform platform = build_platform(spec);
+        std::deque<Running> running;
+        int next = 0, relayed = 0;
+        while (relayed < trials) {
+          while (next < trials && static_cast<int>(running.size()) < std::max(1, jobs)) {
+            running.push_back(start_trial(config, faults, platform, pstates,
+                                          trial_seed(seed, static_cast<std::uint64_t>(next)), record_trial0 && next == 0));
+            ++next;
+          }
+          const std::string bytes = finish_trial(running.front());
+          running.pop_front();
+          const auto size = static_cast<std::uint64_t>(bytes.size());
+          write_all(fd, &size, sizeof size);
+          write_all(fd, bytes);
+          ++relayed;
+        }
+      },
+      "SimGrid driver");
+
+  SimgridRun run;
+  run.trials.resize(static_cast<std::size_t>(trials));
+  std::size_t offset = 0;
+  for (int i = 0; i < trials; ++i) {
+    std::uint64_t size = 0;
+    if (offset + sizeof size > answer.size()) throw std::runtime_error("SimGrid driver: truncated answer");
+    std::memcpy(&size, answer.data() + offset, sizeof size);
+    offset += sizeof size;
+    const std::string bytes = answer.substr(offset, size);
+    offset += size;
+    ByteReader in(bytes);
+    std::vector<TrialEvent> events;
+    decode(in, run.trials[static_cast<std::size_t>(i)], events);
+    if (i == 0) run.trial0_events = std::move(events);
+  }
+  return run;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,23 @@
+#pragma once
+//! The SimGrid driver: the same trial state machine run by S4U actors on the scenario's platform.
+//! A fault injector actor sleeps until each fault of the timeline and hands it to the job master;
+//! the master runs the trial, and mirrors its node state onto the platform (a crashed node's host
+//! is turned off until rebooted or repaired, a slow node changes pstate). The platform is built
+//! once; each trial runs in a fork of that process, so every trial starts from a clean engine.
+
+#include <vector>
+
+#include "models/fault_timeline.hpp"
+#include "models/trial.hpp"
+
+namespace ctwin {
+
+struct SimgridRun {
+  std::vector<TrialResult> trials;
+  std::vector<TrialEvent> trial0_events;
+};
+
+SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& config, const FaultTimelineModel& faults,
+                              std::uint64_t seed, int trials, int jobs, bool record_trial0);
+
+}  // namespace ctwin

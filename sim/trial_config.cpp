@@ -1,0 +1,22 @@
+#include "sim/trial_config.hpp"
+
+#include "policies/checkpoint_policy.hpp"
+
+namespace ctwin {
+
+TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs) {
+  TrialConfig c;
+  c.job_nodes = scenario.job.nodes;
+  c.spare_nodes = scenario.cluster.spare_nodes;
+  c.faults = scenario.faults;
+  c.save_us = costs.save_us;
+  c.restore_us = costs.restore_us;
+  c.restart_overhead_us = scenario.restart_overhead_us;
+  c.repair_us = scenario.repair_us;
+  c.interval_us = make_checkpoint_policy(scenario.checkpoint_policy)->interval_us();
+  c.work_us = scenario.job.work_us.value_or(kNever);
+  c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
+  return c;
+}
+
+}  // namespace ctwin

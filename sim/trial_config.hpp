@@ -1,0 +1,20 @@
+#pragma once
+//! Resolves a scenario into what one trial needs: checkpoint costs (given, or from the physical
+//! model), the checkpoint policy's interval, and where the run ends.
+
+#include <string>
+
+#include "models/scenario.hpp"
+#include "models/trial.hpp"
+
+namespace ctwin {
+
+struct CheckpointCosts {
+  Micros save_us = 0;
+  Micros restore_us = 0;
+  std::string source;  //!< "scenario" when given, "simgrid" when computed
+};
+
+TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs);
+
+}  // namespace ctwin
