@@ -1,0 +1,27 @@
+#pragma once
+//! Shared by the tests: scenario fixtures and small builders.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/scenario.hpp"
+#include "sim/trial_config.hpp"
+
+#ifndef CTWIN_TEST_DIR
+#error "CTWIN_TEST_DIR must point at tests/"
+#endif
+
+namespace ctwin::test {
+
+inline std::string fixture(const std::string& name) { return std::string(CTWIN_TEST_DIR) + "/scenarios/" + name; }
+inline std::string repo_file(const std::string& relative) { return std::string(CTWIN_TEST_DIR) + "/../" + relative; }
+
+nlohmann::json read_json(const std::string& path);
+Scenario scenario_from(const nlohmann::json& doc, const std::string& name = "test.json");
+
+//! A job of one node with one exponential crash class of mean time between failures `mtbf`,
+//! blocking save `save`, restart `restart`, nothing else: the renewal model's assumptions.
+nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s, double restart_s, double horizon_s);
+
+}  // namespace ctwin::test
