@@ -38,10 +38,14 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
   draw_next_exponential();
   for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {
     const auto& info = model_.classes[c];
-    if (info.distribution != Distribution::Weibull || info.rate_per_us <= 0) continue;
-    for (std::int64_t component = 0; component < info.components; ++component)
-      weibull_clocks_.push({draw_weibull_us(info), c, component});
+    if (info.distribution != Distribution::Weibull || info.rate_per_us <= 0 || info.components <= 0) continue;
+    FirstLives lives;
+    lives.fault_class = c;
+    lives.survivors = info.components;
+    lives.failed.assign(static_cast<std::size_t>(info.components), 0);
+    first_lives_.push_back(std::move(lives));
   }
+  for (auto& lives : first_lives_) draw_next_first_life(lives);
   choose_next();
 }
 
@@ -73,34 +77,77 @@ void FaultTimeline::draw_next_exponential() {
   next_exponential_ = make_strike(when, c, victim);
 }
 
+void FaultTimeline::draw_next_first_life(FirstLives& lives) {
+  if (lives.survivors == 0) {
+    lives.next = FaultStrike{};
+    return;
+  }
+  const auto& info = model_.classes[lives.fault_class];
+  // The earliest of m Weibull(k, scale) lives, given none has ended by the last first failure.
+  lives.cumulative_hazard +=
+      boost::random::exponential_distribution<double>(1.0)(rng_) / static_cast<double>(lives.survivors);
+  const double t = info.weibull_scale_us * std::pow(lives.cumulative_hazard, 1.0 / info.weibull_shape);
+  // By symmetry the victim is uniform among the parts still in their first life.
+  std::int64_t victim = 0;
+  do {
+    victim = boost::random::uniform_int_distribution<std::int64_t>(0, info.components - 1)(rng_);
+  } while (lives.failed[static_cast<std::size_t>(victim)]);
+  lives.failed[static_cast<std::size_t>(victim)] = 1;
+  --lives.survivors;
+  lives.next = make_strike(t >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(t)), lives.fault_class, victim);
+}
+
 Micros FaultTimeline::draw_weibull_us(const FaultTimelineModel::ClassInfo& info) {
   double ttf = boost::random::weibull_distribution<double>(info.weibull_shape, info.weibull_scale_us)(rng_);
   return ttf >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(ttf));
 }
 
 void FaultTimeline::choose_next() {
-  // Ties go to the exponential stream, then to the lower class and component: fixed, so reproducible.
-  if (!weibull_clocks_.empty() && weibull_clocks_.top().time < next_exponential_.time) {
-    const Clock& top = weibull_clocks_.top();
+  // Ties go to the exponential stream, then first lives in class order, then renewed parts:
+  // a fixed order, so every driver sees the same sequence.
+  next_ = next_exponential_;
+  next_source_ = next_.time == kNever ? Source::None : Source::Exponential;
+  for (std::size_t i = 0; i < first_lives_.size(); ++i)
+    if (first_lives_[i].next.time < next_.time) {
+      next_ = first_lives_[i].next;
+      next_source_ = Source::FirstLife;
+      next_first_life_ = i;
+    }
+  if (!renewed_.empty() && renewed_.top().time < next_.time) {
+    const Clock& top = renewed_.top();
     next_ = make_strike(top.time, top.fault_class, top.component);
-  } else {
-    next_ = next_exponential_;
+    next_source_ = Source::Renewed;
   }
 }
 
 FaultStrike FaultTimeline::pop() {
-  FaultStrike out = next_;
+  const FaultStrike out = next_;
   if (out.time == kNever) return out;
-  if (!weibull_clocks_.empty() && weibull_clocks_.top().time < next_exponential_.time) {
-    Clock clock = weibull_clocks_.top();
-    weibull_clocks_.pop();
-    const auto& info = model_.classes[clock.fault_class];
-    Micros ttf = draw_weibull_us(info);
-    Micros back_in_service = clock.time + info.renewal_delay_us;
-    clock.time = ttf == kNever || back_in_service > kNever - ttf ? kNever : back_in_service + ttf;
-    weibull_clocks_.push(clock);
-  } else {
-    draw_next_exponential();
+  std::uint32_t renew_class = 0;
+  std::int64_t renew_component = -1;
+  switch (next_source_) {
+    case Source::Exponential: draw_next_exponential(); break;
+    case Source::FirstLife: {
+      FirstLives& lives = first_lives_[next_first_life_];
+      renew_class = lives.fault_class;
+      renew_component = (out.slot * (model_.classes[renew_class].per_gpu ? model_.gpus_per_node : 1)) + std::max(0, out.gpu);
+      draw_next_first_life(lives);
+      break;
+    }
+    case Source::Renewed:
+      renew_class = renewed_.top().fault_class;
+      renew_component = renewed_.top().component;
+      renewed_.pop();
+      break;
+    case Source::None: break;
+  }
+  if (renew_component >= 0) {
+    // The replacement part starts its own life when it is back in service.
+    const auto& info = model_.classes[renew_class];
+    const Micros ttf = draw_weibull_us(info);
+    const Micros back_in_service = out.time + info.renewal_delay_us;
+    const Micros when = ttf == kNever || back_in_service > kNever - ttf ? kNever : back_in_service + ttf;
+    if (when != kNever) renewed_.push({when, renew_class, renew_component});
   }
   choose_next();
   return out;

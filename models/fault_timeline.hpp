@@ -3,8 +3,11 @@
 //!
 //! It depends only on the scenario and the trial seed, never on what the job is doing, so the
 //! native and SimGrid drivers consume the very same sequence. Exponential classes are drawn as
-//! the superposition of all components' Poisson processes (O(1) per fault); Weibull classes keep
-//! one clock per component, which renews when the repaired or replaced part is back in service.
+//! the superposition of all components' Poisson processes (O(1) per fault). For a Weibull class,
+//! the first failures among the m parts still in their first life form a stream whose cumulative
+//! hazard (t/scale)^k grows by Exp(1)/m per failure, the victim uniform among those parts: exact,
+//! and O(1) per fault instead of one clock per GPU. A failed part's replacement gets its own clock,
+//! starting when it is back in service.
 
 #include <cstdint>
 #include <queue>
@@ -59,8 +62,19 @@ class FaultTimeline {
     }
   };
 
+  //! First failures of the parts a Weibull class started with.
+  struct FirstLives {
+    std::uint32_t fault_class;
+    double cumulative_hazard = 0;     //!< (t / scale)^k of the last first failure
+    std::int64_t survivors = 0;       //!< parts still in their first life
+    std::vector<char> failed;         //!< per component: its first life has ended
+    FaultStrike next;
+  };
+  enum class Source { Exponential, FirstLife, Renewed, None };
+
   FaultStrike make_strike(Micros time, std::uint32_t fault_class, std::int64_t component) const;
   void draw_next_exponential();
+  void draw_next_first_life(FirstLives& lives);
   Micros draw_weibull_us(const FaultTimelineModel::ClassInfo& info);
   void choose_next();
 
@@ -68,8 +82,11 @@ class FaultTimeline {
   Rng rng_;
   double exponential_clock_us_ = 0;  //!< continuous, so rounding never accumulates
   FaultStrike next_exponential_;
-  std::priority_queue<Clock, std::vector<Clock>, std::greater<>> weibull_clocks_;
+  std::vector<FirstLives> first_lives_;
+  std::priority_queue<Clock, std::vector<Clock>, std::greater<>> renewed_;
   FaultStrike next_;
+  Source next_source_ = Source::None;
+  std::size_t next_first_life_ = 0;
 };
 
 }  // namespace ctwin

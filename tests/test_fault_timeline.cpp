@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 #include <boost/math/special_functions/gamma.hpp>
 
@@ -90,4 +91,33 @@ TEST_CASE("the same seed gives the same timeline", "[timeline]") {
     differs |= x.time != z.time;
   }
   CHECK(differs);
+}
+
+TEST_CASE("first lives of many Weibull parts end as the distribution says, each part once", "[timeline]") {
+  // 512 GPUs, shape 0.5, mean 10 years; replacements come back only after 100 years, so within the
+  // first year every failure is a first life: the count is Binomial(512, F(1 year)).
+  auto doc = test::read_json(test::fixture("minimal.json"));
+  doc["job"]["nodes"] = 64;
+  doc["cluster"]["nodes"] = 66;
+  doc["faults"][0] = {{"name", "infant"}, {"rate", "0.1/gpu-year"}, {"distribution", "weibull"}, {"weibull_shape", 0.5},
+                      {"effect", "crash"}, {"detection", "0s"}, {"recovery", {{"action", "restart"}, {"duration", "100y"}}}};
+  doc.erase("spares");
+  const Scenario s = test::scenario_from(doc);
+  const FaultTimelineModel model = FaultTimelineModel::from(s);
+  const double scale_years = 10 / boost::math::tgamma(1 + 1 / 0.5);
+  const double p = 1 - std::exp(-std::pow(1.0 / scale_years, 0.5));
+  const Micros one_year = seconds_to_micros(365 * 86400.0);
+  double total = 0;
+  const int runs = 200;
+  for (int seed = 0; seed < runs; ++seed) {
+    FaultTimeline timeline(model, static_cast<std::uint64_t>(seed));
+    std::set<std::pair<int, int>> seen;
+    for (FaultStrike f = timeline.pop(); f.time < one_year; f = timeline.pop()) {
+      REQUIRE(seen.insert({f.slot, f.gpu}).second);  // no part's first life ends twice
+      total += 1;
+    }
+  }
+  const double expected = runs * 512 * p, sd = std::sqrt(runs * 512 * p * (1 - p));
+  INFO("first-year failures " << total << ", expected " << expected << " +- " << sd);
+  CHECK(std::abs(total - expected) < 4 * sd);
 }

@@ -1,0 +1,213 @@
+//! Trial cost benchmark (BENCHMARKS.md). For each scenario and driver: wall time per trial and peak
+//! memory; trials per second over all cores; and the floor, a bare std::priority_queue event loop
+//! over the very same event sequence with no model in it. Each measurement runs in its own forked
+//! process so its peak memory is its own.
+//!
+//!   ctwin_bench [--quick] [--scenarios DIR]
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/scenario_loader.hpp"
+#include "sim/monte_carlo.hpp"
+#include "sim/native_driver.hpp"
+#include "sim/simgrid/subprocess.hpp"
+
+using namespace ctwin;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Measure {
+  double seconds = 0;
+  long peak_kib = 0;
+  double events_per_trial = 0;
+};
+
+//! Runs `work` in a child; returns its wall time and the child's own peak RSS.
+Measure measured(const std::function<double()>& work) {
+  const std::string answer = run_in_child(
+      [&work](int fd) {
+        const auto start = Clock::now();
+        const double extra = work();
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        ByteWriter out;
+        out.put(seconds);
+        out.put(static_cast<long>(usage.ru_maxrss));
+        out.put(extra);
+        write_all(fd, out.bytes);
+      },
+      "benchmark");
+  ByteReader in(answer);
+  Measure m;
+  m.seconds = in.get<double>();
+  m.peak_kib = in.get<long>();
+  m.events_per_trial = in.get<double>();
+  return m;
+}
+
+//! Records the order in which the native driver delivers events, for the floor.
+struct Recorded {
+  std::vector<Micros> fault_times, timer_times;
+};
+
+Recorded record_events(const TrialConfig& config, const FaultTimelineModel& faults, std::uint64_t seed) {
+  Recorded r;
+  FaultTimeline timeline(faults, seed);
+  Trial trial(config, seed);
+  while (!trial.done()) {
+    const Micros timer = trial.next_timer();
+    if (timeline.peek().time < timer) {
+      r.fault_times.push_back(timeline.peek().time);
+      trial.on_fault(timeline.pop());
+    } else {
+      r.timer_times.push_back(timer);
+      trial.on_timer(timer);
+    }
+  }
+  return r;
+}
+
+//! The floor: a bare event loop, two sources like the native driver, each event scheduling the
+//! next of its source from the recorded sequence. No model, no random numbers.
+std::uint64_t floor_loop(const Recorded& r) {
+  struct Event {
+    Micros time;
+    std::uint32_t source, index;
+    bool operator>(const Event& o) const { return time > o.time; }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue;
+  const std::vector<Micros>* sources[2] = {&r.fault_times, &r.timer_times};
+  for (std::uint32_t s = 0; s < 2; ++s)
+    if (!sources[s]->empty()) queue.push({(*sources[s])[0], s, 0});
+  std::uint64_t checksum = 0;
+  while (!queue.empty()) {
+    const Event e = queue.top();
+    queue.pop();
+    checksum += static_cast<std::uint64_t>(e.time);
+    if (e.index + 1 < sources[e.source]->size()) queue.push({(*sources[e.source])[e.index + 1], e.source, e.index + 1});
+  }
+  return checksum;
+}
+
+Scenario with_weibull_gpus(Scenario s, double shape) {
+  for (auto& f : s.faults)
+    if (f.rate.component == Component::Gpu && f.effect != Effect::Slow) {
+      f.distribution = Distribution::Weibull;
+      f.weibull_shape = shape;
+    }
+  return s;
+}
+
+void row(const char* scenario, const char* what, double per_trial_s, long peak_kib, const std::string& note) {
+  std::printf("| %-18s | %-34s | %12.2f | %9.1f | %s |\n", scenario, what, per_trial_s * 1e6, peak_kib / 1024.0,
+              note.c_str());
+  std::fflush(stdout);
+}
+
+void bench_scenario(const std::string& label, const Scenario& scenario, int native_trials, int simgrid_trials,
+                    bool do_simgrid) {
+  const CheckpointCosts costs = resolve_checkpoint_costs(scenario);  // cached before timing
+  const TrialConfig config = make_trial_config(scenario, costs);
+  const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
+
+  const Measure native = measured([&] {
+    std::uint64_t events = 0;
+    for (int i = 0; i < native_trials; ++i) {
+      TrialResult r = run_trial_native(config, faults, trial_seed(1, static_cast<std::uint64_t>(i)));
+      events += static_cast<std::uint64_t>(r.checkpoints >= 0);
+    }
+    return static_cast<double>(events);
+  });
+  double events_per_trial = 0;
+  std::vector<Recorded> recorded;
+  for (int i = 0; i < std::min(native_trials, 200); ++i) {
+    recorded.push_back(record_events(config, faults, trial_seed(1, static_cast<std::uint64_t>(i))));
+    events_per_trial += static_cast<double>(recorded.back().fault_times.size() + recorded.back().timer_times.size());
+  }
+  events_per_trial /= static_cast<double>(recorded.size());
+  const int floor_reps = std::max(1, native_trials / static_cast<int>(recorded.size()));
+  const Measure floor = measured([&] {
+    std::uint64_t sink = 0;
+    for (int rep = 0; rep < floor_reps; ++rep)
+      for (const auto& r : recorded) sink += floor_loop(r);
+    return static_cast<double>(sink % 2);
+  });
+  const double native_per_trial = native.seconds / native_trials;
+  const double floor_per_trial = floor.seconds / (floor_reps * static_cast<double>(recorded.size()));
+  char note[160];
+  std::snprintf(note, sizeof note, "%d trials, %.0f events/trial", native_trials, events_per_trial);
+  row(label.c_str(), "native driver, 1 core", native_per_trial, native.peak_kib, note);
+  std::snprintf(note, sizeof note, "native / floor = %.2f", native_per_trial / floor_per_trial);
+  row(label.c_str(), "floor: bare priority_queue loop", floor_per_trial, floor.peak_kib, note);
+
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const Measure all_cores = measured([&] {
+    RunOptions options;
+    options.trials = native_trials;
+    options.jobs = cores;
+    run_trials(scenario, options);
+    return 0.0;
+  });
+  std::snprintf(note, sizeof note, "%d cores: %.0f trials/s", cores, native_trials / all_cores.seconds);
+  row(label.c_str(), "native driver, all cores", all_cores.seconds / native_trials, all_cores.peak_kib, note);
+
+  if (!do_simgrid) return;
+  // Marginal cost per SimGrid trial: platform built once, then one fork per trial.
+  auto simgrid_run = [&](int trials) {
+    return measured([&, trials] {
+      RunOptions options;
+      options.trials = trials;
+      options.engine = EngineKind::Simgrid;
+      run_trials(scenario, options);
+      return 0.0;
+    });
+  };
+  const Measure one = simgrid_run(1), many = simgrid_run(simgrid_trials);
+  rusage children{};
+  getrusage(RUSAGE_CHILDREN, &children);
+  const double per_trial = (many.seconds - one.seconds) / (simgrid_trials - 1);
+  std::snprintf(note, sizeof note, "%d trials; platform + first trial %.2f s", simgrid_trials, one.seconds);
+  row(label.c_str(), "SimGrid driver, 1 core (marginal)", per_trial, children.ru_maxrss, note);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string dir = "scenarios";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--scenarios") == 0 && i + 1 < argc) dir = argv[++i];
+  }
+  const int native_trials = quick ? 200 : 2000, simgrid_trials = quick ? 10 : 60;
+  const Scenario def = load_scenario(dir + "/default.json");
+  const Scenario big = load_scenario(dir + "/llama3_405b_16k.json");
+
+  std::printf("| scenario | measurement | µs per trial | peak MiB | note |\n|---|---|---:|---:|---|\n");
+  bench_scenario("default (10,240)", def, native_trials, simgrid_trials, true);
+  bench_scenario("llama3 16k", big, native_trials, simgrid_trials, true);
+  bench_scenario("llama3 16k Weibull", with_weibull_gpus(big, 0.8), quick ? 50 : 300, simgrid_trials, false);
+
+  // The acceptance figure: 1,000 trials of the default scenario on 2 workers, costs included.
+  const Measure thousand = measured([&] {
+    RunOptions options;
+    options.trials = 1000;
+    options.jobs = 2;
+    run_trials(def, options);
+    return 0.0;
+  });
+  std::printf("\n1,000 trials of the default scenario, 2 workers, storage model included: %.3f s (peak %.1f MiB)\n",
+              thousand.seconds, thousand.peak_kib / 1024.0);
+  return 0;
+}
