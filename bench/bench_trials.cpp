@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -32,18 +33,20 @@ struct Measure {
   double events_per_trial = 0;
 };
 
-//! Runs `work` in a child; returns its wall time and the child's own peak RSS.
-Measure measured(const std::function<double()>& work) {
+//! Runs `work` in a child; returns its wall time and peak RSS.
+Measure measured_once(const std::function<double()>& work) {
   const std::string answer = run_in_child(
       [&work](int fd) {
         const auto start = Clock::now();
         const double extra = work();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        rusage usage{};
-        getrusage(RUSAGE_SELF, &usage);
+        // Its own peak, or that of a process it forked and waited for (the SimGrid processes).
+        rusage self{}, children{};
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
         ByteWriter out;
         out.put(seconds);
-        out.put(static_cast<long>(usage.ru_maxrss));
+        out.put(static_cast<long>(std::max(self.ru_maxrss, children.ru_maxrss)));
         out.put(extra);
         write_all(fd, out.bytes);
       },
@@ -54,6 +57,16 @@ Measure measured(const std::function<double()>& work) {
   m.peak_kib = in.get<long>();
   m.events_per_trial = in.get<double>();
   return m;
+}
+
+//! Best of three: the machines here are shared and noisy; the minimum is the least disturbed run.
+Measure measured(const std::function<double()>& work) {
+  Measure best = measured_once(work);
+  for (int i = 0; i < 2; ++i) {
+    const Measure m = measured_once(work);
+    if (m.seconds < best.seconds) best = m;
+  }
+  return best;
 }
 
 //! Records the order in which the native driver delivers events, for the floor.
@@ -174,11 +187,9 @@ void bench_scenario(const std::string& label, const Scenario& scenario, int nati
     });
   };
   const Measure one = simgrid_run(1), many = simgrid_run(simgrid_trials);
-  rusage children{};
-  getrusage(RUSAGE_CHILDREN, &children);
   const double per_trial = (many.seconds - one.seconds) / (simgrid_trials - 1);
   std::snprintf(note, sizeof note, "%d trials; platform + first trial %.2f s", simgrid_trials, one.seconds);
-  row(label.c_str(), "SimGrid driver, 1 core (marginal)", per_trial, children.ru_maxrss, note);
+  row(label.c_str(), "SimGrid driver, 1 core (marginal)", per_trial, many.peak_kib, note);
 }
 
 }  // namespace

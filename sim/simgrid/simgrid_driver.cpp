@@ -1,12 +1,9 @@
 #include "sim/simgrid/simgrid_driver.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <simgrid/s4u.hpp>
 
@@ -119,50 +116,27 @@ void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
   for (auto& e : events) e = in.get<TrialEvent>();
 }
 
-struct Running {
-  pid_t pid;
-  int fd;
-};
-
 //! One trial in a fork of the platform process: actors, run, answer, exit.
-Running start_trial(const TrialConfig& config, const FaultTimelineModel& faults, const Platform& platform,
-                    const std::vector<double>& pstates, std::uint64_t seed, bool record) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::close(fds[0]);
-    TrialWorld world;
-    world.config = &config;
-    world.faults = &faults;
-    world.platform = &platform;
-    world.pstates = &pstates;
-    world.seed = seed;
-    world.record = record;
-    sg4::ActorPtr injector = sg4::Actor::create("fault-injector", world.platform->control, fault_injector, &world);
-    injector->daemonize();  // ends when the master is done
-    sg4::Actor::create("job-master", world.platform->control, job_master, &world);
-    sg4::Engine::get_instance()->run();
-    ByteWriter out;
-    encode(out, world.result, world.events);
-    write_all(fds[1], out.bytes);
-    ::close(fds[1]);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  return {pid, fds[0]};
-}
-
-std::string finish_trial(const Running& r) {
-  std::string bytes = read_all(r.fd);
-  ::close(r.fd);
-  int status = 0;
-  while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("a SimGrid trial process failed");
-  return bytes;
+Child start_trial(const TrialConfig& config, const FaultTimelineModel& faults, const Platform& platform,
+                  const std::vector<double>& pstates, std::uint64_t seed, bool record) {
+  return start_child(
+      [&](int fd) {
+        TrialWorld world;
+        world.config = &config;
+        world.faults = &faults;
+        world.platform = &platform;
+        world.pstates = &pstates;
+        world.seed = seed;
+        world.record = record;
+        sg4::ActorPtr injector = sg4::Actor::create("fault-injector", platform.control, fault_injector, &world);
+        injector->daemonize();  // ends when the master is done
+        sg4::Actor::create("job-master", platform.control, job_master, &world);
+        sg4::Engine::get_instance()->run();
+        ByteWriter out;
+        encode(out, world.result, world.events);
+        write_all(fd, out.bytes);
+      },
+      "SimGrid trial");
 }
 
 }  // namespace
@@ -188,7 +162,7 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
         spec.disk_write_bytes_per_s = scenario.cluster.storage.write_bytes_per_s > 0 ? scenario.cluster.storage.write_bytes_per_s : 1e12;
         spec.node_speed_factors = pstates;
         const Platform platform = build_platform(spec);
-        std::deque<Running> running;
+        std::deque<Child> running;
         int next = 0, relayed = 0;
         while (relayed < trials) {
           while (next < trials && static_cast<int>(running.size()) < std::max(1, jobs)) {
@@ -196,7 +170,7 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
                                           trial_seed(seed, static_cast<std::uint64_t>(next)), record_trial0 && next == 0));
             ++next;
           }
-          const std::string bytes = finish_trial(running.front());
+          const std::string bytes = finish_child(running.front(), "SimGrid trial");
           running.pop_front();
           const auto size = static_cast<std::uint64_t>(bytes.size());
           write_all(fd, &size, sizeof size);

@@ -34,11 +34,11 @@ std::string read_all(int fd) {
   return out;
 }
 
-std::string run_in_child(const std::function<void(int fd)>& body, const char* what) {
+Child start_child(const std::function<void(int fd)>& body, const char* what) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // the child must not flush the parent's buffered output a second time
-  pid_t pid = ::fork();
+  const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
@@ -54,18 +54,22 @@ std::string run_in_child(const std::function<void(int fd)>& body, const char* wh
     ::_exit(status);
   }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+std::string finish_child(const Child& child, const char* what) {
   std::string answer;
+  std::string failure;
   try {
-    answer = read_all(fds[0]);
-  } catch (...) {
-    ::close(fds[0]);
-    ::waitpid(pid, nullptr, 0);
-    throw;
+    answer = read_all(child.fd);
+  } catch (const std::exception& e) {
+    failure = e.what();
   }
-  ::close(fds[0]);
+  ::close(child.fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (!failure.empty()) throw std::runtime_error(std::string(what) + ": " + failure);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(std::string(what) + ": simulation process failed (" +
                              (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))

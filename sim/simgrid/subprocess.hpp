@@ -11,9 +11,19 @@
 
 namespace ctwin {
 
-//! Forks; the child runs `body(fd)` writing its answer to fd, then _exits. Returns what it wrote.
-//! Throws if the child fails (its exit status is in the message).
-std::string run_in_child(const std::function<void(int fd)>& body, const char* what);
+//! A forked child that is writing its answer to a pipe.
+struct Child {
+  int pid = -1;
+  int fd = -1;
+};
+
+//! Forks; the child runs `body(fd)` writing its answer to fd, then _exits (status 1 if it threw).
+Child start_child(const std::function<void(int fd)>& body, const char* what);
+//! Reads the child's whole answer and reaps it; throws if it failed (its exit status in the message).
+std::string finish_child(const Child& child, const char* what);
+inline std::string run_in_child(const std::function<void(int fd)>& body, const char* what) {
+  return finish_child(start_child(body, what), what);
+}
 
 void write_all(int fd, const void* data, std::size_t size);
 void write_all(int fd, const std::string& bytes);
