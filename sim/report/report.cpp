@@ -93,7 +93,10 @@ std::string report_json(const RunReportInput& in) {
                      {"restore_s", micros_to_seconds(r.costs.restore_us)},
                      {"costs_from", r.costs.source}};
   if (auto ttt = time_to_train(in)) {
-    ordered_json t = summary_json(ttt->first);
+    // Over the trials that finished; null when none did (a mean of nothing is not zero).
+    ordered_json t = ttt->first.n > 0 ? summary_json(ttt->first)
+                                       : ordered_json{{"mean", nullptr}, {"ci95_low", nullptr}, {"ci95_high", nullptr},
+                                                      {"p5", nullptr},   {"p50", nullptr},      {"p95", nullptr}};
     t["unfinished_trials"] = ttt->second;
     j["time_to_train_days"] = t;
   }
@@ -132,10 +135,17 @@ std::string summary_text(const RunReportInput& in) {
       << fixed(100 * g.ci95_high, 2) << "]   p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
       << "  p95 " << fixed(100 * g.p95, 2) << "\n";
   if (auto ttt = time_to_train(in)) {
-    out << "  time to train   " << fixed(ttt->first.mean, 2) << " days   95% CI [" << fixed(ttt->first.ci95_low, 2)
-        << ", " << fixed(ttt->first.ci95_high, 2) << "]   p95 " << fixed(ttt->first.p95, 2) << " days";
-    if (ttt->second > 0) out << "   (" << ttt->second << " trials unfinished at the cap)";
-    out << "\n";
+    if (ttt->first.n == 0) {
+      out << "  time to train   no trial finished its work within max_wall ("
+          << format_duration(micros_to_seconds(s.max_wall_us)) << ")\n";
+    } else {
+      out << "  time to train   " << fixed(ttt->first.mean, 2) << " days   95% CI [" << fixed(ttt->first.ci95_low, 2)
+          << ", " << fixed(ttt->first.ci95_high, 2) << "]   p95 " << fixed(ttt->first.p95, 2) << " days";
+      if (ttt->second > 0)
+        out << "\n                  over the " << ttt->first.n << " trials that finished; " << ttt->second
+            << " stopped unfinished at max_wall (" << format_duration(micros_to_seconds(s.max_wall_us)) << ")";
+      out << "\n";
+    }
   }
   if (s.job.tokens_per_step && s.job.step_us > 0) {
     const double tokens_per_s = *s.job.tokens_per_step / micros_to_seconds(s.job.step_us);
