@@ -33,10 +33,7 @@ void check_golden(const std::string& name, const std::string& actual) {
 
 TEST_CASE("golden report and event log of the features fixture", "[golden]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
-  RunOptions options;
-  options.trials = 8;
-  options.seed = 2026;
-  options.jobs = 2;
+  RunOptions options = test::run_options(8, 2026);
   options.record_trial0 = true;
   const RunResult result = run_trials(scenario, options);
   const RunReportInput report{scenario, options, result};

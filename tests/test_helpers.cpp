@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::test {
@@ -38,6 +40,28 @@ nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s,
       {"restart", {{"overhead", seconds(restart_s)}}},
       {"policies", {{"checkpoint", {{"type", "fixed"}, {"interval", seconds(interval_s)}}}}},
   };
+}
+
+RunOptions run_options(int trials, std::uint64_t seed, int jobs, EngineKind engine) {
+  RunOptions options;
+  options.trials = trials;
+  options.seed = seed;
+  options.jobs = jobs;
+  options.engine = engine;
+  return options;
+}
+
+void require_same_trials(const RunResult& a, const RunResult& b) {
+  REQUIRE(a.trials.size() == b.trials.size());
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    INFO("trial " << i);
+    REQUIRE(a.trials[i].seed == b.trials[i].seed);
+    REQUIRE(a.trials[i].ledger == b.trials[i].ledger);
+    REQUIRE(a.trials[i].wall_us == b.trials[i].wall_us);
+    REQUIRE(a.trials[i].fault_counts == b.trials[i].fault_counts);
+    REQUIRE(a.trials[i].checkpoints == b.trials[i].checkpoints);
+    REQUIRE(a.trials[i].finished_work == b.trials[i].finished_work);
+  }
 }
 
 }  // namespace ctwin::test

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario.hpp"
+#include "sim/monte_carlo.hpp"
 #include "sim/trial_config.hpp"
 
 #ifndef CTWIN_TEST_DIR
@@ -23,5 +24,10 @@ Scenario scenario_from(const nlohmann::json& doc, const std::string& name = "tes
 //! A job of one node with one exponential crash class of mean time between failures `mtbf`,
 //! blocking save `save`, restart `restart`, nothing else: the renewal model's assumptions.
 nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s, double restart_s, double horizon_s);
+
+RunOptions run_options(int trials, std::uint64_t seed, int jobs = 2, EngineKind engine = EngineKind::Native);
+
+//! Same seeds, ledgers, wall times, fault counts and checkpoints, trial by trial (Catch2 checks).
+void require_same_trials(const RunResult& a, const RunResult& b);
 
 }  // namespace ctwin::test

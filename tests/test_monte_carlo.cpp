@@ -8,33 +8,15 @@
 
 using namespace ctwin;
 
-namespace {
-
-void require_same_trials(const RunResult& a, const RunResult& b) {
-  REQUIRE(a.trials.size() == b.trials.size());
-  for (std::size_t i = 0; i < a.trials.size(); ++i) {
-    INFO("trial " << i);
-    CHECK(a.trials[i].seed == b.trials[i].seed);
-    CHECK(a.trials[i].ledger == b.trials[i].ledger);
-    CHECK(a.trials[i].wall_us == b.trials[i].wall_us);
-    CHECK(a.trials[i].fault_counts == b.trials[i].fault_counts);
-    CHECK(a.trials[i].checkpoints == b.trials[i].checkpoints);
-    CHECK(a.trials[i].finished_work == b.trials[i].finished_work);
-  }
-}
-
-}  // namespace
+using test::require_same_trials;
+using test::run_options;
 
 TEST_CASE("the ledger adds up to the wall time on every trial", "[monte-carlo]") {
   for (const std::string& path : {test::fixture("features.json"), test::fixture("minimal.json"),
                                  test::repo_file("scenarios/default.json")}) {
     INFO(path);
     const Scenario scenario = load_scenario(path);
-    RunOptions options;
-    options.trials = 200;
-    options.seed = 3;
-    options.jobs = 2;
-    const RunResult r = run_trials(scenario, options);
+    const RunResult r = run_trials(scenario, run_options(200, 3));
     for (const auto& t : r.trials) {
       REQUIRE(t.ledger.total() == t.wall_us);
       for (Micros us : t.ledger.us) REQUIRE(us >= 0);
@@ -44,9 +26,7 @@ TEST_CASE("the ledger adds up to the wall time on every trial", "[monte-carlo]")
 
 TEST_CASE("the mechanisms under test are exercised by the features fixture", "[monte-carlo]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
-  RunOptions options;
-  options.trials = 50;
-  const RunResult r = run_trials(scenario, options);
+  const RunResult r = run_trials(scenario, run_options(50, 1));
   Ledger sum;
   for (const auto& t : r.trials)
     for (std::size_t c = 0; c < kCategoryCount; ++c) sum.us[c] += t.ledger.us[c];
@@ -59,21 +39,12 @@ TEST_CASE("the mechanisms under test are exercised by the features fixture", "[m
 
 TEST_CASE("results do not depend on the number of workers", "[monte-carlo]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
-  RunOptions one;
-  one.trials = 40;
-  one.seed = 99;
-  one.jobs = 1;
-  RunOptions three = one;
-  three.jobs = 3;
-  require_same_trials(run_trials(scenario, one), run_trials(scenario, three));
+  require_same_trials(run_trials(scenario, run_options(40, 99, 1)), run_trials(scenario, run_options(40, 99, 3)));
 }
 
 TEST_CASE("trial i draws from trial_seed(S, i)", "[monte-carlo]") {
   const Scenario scenario = load_scenario(test::fixture("minimal.json"));
-  RunOptions options;
-  options.trials = 3;
-  options.seed = 5;
-  const RunResult r = run_trials(scenario, options);
+  const RunResult r = run_trials(scenario, run_options(3, 5));
   for (std::uint64_t i = 0; i < 3; ++i) CHECK(r.trials[i].seed == trial_seed(5, i));
   CHECK(trial_seed(5, 0) != trial_seed(5, 1));
   CHECK(trial_seed(5, 0) != trial_seed(6, 0));
@@ -81,10 +52,7 @@ TEST_CASE("trial i draws from trial_seed(S, i)", "[monte-carlo]") {
 
 TEST_CASE("the native and SimGrid drivers give the same ledger, trial by trial", "[monte-carlo][simgrid]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
-  RunOptions native;
-  native.trials = 24;
-  native.seed = 2024;
-  native.jobs = 2;
+  RunOptions native = run_options(24, 2024);
   native.record_trial0 = true;
   RunOptions simgrid = native;
   simgrid.engine = EngineKind::Simgrid;

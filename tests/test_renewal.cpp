@@ -24,11 +24,7 @@ double renewal_goodput(double mtbf, double interval, double save, double restart
 }
 
 Summary simulated_goodput(const Scenario& scenario, int trials, std::uint64_t seed) {
-  RunOptions options;
-  options.trials = trials;
-  options.seed = seed;
-  options.jobs = 2;
-  const RunResult r = run_trials(scenario, options);
+  const RunResult r = run_trials(scenario, test::run_options(trials, seed));
   std::vector<double> goodput;
   for (const auto& t : r.trials)
     goodput.push_back(static_cast<double>(t.ledger[Category::Productive]) / static_cast<double>(t.wall_us));

@@ -11,29 +11,17 @@ TEST_CASE("the drivers agree trial by trial on the 16,384-GPU scenario", "[slow]
   for (const char* name : {"scenarios/default.json", "scenarios/llama3_405b_16k.json"}) {
     INFO(name);
     const Scenario scenario = load_scenario(test::repo_file(name));
-    RunOptions native;
-    native.trials = 100;
-    native.seed = 31337;
-    native.jobs = 2;
-    RunOptions simgrid = native;
-    simgrid.engine = EngineKind::Simgrid;
-    const RunResult a = run_trials(scenario, native), b = run_trials(scenario, simgrid);
-    REQUIRE(a.trials.size() == b.trials.size());
-    for (std::size_t i = 0; i < a.trials.size(); ++i) {
-      REQUIRE(a.trials[i].ledger == b.trials[i].ledger);
-      REQUIRE(a.trials[i].fault_counts == b.trials[i].fault_counts);
-      REQUIRE(a.trials[i].ledger.total() == a.trials[i].wall_us);
-    }
+    const RunResult a = run_trials(scenario, test::run_options(100, 31337));
+    const RunResult b = run_trials(scenario, test::run_options(100, 31337, 2, EngineKind::Simgrid));
+    test::require_same_trials(a, b);
+    for (const auto& t : a.trials) REQUIRE(t.ledger.total() == t.wall_us);
   }
 }
 
 TEST_CASE("the default scenario's interruption rate matches the Llama 3 figures it was built from", "[slow]") {
   // 413 modelled interruptions in 54 days on 16,384 GPUs, scaled to the job's 9,984 GPUs.
   const Scenario scenario = load_scenario(test::repo_file("scenarios/default.json"));
-  RunOptions options;
-  options.trials = 2000;
-  options.jobs = 2;
-  const RunResult r = run_trials(scenario, options);
+  const RunResult r = run_trials(scenario, test::run_options(2000, 1));
   double crashes = 0;
   for (const auto& t : r.trials)
     for (std::size_t f = 0; f < scenario.faults.size(); ++f)
