@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <set>
+#include <stdexcept>
 
 #include <simgrid/s4u.hpp>
 
@@ -34,20 +36,42 @@ struct TrialWorld {
 double to_simgrid_time(Micros us) { return micros_to_seconds(us); }
 
 //! Mirrors what the trial says about nodes onto their hosts; keeps trial 0's events.
+//! Every crash or hang turns its victim's host off. A node that is down (reboot, replacement)
+//! comes back on when the trial says so; a process-level crash (restart, GPU reset) stands for the
+//! dead rank and comes back when the job's restart completes.
 class HostMirror final : public TrialObserver {
  public:
   explicit HostMirror(TrialWorld& world) : world_(world) {}
   void on_event(const TrialEvent& e) override {
     if (world_.record) world_.events.push_back(e);
+    if (e.kind == EventKind::RestoreBegin) {
+      for (int node : rank_down_)
+        if (!node_down_.count(node)) host(node)->turn_on();
+      rank_down_.clear();
+      return;
+    }
     if (e.node < 0) return;
-    sg4::Host* host = world_.platform->nodes[static_cast<std::size_t>(e.node)];
     switch (e.kind) {
-      case EventKind::NodeDown: host->turn_off(); break;
-      case EventKind::NodeUp: host->turn_on(); break;
+      case EventKind::Fault: {
+        const FaultClass& fc = world_.config->faults[static_cast<std::size_t>(e.fault_class)];
+        if (fc.effect == Effect::Slow) break;
+        host(e.node)->turn_off();
+        if (fc.action == RecoveryAction::Restart || fc.action == RecoveryAction::ResetGpu) rank_down_.insert(e.node);
+        break;
+      }
+      case EventKind::NodeDown:
+        node_down_.insert(e.node);
+        host(e.node)->turn_off();
+        break;
+      case EventKind::NodeUp:
+        node_down_.erase(e.node);
+        rank_down_.erase(e.node);
+        host(e.node)->turn_on();
+        break;
       case EventKind::SlowBegin:
       case EventKind::SlowEnd: {
         const auto& p = *world_.pstates;
-        host->set_pstate(static_cast<unsigned long>(std::find(p.begin(), p.end(), e.speed) - p.begin()));
+        host(e.node)->set_pstate(static_cast<unsigned long>(std::find(p.begin(), p.end(), e.speed) - p.begin()));
         break;
       }
       default: break;
@@ -56,7 +80,9 @@ class HostMirror final : public TrialObserver {
   bool wants_checkpoints() const override { return world_.record; }
 
  private:
+  sg4::Host* host(int node) const { return world_.platform->nodes[static_cast<std::size_t>(node)]; }
   TrialWorld& world_;
+  std::set<int> node_down_, rank_down_;
 };
 
 //! The fault injector: sleeps until each fault of the trial's timeline and hands it to the master.
@@ -84,7 +110,12 @@ void job_master(TrialWorld* world) {
     if (!world->inbox.empty() && world->inbox.front().time < timer) {
       const FaultStrike strike = world->inbox.front();
       world->inbox.pop_front();
+      const int node = trial.node_in_slot(strike.slot);  // before: a spare may take the slot at once
       trial.on_fault(strike);
+      // SimGrid's own host state must agree with the trial: a crashed node's host is off.
+      if (node >= 0 && world->config->faults[strike.fault_class].effect != Effect::Slow &&
+          world->platform->nodes[static_cast<std::size_t>(node)]->is_on())
+        throw std::logic_error("SimGrid driver: a crashed node's host is still on");
     } else if (timer_reached || !world->inbox.empty()) {
       trial.on_timer(timer);  // a strike stamped with the timer's own time waits its turn
     }

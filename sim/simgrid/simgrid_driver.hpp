@@ -1,8 +1,10 @@
 #pragma once
 //! The SimGrid driver: the same trial state machine run by S4U actors on the scenario's platform.
 //! A fault injector actor sleeps until each fault of the timeline and hands it to the job master;
-//! the master runs the trial, and mirrors its node state onto the platform (a crashed node's host
-//! is turned off until rebooted or repaired, a slow node changes pstate). The platform is built
+//! the master runs the trial, and mirrors its node state onto the platform: a crash or hang turns
+//! the victim's host off until the job restarts (or, when the node itself is down, until it is
+//! rebooted or back from repair), and a slow node changes pstate. The master checks that SimGrid's
+//! host state agrees with the trial after every fault. The platform is built
 //! once; each trial runs in a fork of that process, so every trial starts from a clean engine.
 
 #include <vector>
