@@ -177,10 +177,11 @@ void bench_scenario(const std::string& label, const Scenario& scenario, int nati
 
   if (!do_simgrid) return;
   // Marginal cost per SimGrid trial: platform built once, then one fork per trial.
-  auto simgrid_run = [&](int trials) {
-    return measured([&, trials] {
+  auto simgrid_run = [&](int trials, int jobs = 1) {
+    return measured([&, trials, jobs] {
       RunOptions options;
       options.trials = trials;
+      options.jobs = jobs;
       options.engine = EngineKind::Simgrid;
       run_trials(scenario, options);
       return 0.0;
@@ -190,6 +191,10 @@ void bench_scenario(const std::string& label, const Scenario& scenario, int nati
   const double per_trial = (many.seconds - one.seconds) / (simgrid_trials - 1);
   std::snprintf(note, sizeof note, "%d trials; platform + first trial %.2f s", simgrid_trials, one.seconds);
   row(label.c_str(), "SimGrid driver, 1 core (marginal)", per_trial, many.peak_kib, note);
+  const Measure parallel = simgrid_run(simgrid_trials, cores);
+  std::snprintf(note, sizeof note, "%d cores: %.0f trials/s, platform build included", cores,
+                simgrid_trials / parallel.seconds);
+  row(label.c_str(), "SimGrid driver, all cores", parallel.seconds / simgrid_trials, parallel.peak_kib, note);
 }
 
 }  // namespace
