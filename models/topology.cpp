@@ -1,0 +1,154 @@
+#include "models/topology.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace ctwin {
+
+Topology Topology::build(const TopologySpec& spec) {
+  if (spec.nodes < 1) throw std::invalid_argument("topology: nodes must be at least 1");
+  if (spec.nics_per_node < 1 || spec.gpus_per_node < 1 || spec.nodes_per_rack < 1 || spec.spines < 1)
+    throw std::invalid_argument("topology: counts must be at least 1");
+  if (spec.shape == TopologyShape::RailOptimized && spec.nodes_per_unit < 1)
+    throw std::invalid_argument("topology: nodes_per_unit must be at least 1");
+  if (!(spec.oversubscription >= 1.0)) throw std::invalid_argument("topology: oversubscription must be >= 1");
+
+  Topology t;
+  t.spec_ = spec;
+  t.racks_ = (spec.nodes + spec.nodes_per_rack - 1) / spec.nodes_per_rack;
+  TopologyGraph& g = t.graph_;
+  auto add = [&g](TopologyVertex v) { return boost::add_vertex(v, g); };
+
+  for (int s = 0; s < spec.spines; ++s) t.spine_vertices_.push_back(add({VertexKind::Spine, s, -1, -1, -1}));
+
+  // Leaves: one per rack (ToR), or one per rail per scalable unit (rail-optimized).
+  const int units = spec.shape == TopologyShape::RailOptimized ? (spec.nodes + spec.nodes_per_unit - 1) / spec.nodes_per_unit : 0;
+  if (spec.shape == TopologyShape::TorFatTree) {
+    for (int r = 0; r < t.racks_; ++r) t.leaf_vertices_.push_back(add({VertexKind::Leaf, r, -1, r, -1}));
+  } else {
+    for (int u = 0; u < units; ++u)
+      for (int rail = 0; rail < spec.nics_per_node; ++rail)
+        t.leaf_vertices_.push_back(add({VertexKind::Leaf, u * spec.nics_per_node + rail, -1, -1, rail}));
+  }
+  // Every leaf uplinks to every spine; the uplinks share the leaf's downlink bandwidth / oversubscription.
+  for (std::size_t leaf : t.leaf_vertices_) {
+    const int downlinks = spec.shape == TopologyShape::TorFatTree ? spec.nodes_per_rack * spec.nics_per_node
+                                                                   : spec.nodes_per_unit;
+    const double uplink = downlinks * spec.nic_bytes_per_s / spec.oversubscription / spec.spines;
+    for (std::size_t spine : t.spine_vertices_) boost::add_edge(leaf, spine, {LinkKind::Uplink, uplink}, g);
+  }
+
+  for (int n = 0; n < spec.nodes; ++n) {
+    const int rack = n / spec.nodes_per_rack;
+    const std::size_t node = add({VertexKind::Node, n, n, rack, -1});
+    t.node_vertices_.push_back(node);
+    std::vector<std::size_t> nvswitches;
+    for (int k = 0; k < spec.nvswitches_per_node; ++k) {
+      const std::size_t sw = add({VertexKind::NvSwitch, n * spec.nvswitches_per_node + k, n, rack, -1});
+      boost::add_edge(node, sw, {LinkKind::NodeInternal, 0}, g);
+      nvswitches.push_back(sw);
+    }
+    for (int k = 0; k < spec.gpus_per_node; ++k) {
+      const std::size_t gpu = add({VertexKind::Gpu, n * spec.gpus_per_node + k, n, rack, -1});
+      boost::add_edge(node, gpu, {LinkKind::Pcie, 0}, g);
+      for (std::size_t sw : nvswitches)
+        boost::add_edge(gpu, sw, {LinkKind::NvLink, spec.nvlink_bytes_per_s / std::max<std::size_t>(1, nvswitches.size())}, g);
+    }
+    for (int rail = 0; rail < spec.nics_per_node; ++rail) {
+      const std::size_t nic = add({VertexKind::Nic, n * spec.nics_per_node + rail, n, rack, rail});
+      t.nic_vertices_.push_back(nic);
+      boost::add_edge(node, nic, {LinkKind::Pcie, 0}, g);
+      const std::size_t leaf = spec.shape == TopologyShape::TorFatTree
+                                   ? t.leaf_vertices_[static_cast<std::size_t>(rack)]
+                                   : t.leaf_vertices_[static_cast<std::size_t>((n / spec.nodes_per_unit) * spec.nics_per_node + rail)];
+      boost::add_edge(nic, leaf, {LinkKind::Cable, spec.nic_bytes_per_s}, g);
+    }
+  }
+  for (int s = 0; s < spec.storage_servers; ++s) {
+    const std::size_t server = add({VertexKind::Storage, s, -1, -1, -1});
+    for (std::size_t spine : t.spine_vertices_) boost::add_edge(server, spine, {LinkKind::Uplink, spec.nic_bytes_per_s}, g);
+  }
+  return t;
+}
+
+int Topology::rack_of(int node) const { return node / spec_.nodes_per_rack; }
+
+std::vector<int> Topology::nodes_in_rack(int rack) const {
+  std::vector<int> out;
+  for (int n = rack * spec_.nodes_per_rack; n < std::min(spec_.nodes, (rack + 1) * spec_.nodes_per_rack); ++n) out.push_back(n);
+  return out;
+}
+
+std::vector<int> Topology::nodes_served_by_leaf(int leaf) const {
+  std::set<int> nodes;
+  for (auto [e, end] = boost::out_edges(leaf_vertices_.at(static_cast<std::size_t>(leaf)), graph_); e != end; ++e) {
+    const TopologyVertex& v = graph_[boost::target(*e, graph_)];
+    if (v.kind == VertexKind::Nic) nodes.insert(v.node);
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+//! A NIC is cut off when none of its cables leads to a working leaf that still has a working
+//! uplink; a node is down when all its NICs are cut off.
+BlastRadius Topology::lost_uplinks(const std::vector<std::size_t>& failed_vertices, int failed_cable) const {
+  const std::set<std::size_t> failed(failed_vertices.begin(), failed_vertices.end());
+  auto leaf_alive = [&](std::size_t leaf) {
+    if (failed.count(leaf)) return false;
+    for (auto [e, end] = boost::out_edges(leaf, graph_); e != end; ++e) {
+      const std::size_t other = boost::target(*e, graph_);
+      if (graph_[other].kind == VertexKind::Spine && !failed.count(other)) return true;
+    }
+    return false;
+  };
+  BlastRadius out;
+  for (int n = 0; n < spec_.nodes; ++n) {
+    std::vector<int> lost;
+    for (int rail = 0; rail < spec_.nics_per_node; ++rail) {
+      const std::size_t nic = nic_vertices_[static_cast<std::size_t>(n * spec_.nics_per_node + rail)];
+      bool reachable = false;
+      for (auto [e, end] = boost::out_edges(nic, graph_); e != end; ++e) {
+        const std::size_t other = boost::target(*e, graph_);
+        if (graph_[other].kind != VertexKind::Leaf) continue;
+        if (n * spec_.nics_per_node + rail == failed_cable) continue;
+        reachable |= leaf_alive(other);
+      }
+      if (!reachable) lost.push_back(rail);
+    }
+    if (static_cast<int>(lost.size()) == spec_.nics_per_node) out.nodes_down.push_back(n);
+    else
+      for (int rail : lost) out.rails_lost.emplace_back(n, rail);
+  }
+  return out;
+}
+
+BlastRadius Topology::leaf_failure(int leaf) const { return lost_uplinks({leaf_vertices_.at(static_cast<std::size_t>(leaf))}, -1); }
+
+BlastRadius Topology::spine_failure(int spine) const {
+  BlastRadius out = lost_uplinks({spine_vertices_.at(static_cast<std::size_t>(spine))}, -1);
+  out.cross_leaf_bandwidth_factor = static_cast<double>(spec_.spines - 1) / spec_.spines;
+  return out;
+}
+
+BlastRadius Topology::cable_failure(int cable) const {
+  if (cable < 0 || cable >= cables()) throw std::out_of_range("topology: no such cable");
+  return lost_uplinks({}, cable);
+}
+
+std::vector<int> Topology::place_job(int job_nodes) const {
+  if (job_nodes > spec_.nodes) throw std::invalid_argument("topology: the job needs more nodes than the cluster has");
+  std::vector<int> placement(static_cast<std::size_t>(job_nodes));
+  for (int i = 0; i < job_nodes; ++i) placement[static_cast<std::size_t>(i)] = i;
+  return placement;
+}
+
+std::string Topology::describe() const {
+  std::ostringstream out;
+  out << (spec_.shape == TopologyShape::TorFatTree ? "ToR fat tree" : "rail-optimized fat tree") << ": " << spec_.nodes
+      << " nodes in " << racks_ << " racks, " << leaves() << " leaves, " << spines() << " spines, "
+      << boost::num_vertices(graph_) << " vertices, " << boost::num_edges(graph_) << " links";
+  return out.str();
+}
+
+}  // namespace ctwin
