@@ -1,5 +1,7 @@
 #include "models/fault_timeline.hpp"
 
+#include "models/network_domains.hpp"
+
 #include <cmath>
 
 #include <boost/math/special_functions/gamma.hpp>
@@ -20,7 +22,7 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
     info.rate_per_us = f.rate.per_component_second / 1e6;
     info.weibull_shape = f.weibull_shape;
     info.per_gpu = f.rate.component == Component::Gpu;
-    info.components = static_cast<std::int64_t>(scenario.job.nodes) * (info.per_gpu ? scenario.cluster.gpus_per_node : 1);
+    info.components = component_count(scenario, f);
     info.renewal_delay_us = f.detection_us + f.diagnosis_us + f.action_us;
     if (info.rate_per_us > 0 && f.distribution == Distribution::Weibull)
       info.weibull_scale_us = (1.0 / info.rate_per_us) / boost::math::tgamma(1.0 + 1.0 / f.weibull_shape);

@@ -21,7 +21,7 @@ namespace ctwin {
 struct FaultStrike {
   Micros time = kNever;
   std::uint32_t fault_class = 0;
-  std::int32_t slot = -1;  //!< node position in the job (0 .. job nodes - 1)
+  std::int32_t slot = -1;  //!< node position in the job (0 .. job nodes - 1); for a network class, the part's index
   std::int32_t gpu = -1;   //!< GPU index within the node; -1 for node-level faults
 };
 
@@ -32,7 +32,7 @@ struct FaultTimelineModel {
     double rate_per_us;        //!< per component
     double weibull_scale_us;   //!< Weibull only: scale from the mean, mean = scale * Gamma(1 + 1/k)
     double weibull_shape;
-    std::int64_t components;   //!< in the job: nodes, or nodes * GPUs per node
+    std::int64_t components;   //!< the job's nodes or GPUs, or the fabric's leaves, spines or cables
     bool per_gpu;
     Micros renewal_delay_us;   //!< Weibull: the new part starts aging when it is back in service
   };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/topology_spec.hpp"
 #include "models/units.hpp"
 
 namespace ctwin {
@@ -50,6 +51,7 @@ struct Cluster {
   double gpu_peak_bf16_flops = 0;
   int spare_nodes = 0;
   StorageSystem storage;
+  std::optional<TopologySpec> topology;  //!< needed by leaf, spine and cable faults
 };
 
 struct Job {

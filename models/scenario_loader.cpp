@@ -216,7 +216,7 @@ void read_cluster(Reader& r, const json& root, Scenario& s) {
   const std::string p = "/cluster";
   const json* c = r.object(root, "", "cluster", true);
   if (!c) return;
-  r.allow_only(*c, p, {"nodes", "gpus_per_node", "gpu", "spare_nodes", "storage", "notes"});
+  r.allow_only(*c, p, {"nodes", "gpus_per_node", "gpu", "spare_nodes", "storage", "topology", "notes"});
   s.cluster.nodes = static_cast<int>(r.integer(*c, p, "nodes", true, 1, 1'000'000).value_or(0));
   s.cluster.gpus_per_node = static_cast<int>(r.integer(*c, p, "gpus_per_node", true, 1, 64).value_or(8));
   s.cluster.spare_nodes = static_cast<int>(r.integer(*c, p, "spare_nodes", false, 0, 1'000'000).value_or(0));
@@ -239,6 +239,34 @@ void read_cluster(Reader& r, const json& root, Scenario& s) {
     storage.network_bytes_per_s =
         r.positive_unit(*st, sp, "network_bandwidth", true, parse_bandwidth_bytes_per_s, "400Gbps").value_or(0);
     r.string(*st, sp, "source", false);
+  }
+  if (const json* t = r.object(*c, p, "topology", false)) {
+    const std::string tp = p + "/topology";
+    r.allow_only(*t, tp,
+                 {"shape", "nics_per_node", "nvswitches_per_node", "nodes_per_rack", "nodes_per_unit", "spines",
+                  "oversubscription", "nic_bandwidth", "nvlink_bandwidth", "source"});
+    TopologySpec spec;
+    spec.shape = choose<TopologyShape>(r, *t, tp, "shape", true,
+                                       {{"rail_optimized", TopologyShape::RailOptimized}, {"tor_fat_tree", TopologyShape::TorFatTree}})
+                     .value_or(TopologyShape::RailOptimized);
+    spec.nodes = s.cluster.nodes;
+    spec.gpus_per_node = s.cluster.gpus_per_node;
+    spec.nics_per_node = static_cast<int>(r.integer(*t, tp, "nics_per_node", false, 1, 64).value_or(spec.nics_per_node));
+    spec.nvswitches_per_node =
+        static_cast<int>(r.integer(*t, tp, "nvswitches_per_node", false, 0, 64).value_or(spec.nvswitches_per_node));
+    spec.nodes_per_rack = static_cast<int>(r.integer(*t, tp, "nodes_per_rack", true, 1, 1024).value_or(1));
+    spec.nodes_per_unit = static_cast<int>(r.integer(*t, tp, "nodes_per_unit", false, 1, 100'000).value_or(spec.nodes_per_unit));
+    spec.spines = static_cast<int>(r.integer(*t, tp, "spines", true, 1, 100'000).value_or(1));
+    if (auto o = r.number(*t, tp, "oversubscription", false)) {
+      if (*o < 1) r.problem(tp + "/oversubscription", "must be at least 1 (downlink over uplink bandwidth)");
+      else spec.oversubscription = *o;
+    }
+    spec.nic_bytes_per_s = r.positive_unit(*t, tp, "nic_bandwidth", true, parse_bandwidth_bytes_per_s, "400Gbps").value_or(1);
+    spec.nvlink_bytes_per_s =
+        r.positive_unit(*t, tp, "nvlink_bandwidth", false, parse_bandwidth_bytes_per_s, "900GB/s").value_or(spec.nvlink_bytes_per_s);
+    spec.storage_servers = s.cluster.storage.servers;
+    r.string(*t, tp, "source", false);
+    s.cluster.topology = spec;
   }
   r.string(*c, p, "notes", false);
 }
@@ -340,12 +368,23 @@ void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std
                     .value_or(RecoveryAction::Restart);
     fc.action_us = r.duration(*rec, rp, "duration", true).value_or(0);
     r.string(*rec, rp, "source", false);
-    if (fc.effect == Effect::Slow && fc.action != RecoveryAction::None && rec->contains("action"))
+    const bool network = is_network(fc.rate.component);
+    if (network && fc.action != RecoveryAction::Replace && rec->contains("action"))
+      r.problem(rp + "/action", std::string("a ") + to_string(fc.rate.component) +
+                                    " fault takes action \"replace\": its duration is how long until the part is back");
+    if (!network && fc.effect == Effect::Slow && fc.action != RecoveryAction::None && rec->contains("action"))
       r.problem(rp + "/action",
                 "a slow fault takes action \"none\" in v1 (the job runs slow for detection + duration); "
                 "eviction arrives with the policy library");
-    if (fc.effect != Effect::Slow && fc.action == RecoveryAction::None)
+    if (!network && fc.effect != Effect::Slow && fc.action == RecoveryAction::None)
       r.problem(rp + "/action", "a crash or hang needs an action that brings the job back (restart, reset_gpu, reboot, replace)");
+  }
+  if (is_network(fc.rate.component)) {
+    if (!s.cluster.topology) r.problem(p + "/rate", std::string("a ") + to_string(fc.rate.component) +
+                                                    " fault needs the fabric: add /cluster/topology");
+    if (fc.effect == Effect::Hang) r.problem(p + "/effect", "a network fault is a crash (NCCL errors) or slow (fewer rails, less bandwidth)");
+    if (fc.rate.component == Component::Spine && fc.effect != Effect::Slow)
+      r.problem(p + "/effect", "a spine failure disconnects nothing, it cuts bandwidth: use \"slow\" with a speed factor");
   }
   if (auto xid = r.integer(f, p, "xid", false, 1, 100'000)) fc.xid = static_cast<int>(*xid);
   r.string(f, p, "source", false);

@@ -91,28 +91,28 @@ std::vector<int> Topology::nodes_served_by_leaf(int leaf) const {
 }
 
 //! A NIC is cut off when none of its cables leads to a working leaf that still has a working
-//! uplink; a node is down when all its NICs are cut off.
+//! uplink; a node is down when all its NICs are cut off. Leaves are judged once, NICs once each.
 BlastRadius Topology::lost_uplinks(const std::vector<std::size_t>& failed_vertices, int failed_cable) const {
   const std::set<std::size_t> failed(failed_vertices.begin(), failed_vertices.end());
-  auto leaf_alive = [&](std::size_t leaf) {
-    if (failed.count(leaf)) return false;
-    for (auto [e, end] = boost::out_edges(leaf, graph_); e != end; ++e) {
+  std::vector<char> leaf_alive(leaf_vertices_.size(), 0);
+  for (std::size_t i = 0; i < leaf_vertices_.size(); ++i) {
+    const std::size_t leaf = leaf_vertices_[i];
+    if (failed.count(leaf)) continue;
+    for (auto [e, end] = boost::out_edges(leaf, graph_); e != end && !leaf_alive[i]; ++e) {
       const std::size_t other = boost::target(*e, graph_);
-      if (graph_[other].kind == VertexKind::Spine && !failed.count(other)) return true;
+      leaf_alive[i] = graph_[other].kind == VertexKind::Spine && !failed.count(other);
     }
-    return false;
-  };
+  }
   BlastRadius out;
   for (int n = 0; n < spec_.nodes; ++n) {
     std::vector<int> lost;
     for (int rail = 0; rail < spec_.nics_per_node; ++rail) {
-      const std::size_t nic = nic_vertices_[static_cast<std::size_t>(n * spec_.nics_per_node + rail)];
+      const int cable = n * spec_.nics_per_node + rail;
+      const std::size_t nic = nic_vertices_[static_cast<std::size_t>(cable)];
       bool reachable = false;
       for (auto [e, end] = boost::out_edges(nic, graph_); e != end; ++e) {
-        const std::size_t other = boost::target(*e, graph_);
-        if (graph_[other].kind != VertexKind::Leaf) continue;
-        if (n * spec_.nics_per_node + rail == failed_cable) continue;
-        reachable |= leaf_alive(other);
+        const TopologyVertex& other = graph_[boost::target(*e, graph_)];
+        if (other.kind == VertexKind::Leaf && cable != failed_cable) reachable |= leaf_alive[static_cast<std::size_t>(other.index)] != 0;
       }
       if (!reachable) lost.push_back(rail);
     }
@@ -133,7 +133,25 @@ BlastRadius Topology::spine_failure(int spine) const {
 
 BlastRadius Topology::cable_failure(int cable) const {
   if (cable < 0 || cable >= cables()) throw std::out_of_range("topology: no such cable");
-  return lost_uplinks({}, cable);
+  // One cable touches one NIC: only its node can lose anything.
+  const int node = cable / spec_.nics_per_node;
+  BlastRadius out;
+  int lost = 0;
+  std::vector<int> rails;
+  for (int rail = 0; rail < spec_.nics_per_node; ++rail) {
+    const int c = node * spec_.nics_per_node + rail;
+    bool reachable = false;
+    for (auto [e, end] = boost::out_edges(nic_vertices_[static_cast<std::size_t>(c)], graph_); e != end; ++e)
+      reachable |= graph_[boost::target(*e, graph_)].kind == VertexKind::Leaf && c != cable;
+    if (!reachable) {
+      ++lost;
+      rails.push_back(rail);
+    }
+  }
+  if (lost == spec_.nics_per_node) out.nodes_down.push_back(node);
+  else
+    for (int rail : rails) out.rails_lost.emplace_back(node, rail);
+  return out;
 }
 
 std::vector<int> Topology::place_job(int job_nodes) const {

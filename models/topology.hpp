@@ -12,24 +12,9 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "models/topology_spec.hpp"
+
 namespace ctwin {
-
-enum class TopologyShape { TorFatTree, RailOptimized };
-
-struct TopologySpec {
-  TopologyShape shape = TopologyShape::RailOptimized;
-  int nodes = 0;
-  int gpus_per_node = 8;
-  int nics_per_node = 8;      //!< rails: one per GPU on H100 systems
-  int nvswitches_per_node = 4;
-  int nodes_per_rack = 4;
-  int nodes_per_unit = 32;    //!< rail-optimized: nodes sharing one set of rail leaves
-  int spines = 16;
-  double oversubscription = 1.0;  //!< leaf downlink bandwidth / uplink bandwidth
-  double nic_bytes_per_s = 50e9;
-  double nvlink_bytes_per_s = 450e9;
-  int storage_servers = 0;
-};
 
 enum class VertexKind : std::uint8_t { Gpu, NvSwitch, Node, Nic, Leaf, Spine, Storage };
 enum class LinkKind : std::uint8_t { NvLink, Pcie, NodeInternal, Cable, Uplink };

@@ -10,6 +10,7 @@ const char* to_string(EventKind kind) {
   switch (kind) {
     case EventKind::Fault: return "fault";
     case EventKind::FaultIgnored: return "fault_ignored";
+    case EventKind::Interrupted: return "interrupted";
     case EventKind::Detected: return "detected";
     case EventKind::Diagnosed: return "diagnosed";
     case EventKind::NodeDown: return "node_down";
@@ -34,12 +35,16 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
   slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
-  for (int slot = 0; slot < config.job_nodes; ++slot) slot_node_[static_cast<std::size_t>(slot)] = slot;
+  node_slot_.assign(static_cast<std::size_t>(config.job_nodes + config.spare_nodes), -1);
+  for (int slot = 0; slot < config.job_nodes; ++slot) {
+    slot_node_[static_cast<std::size_t>(slot)] = slot;
+    node_slot_[static_cast<std::size_t>(slot)] = slot;
+  }
   for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
   emit(0, EventKind::Running);
 }
 
-void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed) {
+void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed, int component) {
   if (!observer_) return;
   TrialEvent e;
   e.time = t;
@@ -51,6 +56,7 @@ void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* 
     e.fault_class = static_cast<std::int32_t>(fc - config_.faults.data());
   }
   e.speed = speed;
+  e.component = component;
   observer_->on_event(e);
 }
 
@@ -195,22 +201,27 @@ void Trial::fill_vacancies(Micros t) {
     vacant_slots_.pop_front();
     spare_pool_.pop_front();
     slot_node_[static_cast<std::size_t>(slot)] = node;
+    node_slot_[static_cast<std::size_t>(node)] = slot;
     emit(t, EventKind::SpareAssigned, node);
   }
 }
 
 void Trial::leave_diagnosis(Micros t) {
-  for (int slot : pending_replace_slots_) {
-    const int node = slot_node_[static_cast<std::size_t>(slot)];
-    if (node < 0) continue;  // struck twice before the diagnosis: already out
-    slot_node_[static_cast<std::size_t>(slot)] = -1;
-    vacant_slots_.push_back(slot);
-    // A node that was rebooting and is now replaced comes back through the repair shop instead.
-    rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), node), rebooting_nodes_.end());
-    in_repair_.emplace_back(t + config_.repair_us, node);
-    emit(t, EventKind::ToRepair, node);
+  for (const Departure& d : departures_) {
+    if (slot_node_[static_cast<std::size_t>(d.slot)] != d.node) continue;  // struck twice: already out
+    slot_node_[static_cast<std::size_t>(d.slot)] = -1;
+    node_slot_[static_cast<std::size_t>(d.node)] = -1;
+    vacant_slots_.push_back(d.slot);
+    if (d.back == kNever) {
+      in_repair_.emplace_back(t + config_.repair_us, d.node);
+      emit(t, EventKind::ToRepair, d.node);
+    } else {
+      held_.emplace(std::max(d.back, t), d.node);  // back with its network part
+    }
+    // A node that was rebooting and is now out comes back through the repair shop or its part instead.
+    rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node), rebooting_nodes_.end());
   }
-  pending_replace_slots_.clear();
+  departures_.clear();
   fill_vacancies(t);
   if (vacant_slots_.empty()) {
     begin_restart(t);
@@ -268,6 +279,7 @@ Micros Trial::next_timer() const {
   Micros t = config_.end_us;
   t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
   if (!in_repair_.empty()) t = std::min(t, in_repair_.front().first);
+  if (!held_.empty()) t = std::min(t, held_.top().first);
   for (const auto& e : slow_) t = std::min(t, e.end);
   return t;
 }
@@ -296,6 +308,13 @@ void Trial::on_timer(Micros t) {
     emit(t, EventKind::NodeUp, node);
     returned = true;
   }
+  while (!held_.empty() && held_.top().first <= t) {
+    const int node = held_.top().second;
+    held_.pop();
+    spare_pool_.push_back(node);
+    emit(t, EventKind::NodeUp, node);
+    returned = true;
+  }
   if (returned) {
     fill_vacancies(t);
     if (phase_ == Phase::WaitSpare && vacant_slots_.empty()) {
@@ -316,6 +335,10 @@ void Trial::on_fault(const FaultStrike& strike) {
   }
   now_ = std::max(now_, t);
   const FaultClass& fc = config_.faults[strike.fault_class];
+  if (is_network(fc.rate.component)) {
+    if (on_network_fault(strike, fc)) ++result_.fault_counts[strike.fault_class];
+    return;
+  }
   const int node = slot_node_[static_cast<std::size_t>(strike.slot)];
   if (node < 0) {
     emit(t, EventKind::FaultIgnored, -1, strike.gpu, &fc);
@@ -330,8 +353,17 @@ void Trial::on_fault(const FaultStrike& strike) {
     update_speed();
     return;
   }
+  if (fc.action == RecoveryAction::Reboot || fc.action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
+  if (fc.action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
+    rebooting_nodes_.push_back(node);
+  if (fc.action == RecoveryAction::Replace) departures_.push_back({strike.slot, node, kNever});
+  pending_action_us_ = std::max(pending_action_us_, fc.action_us);
+  crash(t, fc);
+}
 
-  // A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
+//! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
+void Trial::crash(Micros t, const FaultClass& fc) {
+  emit(t, EventKind::Interrupted);
   if (phase_ == Phase::Up) {
     result_.ledger[Category::LostProgress] += uncommitted_;
     uncommitted_ = 0;
@@ -340,14 +372,51 @@ void Trial::on_fault(const FaultStrike& strike) {
   } else {
     result_.ledger[phase_category()] += t - phase_start_;
   }
-  if (fc.action == RecoveryAction::Reboot || fc.action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
-  if (fc.action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
-    rebooting_nodes_.push_back(node);
-  if (fc.action == RecoveryAction::Replace) pending_replace_slots_.push_back(strike.slot);
-  pending_action_us_ = std::max(pending_action_us_, fc.action_us);
   pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
   enter(Phase::Detect, t, fc.detection_us);
   advance_down(t);
+}
+
+void Trial::take_from_pool(int node, Micros back) {
+  const auto it = std::find(spare_pool_.begin(), spare_pool_.end(), node);
+  if (it == spare_pool_.end()) return;  // in repair, or held already
+  spare_pool_.erase(it);
+  held_.emplace(back, node);
+  emit(now_, EventKind::NodeDown, node);
+}
+
+//! A leaf, spine or cable failed: the nodes behind it leave the job (and the spare pool) until the
+//! part is replaced; with a slow effect the job runs on at the speed factor. Returns whether the
+//! job was touched.
+bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
+  const Micros t = strike.time;
+  const NetworkDomain& domain =
+      config_.network->per_class[strike.fault_class][static_cast<std::size_t>(strike.slot)];
+  const Micros back = t + fc.detection_us + fc.diagnosis_us + fc.action_us;
+  std::vector<int> out_of_job;
+  for (int node : domain.nodes_out) {
+    if (node_slot_[static_cast<std::size_t>(node)] >= 0) out_of_job.push_back(node);
+    else take_from_pool(node, back);
+  }
+  bool slows = fc.effect == Effect::Slow && domain.slows_everyone;
+  for (int node : domain.nodes_degraded) slows |= node_slot_[static_cast<std::size_t>(node)] >= 0;
+  if (out_of_job.empty() && !slows) {
+    emit(t, EventKind::FaultIgnored, -1, -1, &fc, 1.0, strike.slot);
+    return false;
+  }
+  emit(t, EventKind::Fault, -1, -1, &fc, 1.0, strike.slot);
+  if (slows) {
+    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor});
+    emit(t, EventKind::SlowBegin, -1, -1, &fc, fc.speed_factor, strike.slot);
+    update_speed();
+  }
+  if (out_of_job.empty()) return true;
+  for (int node : out_of_job) {
+    emit(t, EventKind::NodeDown, node);
+    departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back});
+  }
+  crash(t, fc);
+  return true;
 }
 
 }  // namespace ctwin

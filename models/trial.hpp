@@ -14,10 +14,13 @@
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
 #include <deque>
+#include <memory>
+#include <queue>
 #include <vector>
 
 #include "models/fault_timeline.hpp"
 #include "models/ledger.hpp"
+#include "models/network_domains.hpp"
 #include "models/scenario.hpp"
 #include "models/trial_events.hpp"
 
@@ -35,6 +38,7 @@ struct TrialConfig {
   Micros interval_us = 0;         //!< from the checkpoint policy
   Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
   Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
+  std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
 };
 
 struct TrialResult {
@@ -62,9 +66,16 @@ class Trial {
   enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, Done };
   struct SlowEpisode {
     Micros end;
-    int node;
+    int node;  //!< -1 for a network part
     double factor;
   };
+  //! A node that must leave the job when the diagnosis completes, and when it may come back.
+  struct Departure {
+    int slot;
+    int node;
+    Micros back;  //!< kNever: through the repair shop
+  };
+  using Return = std::pair<Micros, int>;  //!< (time, node)
 
   // Up phase arithmetic.
   Micros wall_for_work(Micros work) const;
@@ -84,7 +95,11 @@ class Trial {
   Category phase_category() const;
 
   void update_speed();
-  void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0);
+  void crash(Micros t, const FaultClass& fc);
+  bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
+  void take_from_pool(int node, Micros back);
+  void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0,
+            int component = -1);
 
   const TrialConfig& config_;
   TrialObserver* observer_;
@@ -104,14 +119,16 @@ class Trial {
   Micros phase_end_ = kNever;
   Micros pending_diagnosis_us_ = 0;
   Micros pending_action_us_ = 0;
-  std::vector<int> pending_replace_slots_;  //!< leave the job when the diagnosis completes
+  std::vector<Departure> departures_;       //!< leave the job when the diagnosis completes
   std::vector<int> rebooting_nodes_;        //!< back up when the restart completes
 
   // Nodes.
   std::vector<int> slot_node_;
+  std::vector<int> node_slot_;  //!< -1 when the node is not in the job
   std::deque<int> vacant_slots_;
   std::deque<int> spare_pool_;
-  std::deque<std::pair<Micros, int>> in_repair_;  //!< (return time, node), in return order
+  std::deque<Return> in_repair_;  //!< in return order (repair time is fixed)
+  std::priority_queue<Return, std::vector<Return>, std::greater<>> held_;  //!< behind a failed network part
   std::vector<SlowEpisode> slow_;
 };
 

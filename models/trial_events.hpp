@@ -10,7 +10,8 @@ namespace ctwin {
 
 enum class EventKind : std::uint8_t {
   Fault,            //!< a fault struck a component in the job (detail: class)
-  FaultIgnored,     //!< struck a slot that had no node (it was waiting for a spare)
+  FaultIgnored,     //!< struck a slot that had no node, or a network part the job does not use
+  Interrupted,      //!< the job (or its recovery) stopped: a crash or hang, the recovery chain restarts
   Detected,
   Diagnosed,
   NodeDown,         //!< the node's host is off (reboot or replacement)
@@ -37,6 +38,7 @@ struct TrialEvent {
   std::int32_t code = -1;         //!< Xid when the fault class has one
   std::int32_t fault_class = -1;  //!< index into the scenario's faults, when the event concerns one
   double speed = 1.0;      //!< SlowBegin/SlowEnd: the node's speed factor
+  std::int32_t component = -1;  //!< network faults: which leaf, spine or cable
 };
 
 class TrialObserver {

@@ -118,21 +118,34 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   double number = 0;
   std::string_view unit;
   if (!split_number(text, number, unit, why)) return std::nullopt;
-  static constexpr std::array<std::pair<std::string_view, Rate>, 8> kRates{{
-      {"/gpu-hour", {1.0 / 3600, Component::Gpu}},
-      {"/gpu-day", {1.0 / 86400, Component::Gpu}},
-      {"/gpu-week", {1.0 / (7 * 86400), Component::Gpu}},
-      {"/gpu-year", {1.0 / (365 * 86400.0), Component::Gpu}},
-      {"/node-hour", {1.0 / 3600, Component::Node}},
-      {"/node-day", {1.0 / 86400, Component::Node}},
-      {"/node-week", {1.0 / (7 * 86400), Component::Node}},
-      {"/node-year", {1.0 / (365 * 86400.0), Component::Node}},
-  }};
-  for (const auto& [name, base] : kRates)
-    if (unit == name) return Rate{number * base.per_component_second, base.component};
+  static constexpr std::array<std::pair<std::string_view, Component>, 5> kComponents{{
+      {"gpu", Component::Gpu}, {"node", Component::Node}, {"leaf", Component::Leaf}, {"spine", Component::Spine},
+      {"cable", Component::Cable}}};
+  static constexpr std::array<std::pair<std::string_view, double>, 4> kPeriods{
+      {{"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
+  if (unit.size() > 1 && unit.front() == '/') {
+    const auto dash = unit.find('-');
+    const std::string_view component = unit.substr(1, dash == std::string_view::npos ? 0 : dash - 1);
+    const std::string_view period = dash == std::string_view::npos ? std::string_view{} : unit.substr(dash + 1);
+    for (const auto& [c_name, c] : kComponents)
+      for (const auto& [p_name, seconds] : kPeriods)
+        if (component == c_name && period == p_name) return Rate{number / seconds, c};
+  }
   why = "unknown rate unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
-        "\" (use failures per component and period: \"0.17/gpu-year\", \"0.002/node-day\")";
+        "\" (use failures per component and period: \"0.17/gpu-year\", \"0.002/node-day\"; components: gpu, node, "
+        "leaf, spine, cable; periods: hour, day, week, year)";
   return std::nullopt;
+}
+
+const char* to_string(Component c) {
+  switch (c) {
+    case Component::Node: return "node";
+    case Component::Gpu: return "gpu";
+    case Component::Leaf: return "leaf";
+    case Component::Spine: return "spine";
+    case Component::Cable: return "cable";
+  }
+  return "?";
 }
 
 std::string format_duration(double seconds) {

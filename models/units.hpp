@@ -21,8 +21,11 @@ inline double micros_to_seconds(Micros us) { return static_cast<double>(us) / 1e
 inline double micros_to_hours(Micros us) { return static_cast<double>(us) / 3.6e9; }
 inline double micros_to_days(Micros us) { return static_cast<double>(us) / 8.64e10; }
 
-//! What a rate is counted against: "/node-day" or "/gpu-year".
-enum class Component { Node, Gpu };
+//! What a rate is counted against: "/node-day", "/gpu-year", or a network part: "/leaf-year"
+//! (a ToR or rail switch), "/spine-year", "/cable-year" (one NIC's cable to its leaf).
+enum class Component { Node, Gpu, Leaf, Spine, Cable };
+inline bool is_network(Component c) { return c == Component::Leaf || c == Component::Spine || c == Component::Cable; }
+const char* to_string(Component c);
 
 struct Rate {
   double per_component_second = 0;  //!< failures per second per component

@@ -215,7 +215,11 @@ std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent
     out << ',' << to_string(e.kind) << ',';
     if (e.code >= 0) out << e.code;
     out << ',';
-    if (e.fault_class >= 0) out << scenario.faults[static_cast<std::size_t>(e.fault_class)].name;
+    if (e.fault_class >= 0) {
+      const FaultClass& fc = scenario.faults[static_cast<std::size_t>(e.fault_class)];
+      out << fc.name;
+      if (e.component >= 0) out << ' ' << to_string(fc.rate.component) << '=' << e.component;
+    }
     if (e.kind == EventKind::SlowBegin) out << (e.fault_class >= 0 ? " " : "") << "speed=" << e.speed;
     out << '\n';
   }
@@ -255,10 +259,11 @@ std::string timeline_json(const Scenario& scenario, const TrialConfig& config, c
         if (e.node >= 0) args["node"] = e.node;
         if (e.gpu >= 0) args["gpu"] = e.gpu;
         if (fc->xid) args["xid"] = *fc->xid;
+        if (e.component >= 0) args[to_string(fc->rate.component)] = e.component;
         instant(kFaults, fc->name, e.time, std::move(args));
-        if (fc->effect != Effect::Slow) switch_phase("detection", e.time);
         break;
       }
+      case EventKind::Interrupted: switch_phase("detection", e.time); break;
       case EventKind::Detected: switch_phase("diagnosis", e.time); break;
       case EventKind::WaitingForSpare: switch_phase("waiting for spares", e.time); break;
       case EventKind::RestartBegin: switch_phase("restart", e.time); break;

@@ -110,10 +110,12 @@ void job_master(TrialWorld* world) {
     if (!world->inbox.empty() && world->inbox.front().time < timer) {
       const FaultStrike strike = world->inbox.front();
       world->inbox.pop_front();
-      const int node = trial.node_in_slot(strike.slot);  // before: a spare may take the slot at once
+      const FaultClass& fc = world->config->faults[strike.fault_class];
+      // Before: a spare may take the slot at once. A network part is no slot: its nodes are checked by the mirror.
+      const int node = is_network(fc.rate.component) ? -1 : trial.node_in_slot(strike.slot);
       trial.on_fault(strike);
       // SimGrid's own host state must agree with the trial: a crashed node's host is off.
-      if (node >= 0 && world->config->faults[strike.fault_class].effect != Effect::Slow &&
+      if (node >= 0 && fc.effect != Effect::Slow &&
           world->platform->nodes[static_cast<std::size_t>(node)]->is_on())
         throw std::logic_error("SimGrid driver: a crashed node's host is still on");
     } else if (timer_reached || !world->inbox.empty()) {
