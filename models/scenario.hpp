@@ -15,7 +15,10 @@ namespace ctwin {
 inline constexpr int kScenarioSchemaVersion = 1;
 
 enum class Distribution { Exponential, Weibull };
-enum class Effect { Crash, Hang, Slow };
+//! What a fault does to the job. Sdc: nothing visible until `detection`, then a rollback past every
+//! checkpoint saved after the corruption. Flap: a link out for `recovery.duration`: ridden out as a
+//! stall if shorter than `detection` (the watchdog), else a hang. None: counted only (e.g. Xid 92).
+enum class Effect { Crash, Hang, Slow, Sdc, Flap, None };
 //! What brings the job back. Only `Replace` takes the node out of the job (it needs a spare).
 enum class RecoveryAction { None, Restart, ResetGpu, Reboot, Replace };
 
@@ -35,6 +38,22 @@ struct FaultClass {
   RecoveryAction action = RecoveryAction::Restart;
   Micros action_us = 0;       //!< the action itself (reboot, reset, swap in a spare); Slow+None: how long it lasts
   std::optional<int> xid;     //!< NVIDIA Xid code, written as the event log's `code`
+
+  //! Repeated faults on the same part escalate: the `after`-th within `within` takes this action.
+  struct Escalation {
+    int after = 2;
+    Micros within_us = 0;
+    RecoveryAction action = RecoveryAction::Replace;
+    Micros action_us = 0;
+  };
+  std::optional<Escalation> escalation;
+};
+
+//! Planned maintenance: every `interval` from `first`, the job saves, stops for `duration`, restarts.
+struct Maintenance {
+  Micros first_us = 0;
+  Micros interval_us = 0;
+  Micros duration_us = 0;
 };
 
 struct StorageSystem {
@@ -86,6 +105,7 @@ struct Scenario {
   Checkpointing checkpoint;
   Micros restart_overhead_us = 0;  //!< relaunch of the job: scheduling, process start, NCCL init
   Micros repair_us = 0;            //!< a replaced node is back in the spare pool after this
+  std::optional<Maintenance> maintenance;
   CheckpointPolicySpec checkpoint_policy;
   int trials = 100;
   std::uint64_t seed = 1;

@@ -19,6 +19,9 @@ const char* to_string(Effect e) {
     case Effect::Crash: return "crash";
     case Effect::Hang: return "hang";
     case Effect::Slow: return "slow";
+    case Effect::Sdc: return "sdc";
+    case Effect::Flap: return "flap";
+    case Effect::None: return "none";
   }
   return "?";
 }
@@ -326,7 +329,7 @@ void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std
   }
   r.allow_only(f, p,
                {"name", "rate", "distribution", "weibull_shape", "effect", "speed_factor", "detection", "diagnosis",
-                "recovery", "xid", "source", "notes"});
+                "recovery", "escalation", "xid", "source", "notes"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
@@ -343,7 +346,13 @@ void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std
   } else if (shape) {
     r.problem(p + "/weibull_shape", "only a \"weibull\" distribution takes a shape");
   }
-  fc.effect = choose<Effect>(r, f, p, "effect", true, {{"crash", Effect::Crash}, {"hang", Effect::Hang}, {"slow", Effect::Slow}})
+  fc.effect = choose<Effect>(r, f, p, "effect", true,
+                             {{"crash", Effect::Crash},
+                              {"hang", Effect::Hang},
+                              {"slow", Effect::Slow},
+                              {"sdc", Effect::Sdc},
+                              {"flap", Effect::Flap},
+                              {"none", Effect::None}})
                   .value_or(Effect::Crash);
   auto speed = r.number(f, p, "speed_factor", false, 0.0);
   if (fc.effect == Effect::Slow) {
@@ -372,13 +381,34 @@ void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std
     if (network && fc.action != RecoveryAction::Replace && rec->contains("action"))
       r.problem(rp + "/action", std::string("a ") + to_string(fc.rate.component) +
                                     " fault takes action \"replace\": its duration is how long until the part is back");
-    if (!network && fc.effect == Effect::Slow && fc.action != RecoveryAction::None && rec->contains("action"))
-      r.problem(rp + "/action",
-                "a slow fault takes action \"none\" in v1 (the job runs slow for detection + duration); "
-                "eviction arrives with the policy library");
-    if (!network && fc.effect != Effect::Slow && fc.action == RecoveryAction::None)
+    const bool passive = fc.effect == Effect::Slow || fc.effect == Effect::Flap || fc.effect == Effect::None;
+    if (!network && passive && fc.action != RecoveryAction::None && rec->contains("action"))
+      r.problem(rp + "/action", std::string("a ") + to_string(fc.effect) +
+                                    " fault takes action \"none\" (slow: the job runs slow for detection + duration; "
+                                    "flap: duration is how long the link is out)");
+    if (!network && !passive && fc.action == RecoveryAction::None)
       r.problem(rp + "/action", "a crash or hang needs an action that brings the job back (restart, reset_gpu, reboot, replace)");
   }
+  if (const json* e = r.object(f, p, "escalation", false)) {
+    const std::string ep = p + "/escalation";
+    r.allow_only(*e, ep, {"after", "within", "action", "duration", "source"});
+    FaultClass::Escalation esc;
+    esc.after = static_cast<int>(r.integer(*e, ep, "after", true, 2, 1000).value_or(2));
+    esc.within_us = r.duration(*e, ep, "within", true, true).value_or(1);
+    esc.action = choose<RecoveryAction>(r, *e, ep, "action", true,
+                                        {{"restart", RecoveryAction::Restart},
+                                         {"reset_gpu", RecoveryAction::ResetGpu},
+                                         {"reboot", RecoveryAction::Reboot},
+                                         {"replace", RecoveryAction::Replace}})
+                     .value_or(RecoveryAction::Replace);
+    esc.action_us = r.duration(*e, ep, "duration", true).value_or(0);
+    r.string(*e, ep, "source", false);
+    if (fc.effect != Effect::Crash && fc.effect != Effect::Hang && fc.effect != Effect::Sdc)
+      r.problem(ep, "only faults that stop the job (crash, hang, sdc) escalate");
+    fc.escalation = esc;
+  }
+  if ((fc.effect == Effect::Flap || fc.effect == Effect::Sdc || fc.effect == Effect::None) && is_network(fc.rate.component))
+    r.problem(p + "/effect", std::string("a ") + to_string(fc.effect) + " fault strikes a GPU or a node");
   if (is_network(fc.rate.component)) {
     if (!s.cluster.topology) r.problem(p + "/rate", std::string("a ") + to_string(fc.rate.component) +
                                                     " fault needs the fabric: add /cluster/topology");
@@ -454,11 +484,22 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
     r.string(*rs, "/restart", "source", false);
   }
   bool needs_spares = false;
-  for (const auto& f : s.faults) needs_spares |= f.action == RecoveryAction::Replace;
+  for (const auto& f : s.faults)
+    needs_spares |= f.action == RecoveryAction::Replace || (f.escalation && f.escalation->action == RecoveryAction::Replace);
   if (const json* sp = r.object(root, "", "spares", needs_spares)) {
     r.allow_only(*sp, "/spares", {"repair_time", "source"});
     s.repair_us = r.duration(*sp, "/spares", "repair_time", true, true).value_or(0);
     r.string(*sp, "/spares", "source", false);
+  }
+  if (const json* m = r.object(root, "", "maintenance", false)) {
+    r.allow_only(*m, "/maintenance", {"first", "interval", "duration", "source"});
+    Maintenance mt;
+    mt.interval_us = r.duration(*m, "/maintenance", "interval", true, true).value_or(1);
+    mt.duration_us = r.duration(*m, "/maintenance", "duration", true).value_or(0);
+    mt.first_us = r.duration(*m, "/maintenance", "first", false).value_or(mt.interval_us);
+    r.string(*m, "/maintenance", "source", false);
+    if (mt.duration_us >= mt.interval_us) r.problem("/maintenance/duration", "must be shorter than the interval");
+    s.maintenance = mt;
   }
   if (const json* sim = r.object(root, "", "simulation", false)) {
     const std::string p = "/simulation";
@@ -504,7 +545,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   s.content_hash = content_hash(text);
   r.allow_only(root, "",
                {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
-                "restart", "spares", "policies", "simulation"});
+                "restart", "spares", "maintenance", "policies", "simulation"});
   if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
     if (*version != kScenarioSchemaVersion)
       r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +

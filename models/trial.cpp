@@ -24,6 +24,9 @@ const char* to_string(EventKind kind) {
     case EventKind::CheckpointDone: return "checkpoint";
     case EventKind::SlowBegin: return "slow_begin";
     case EventKind::SlowEnd: return "slow_end";
+    case EventKind::Escalated: return "escalated";
+    case EventKind::Rollback: return "rollback";
+    case EventKind::MaintenanceBegin: return "maintenance";
     case EventKind::End: return "end";
   }
   return "?";
@@ -41,6 +44,8 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
     node_slot_[static_cast<std::size_t>(slot)] = slot;
   }
   for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
+  if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
+  recent_faults_.resize(config.faults.size());
   emit(0, EventKind::Running);
 }
 
@@ -63,7 +68,9 @@ void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* 
 // ---- Up: compute intervals and blocking saves, folded into arithmetic ---------------------------
 
 Micros Trial::wall_for_work(Micros work) const {
-  return speed_ >= 1.0 ? work : static_cast<Micros>(std::ceil(static_cast<double>(work) / speed_));
+  if (speed_ >= 1.0) return work;
+  if (speed_ <= 0.0) return work == 0 ? 0 : kNever;  // a stall: no work gets done
+  return static_cast<Micros>(std::ceil(static_cast<double>(work) / speed_));
 }
 
 Micros Trial::work_in_wall(Micros wall) const {
@@ -87,7 +94,7 @@ void Trial::advance_up(Micros t) {
     if (!in_save_) {
       const Micros goal = std::min(tau - uncommitted_, remaining());
       const Micros need = wall_for_work(goal);
-      if (need <= t - now_) {
+      if (need != kNever && need <= t - now_) {
         ledger[Category::Degraded] += need - goal;
         uncommitted_ += goal;
         now_ += need;
@@ -117,7 +124,7 @@ void Trial::advance_up(Micros t) {
     save_left_ = 0;
     in_save_ = false;
     commit();
-    if (!fold) continue;
+    if (!fold || speed_ <= 0.0) continue;
     // Whole compute+save cycles that end by t; the last cycle of a run given its work goes
     // through the loop above, which notices the work is done.
     const Micros cycle = wall_for_work(tau) + config_.save_us;
@@ -135,7 +142,7 @@ void Trial::advance_up(Micros t) {
 }
 
 Micros Trial::up_completion_time() const {
-  if (config_.work_us == kNever) return kNever;
+  if (config_.work_us == kNever || speed_ <= 0.0) return kNever;
   const Micros tau = config_.interval_us;
   Micros left = config_.work_us - committed_ - uncommitted_;
   Micros t = now_;
@@ -154,6 +161,10 @@ Micros Trial::up_completion_time() const {
 }
 
 void Trial::finish(Micros t, bool work_done) {
+  if (phase_ == Phase::MaintenanceSave) {
+    result_.ledger[Category::CheckpointSave] += t - phase_start_;
+    phase_ = Phase::Up;  // the window closes on unsaved work, which no fault took
+  }
   if (phase_ == Phase::Up) {
     // Work since the last save is not lost when the window closes: no fault took it.
     result_.ledger[Category::Productive] += uncommitted_;
@@ -178,6 +189,8 @@ Category Trial::phase_category() const {
     case Phase::WaitSpare: return Category::WaitingForSpares;
     case Phase::Restart: return Category::Restart;
     case Phase::Restore: return Category::CheckpointRestore;
+    case Phase::MaintenanceSave: return Category::CheckpointSave;
+    case Phase::Maintenance: return Category::PlannedMaintenance;
     default: break;
   }
   assert(false && "phase_category is for the recovery chain");
@@ -259,7 +272,17 @@ void Trial::advance_down(Micros t) {
         pending_action_us_ = 0;
         pending_diagnosis_us_ = 0;
         emit(end, EventKind::Running);
-        advance_up(t);
+        if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
+        else advance_up(t);
+        break;
+      case Phase::MaintenanceSave:
+        now_ = end;
+        commit();
+        emit(end, EventKind::MaintenanceBegin);
+        enter(Phase::Maintenance, end, config_.maintenance->duration_us);
+        break;
+      case Phase::Maintenance:
+        begin_restart(end);
         break;
       default: break;
     }
@@ -280,6 +303,8 @@ Micros Trial::next_timer() const {
   t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
   if (!in_repair_.empty()) t = std::min(t, in_repair_.front().first);
   if (!held_.empty()) t = std::min(t, held_.top().first);
+  for (const auto& p : sdc_) t = std::min(t, p.detect_at);
+  if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
   for (const auto& e : slow_) t = std::min(t, e.end);
   return t;
 }
@@ -322,8 +347,40 @@ void Trial::on_timer(Micros t) {
       begin_restart(t);
     }
   }
+  // Silent corruption noticed now (in strike order).
+  while (true) {
+    auto due = std::find_if(sdc_.begin(), sdc_.end(), [t](const PendingSdc& p) { return p.detect_at <= t; });
+    if (due == sdc_.end()) break;
+    const PendingSdc sdc = *due;
+    sdc_.erase(due);
+    detect_sdc(sdc);
+  }
+  if (phase_ == Phase::Up && next_maintenance_ <= t) begin_maintenance(t);
   advance_down(t);
   if (phase_ != Phase::Done && t >= config_.end_us) finish(t, config_.work_us == kNever);
+}
+
+void Trial::begin_maintenance(Micros t) {
+  while (next_maintenance_ <= t) next_maintenance_ += config_.maintenance->interval_us;
+  // The job saves first (finishing a save in progress), so maintenance loses no work.
+  const Micros save = in_save_ ? save_left_ : config_.save_us;
+  in_save_ = false;
+  save_left_ = 0;
+  enter(Phase::MaintenanceSave, t, save);
+  advance_down(t);
+}
+
+void Trial::detect_sdc(const PendingSdc& sdc) {
+  const Micros t = sdc.detect_at;
+  const FaultClass& fc = config_.faults[sdc.fault_class];
+  // Every checkpoint saved after the corruption is bad: back to the last clean one.
+  const Micros rolled_back = committed_ - std::min(committed_, sdc.clean_work);
+  result_.ledger[Category::Productive] -= rolled_back;
+  result_.ledger[Category::LostProgress] += rolled_back;
+  committed_ -= rolled_back;
+  emit(t, EventKind::Rollback, sdc.node, sdc.gpu, &fc);
+  if (slot_node_[static_cast<std::size_t>(sdc.slot)] == sdc.node) stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
+  crash(t, fc, 0);  // the time until it was noticed is already lost work
 }
 
 void Trial::on_fault(const FaultStrike& strike) {
@@ -347,33 +404,71 @@ void Trial::on_fault(const FaultStrike& strike) {
   ++result_.fault_counts[strike.fault_class];
   emit(t, EventKind::Fault, node, strike.gpu, &fc);
 
-  if (fc.effect == Effect::Slow) {
-    slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
-    emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
-    update_speed();
-    return;
+  switch (fc.effect) {
+    case Effect::None: return;
+    case Effect::Slow:
+      slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
+      emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
+      update_speed();
+      return;
+    case Effect::Flap:
+      if (fc.action_us < fc.detection_us) {  // back before the watchdog fires: a stall
+        slow_.push_back({t + fc.action_us, node, 0.0});
+        emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, 0.0);
+        update_speed();
+      } else {
+        crash(t, fc, fc.detection_us);  // the watchdog fires: a hang
+      }
+      return;
+    case Effect::Sdc: {
+      // Nothing shows yet. The last clean checkpoint holds the work saved before now (or being saved).
+      const Micros clean = committed_ + (phase_ == Phase::Up && in_save_ ? uncommitted_ : 0);
+      sdc_.push_back({t + fc.detection_us, clean, strike.fault_class, strike.slot, node, strike.gpu});
+      return;
+    }
+    case Effect::Crash:
+    case Effect::Hang:
+      stop_part(t, fc, strike.slot, node, strike.gpu);
+      crash(t, fc, fc.detection_us);
+      return;
   }
-  if (fc.action == RecoveryAction::Reboot || fc.action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
-  if (fc.action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
+}
+
+//! The part that failed: its action (escalated when it keeps failing) and what happens to its node.
+void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
+  RecoveryAction action = fc.action;
+  Micros action_us = fc.action_us;
+  if (fc.escalation) {
+    auto& history = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())]
+                                   [static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0)];
+    while (!history.empty() && history.front() < t - fc.escalation->within_us) history.pop_front();
+    history.push_back(t);
+    if (static_cast<int>(history.size()) >= fc.escalation->after) {
+      action = fc.escalation->action;
+      action_us = fc.escalation->action_us;
+      history.clear();
+      emit(t, EventKind::Escalated, node, gpu, &fc);
+    }
+  }
+  if (action == RecoveryAction::Reboot || action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
+  if (action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
     rebooting_nodes_.push_back(node);
-  if (fc.action == RecoveryAction::Replace) departures_.push_back({strike.slot, node, kNever});
-  pending_action_us_ = std::max(pending_action_us_, fc.action_us);
-  crash(t, fc);
+  if (action == RecoveryAction::Replace) departures_.push_back({slot, node, kNever});
+  pending_action_us_ = std::max(pending_action_us_, action_us);
 }
 
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
-void Trial::crash(Micros t, const FaultClass& fc) {
+void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us) {
   emit(t, EventKind::Interrupted);
-  if (phase_ == Phase::Up) {
+  if (phase_ != Phase::Up) result_.ledger[phase_category()] += t - phase_start_;  // a save, recovery or maintenance cut short
+  if (phase_ == Phase::Up || phase_ == Phase::MaintenanceSave) {
     result_.ledger[Category::LostProgress] += uncommitted_;
     uncommitted_ = 0;
     in_save_ = false;
     save_left_ = 0;
-  } else {
-    result_.ledger[phase_category()] += t - phase_start_;
   }
   pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
-  enter(Phase::Detect, t, fc.detection_us);
+  enter(Phase::Detect, t, detection_us);
   advance_down(t);
 }
 
@@ -415,7 +510,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
     emit(t, EventKind::NodeDown, node);
     departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back});
   }
-  crash(t, fc);
+  crash(t, fc, fc.detection_us);
   return true;
 }
 

@@ -14,6 +14,7 @@
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
 #include <deque>
+#include <unordered_map>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -38,6 +39,7 @@ struct TrialConfig {
   Micros interval_us = 0;         //!< from the checkpoint policy
   Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
   Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
+  std::optional<Maintenance> maintenance;
   std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
 };
 
@@ -63,7 +65,7 @@ class Trial {
   int node_in_slot(int slot) const { return slot_node_[static_cast<std::size_t>(slot)]; }
 
  private:
-  enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, Done };
+  enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, MaintenanceSave, Maintenance, Done };
   struct SlowEpisode {
     Micros end;
     int node;  //!< -1 for a network part
@@ -76,6 +78,13 @@ class Trial {
     Micros back;  //!< kNever: through the repair shop
   };
   using Return = std::pair<Micros, int>;  //!< (time, node)
+  //! Silent corruption waiting to be noticed; the work up to `clean_work` was saved before it.
+  struct PendingSdc {
+    Micros detect_at;
+    Micros clean_work;
+    std::uint32_t fault_class;
+    int slot, node, gpu;
+  };
 
   // Up phase arithmetic.
   Micros wall_for_work(Micros work) const;
@@ -95,7 +104,10 @@ class Trial {
   Category phase_category() const;
 
   void update_speed();
-  void crash(Micros t, const FaultClass& fc);
+  void crash(Micros t, const FaultClass& fc, Micros detection_us);
+  void stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
+  void detect_sdc(const PendingSdc& sdc);
+  void begin_maintenance(Micros t);
   bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
   void take_from_pool(int node, Micros back);
   void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0,
@@ -130,6 +142,10 @@ class Trial {
   std::deque<Return> in_repair_;  //!< in return order (repair time is fixed)
   std::priority_queue<Return, std::vector<Return>, std::greater<>> held_;  //!< behind a failed network part
   std::vector<SlowEpisode> slow_;
+  std::vector<PendingSdc> sdc_;
+  Micros next_maintenance_ = kNever;
+  //! Per fault class with an escalation: recent fault times per part (node * 256 + GPU).
+  std::vector<std::unordered_map<std::int64_t, std::deque<Micros>>> recent_faults_;
 };
 
 }  // namespace ctwin

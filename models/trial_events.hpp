@@ -23,8 +23,11 @@ enum class EventKind : std::uint8_t {
   RestoreBegin,
   Running,
   CheckpointDone,
-  SlowBegin,
+  SlowBegin,         //!< speed 0: a stall (a link flap being ridden out)
   SlowEnd,
+  Escalated,        //!< a repeated fault on the same part: the stronger action is taken
+  Rollback,         //!< silent corruption found: back to the last clean checkpoint
+  MaintenanceBegin,
   End,
 };
 

@@ -16,6 +16,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.interval_us = make_checkpoint_policy(scenario.checkpoint_policy)->interval_us();
   c.work_us = scenario.job.work_us.value_or(kNever);
   c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
+  c.maintenance = scenario.maintenance;
   for (const auto& f : scenario.faults)
     if (is_network(f.rate.component)) {
       c.network = std::make_shared<const NetworkDomains>(build_network_domains(scenario));

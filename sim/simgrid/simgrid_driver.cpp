@@ -54,7 +54,7 @@ class HostMirror final : public TrialObserver {
     switch (e.kind) {
       case EventKind::Fault: {
         const FaultClass& fc = world_.config->faults[static_cast<std::size_t>(e.fault_class)];
-        if (fc.effect == Effect::Slow) break;
+        if (fc.effect != Effect::Crash && fc.effect != Effect::Hang) break;  // slow, flap, sdc, none: the host runs on
         host(e.node)->turn_off();
         if (fc.action == RecoveryAction::Restart || fc.action == RecoveryAction::ResetGpu) rank_down_.insert(e.node);
         break;
@@ -70,6 +70,7 @@ class HostMirror final : public TrialObserver {
         break;
       case EventKind::SlowBegin:
       case EventKind::SlowEnd: {
+        if (e.speed <= 0.0) break;  // a stall (link flap) is the network's, not the node's speed
         const auto& p = *world_.pstates;
         host(e.node)->set_pstate(static_cast<unsigned long>(std::find(p.begin(), p.end(), e.speed) - p.begin()));
         break;
@@ -115,7 +116,7 @@ void job_master(TrialWorld* world) {
       const int node = is_network(fc.rate.component) ? -1 : trial.node_in_slot(strike.slot);
       trial.on_fault(strike);
       // SimGrid's own host state must agree with the trial: a crashed node's host is off.
-      if (node >= 0 && fc.effect != Effect::Slow &&
+      if (node >= 0 && (fc.effect == Effect::Crash || fc.effect == Effect::Hang) &&
           world->platform->nodes[static_cast<std::size_t>(node)]->is_on())
         throw std::logic_error("SimGrid driver: a crashed node's host is still on");
     } else if (timer_reached || !world->inbox.empty()) {
