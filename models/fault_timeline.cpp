@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <boost/math/special_functions/gamma.hpp>
+#include <boost/random/bernoulli_distribution.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
@@ -31,13 +32,28 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
       m.exponential_total_per_us += info.rate_per_us * static_cast<double>(info.components);
       m.exponential_classes.push_back(i);
       m.exponential_cumulative.push_back(m.exponential_total_per_us);
+      if (!is_network(f.rate.component) && scenario.spares.lemon_fraction > 0) {
+        const double per_node = info.rate_per_us * (info.per_gpu ? scenario.cluster.gpus_per_node : 1);
+        m.lemon_total_per_node_us += (scenario.spares.lemon_multiplier - 1) * per_node;
+        m.lemon_classes.push_back(i);
+        m.lemon_cumulative.push_back(m.lemon_total_per_node_us);
+      }
     }
   }
+  m.tracked_nodes = scenario.job.nodes + scenario.cluster.spare_nodes;
+  m.lemon_fraction = scenario.spares.lemon_fraction;
   return m;
 }
 
-FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed) : model_(model), rng_(seed) {
+FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed)
+    : model_(model), rng_(seed), lemon_rng_(splitmix64(seed ^ 0x4C454D4F4E53ULL)) {
   draw_next_exponential();
+  if (model_.lemon_fraction > 0 && model_.lemon_total_per_node_us > 0) {
+    boost::random::bernoulli_distribution<double> is_lemon(model_.lemon_fraction);
+    for (std::int32_t node = 0; node < model_.tracked_nodes; ++node)
+      if (is_lemon(lemon_rng_)) lemons_.push_back(node);
+  }
+  draw_next_lemon();
   for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {
     const auto& info = model_.classes[c];
     if (info.distribution != Distribution::Weibull || info.rate_per_us <= 0 || info.components <= 0) continue;
@@ -77,6 +93,28 @@ void FaultTimeline::draw_next_exponential() {
   auto victim = boost::random::uniform_int_distribution<std::int64_t>(0, model_.classes[c].components - 1)(rng_);
   Micros when = exponential_clock_us_ >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(exponential_clock_us_));
   next_exponential_ = make_strike(when, c, victim);
+}
+
+void FaultTimeline::draw_next_lemon() {
+  if (lemons_.empty()) {
+    next_lemon_ = FaultStrike{};
+    return;
+  }
+  const double total = model_.lemon_total_per_node_us * static_cast<double>(lemons_.size());
+  lemon_clock_us_ += boost::random::exponential_distribution<double>(1.0)(lemon_rng_) / total;
+  const auto lemon = boost::random::uniform_int_distribution<std::size_t>(0, lemons_.size() - 1)(lemon_rng_);
+  const double pick = boost::random::uniform_01<double>()(lemon_rng_) * model_.lemon_total_per_node_us;
+  std::size_t k = 0;
+  while (k + 1 < model_.lemon_cumulative.size() && pick >= model_.lemon_cumulative[k]) ++k;
+  const std::uint32_t c = model_.lemon_classes[k];
+  FaultStrike strike;
+  strike.time = lemon_clock_us_ >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(lemon_clock_us_));
+  strike.fault_class = c;
+  strike.node = lemons_[lemon];
+  strike.gpu = model_.classes[c].per_gpu
+                   ? boost::random::uniform_int_distribution<std::int32_t>(0, model_.gpus_per_node - 1)(lemon_rng_)
+                   : -1;
+  next_lemon_ = strike;
 }
 
 void FaultTimeline::draw_next_first_life(FirstLives& lives) {
@@ -120,6 +158,10 @@ void FaultTimeline::choose_next() {
     next_ = make_strike(top.time, top.fault_class, top.component);
     next_source_ = Source::Renewed;
   }
+  if (next_lemon_.time < next_.time) {
+    next_ = next_lemon_;
+    next_source_ = Source::Lemon;
+  }
 }
 
 FaultStrike FaultTimeline::pop() {
@@ -141,6 +183,7 @@ FaultStrike FaultTimeline::pop() {
       renew_component = renewed_.top().component;
       renewed_.pop();
       break;
+    case Source::Lemon: draw_next_lemon(); break;
     case Source::None: break;
   }
   if (renew_component >= 0) {

@@ -23,6 +23,7 @@ struct FaultStrike {
   std::uint32_t fault_class = 0;
   std::int32_t slot = -1;  //!< node position in the job (0 .. job nodes - 1); for a network class, the part's index
   std::int32_t gpu = -1;   //!< GPU index within the node; -1 for node-level faults
+  std::int32_t node = -1;  //!< a lemon's extra fault names the physical node instead of a slot
 };
 
 //! What the timeline needs from a scenario, precomputed once per run.
@@ -41,6 +42,13 @@ struct FaultTimelineModel {
   std::vector<double> exponential_cumulative;  //!< running sums of component rates, for the class draw
   double exponential_total_per_us = 0;
   int gpus_per_node = 1;
+  // Lemon nodes: drawn per trial among the job's and spares' nodes; each fails (multiplier - 1)
+  // times more often in every exponential node or GPU class, while it is in the job.
+  int tracked_nodes = 0;
+  double lemon_fraction = 0;
+  std::vector<std::uint32_t> lemon_classes;
+  std::vector<double> lemon_cumulative;  //!< extra rate per lemon node, running sums over lemon_classes
+  double lemon_total_per_node_us = 0;
 
   static FaultTimelineModel from(const Scenario& scenario);
 };
@@ -50,6 +58,7 @@ class FaultTimeline {
   FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed);
 
   const FaultStrike& peek() const { return next_; }
+  const std::vector<std::int32_t>& lemons() const { return lemons_; }
   FaultStrike pop();
 
  private:
@@ -70,11 +79,12 @@ class FaultTimeline {
     std::vector<char> failed;         //!< per component: its first life has ended
     FaultStrike next;
   };
-  enum class Source { Exponential, FirstLife, Renewed, None };
+  enum class Source { Exponential, FirstLife, Renewed, Lemon, None };
 
   FaultStrike make_strike(Micros time, std::uint32_t fault_class, std::int64_t component) const;
   void draw_next_exponential();
   void draw_next_first_life(FirstLives& lives);
+  void draw_next_lemon();
   Micros draw_weibull_us(const FaultTimelineModel::ClassInfo& info);
   void choose_next();
 
@@ -84,6 +94,10 @@ class FaultTimeline {
   FaultStrike next_exponential_;
   std::vector<FirstLives> first_lives_;
   std::priority_queue<Clock, std::vector<Clock>, std::greater<>> renewed_;
+  Rng lemon_rng_;
+  std::vector<std::int32_t> lemons_;
+  double lemon_clock_us_ = 0;
+  FaultStrike next_lemon_;
   FaultStrike next_;
   Source next_source_ = Source::None;
   std::size_t next_first_life_ = 0;

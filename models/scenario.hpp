@@ -49,6 +49,24 @@ struct FaultClass {
   std::optional<Escalation> escalation;
 };
 
+//! What happens to a replaced node, and to the spare pool (`spares` in a scenario).
+struct RepairShop {
+  Micros fixed_us = 0;                 //!< `repair_time`: the whole turnaround, when no distribution is given
+  Micros triage_us = 0;                //!< automatic triage before the manual repair
+  double repair_median_us = 0;         //!< lognormal manual repair, when > 0
+  double repair_sigma = 0;
+  double failure_probability = 0;      //!< a repair that fails sends the node to RMA
+  Micros rma_us = 0;
+  int hot_count = 0;                   //!< spares kept warm: swapping one in takes `hot_swap_us`
+  Micros hot_swap_us = 0;
+  double lemon_fraction = 0;           //!< nodes that fail `lemon_multiplier` times as often
+  double lemon_multiplier = 1;
+  int retire_after = 0;                //!< retire a node at its N-th failure within the window (0: never)
+  Micros retire_within_us = 0;
+  double misdiagnosis_probability = 0; //!< the wrong node is replaced; the bad one fails again
+  Micros recurrence_mean_us = 0;       //!< mean time until a misdiagnosed fault strikes again
+};
+
 //! Planned maintenance: every `interval` from `first`, the job saves, stops for `duration`, restarts.
 struct Maintenance {
   Micros first_us = 0;
@@ -104,7 +122,7 @@ struct Scenario {
   std::vector<FaultClass> faults;
   Checkpointing checkpoint;
   Micros restart_overhead_us = 0;  //!< relaunch of the job: scheduling, process start, NCCL init
-  Micros repair_us = 0;            //!< a replaced node is back in the spare pool after this
+  RepairShop spares;
   std::optional<Maintenance> maintenance;
   CheckpointPolicySpec checkpoint_policy;
   int trials = 100;

@@ -477,6 +477,64 @@ void read_policies(Reader& r, const json& root, Scenario& s) {
   r.string(*ck, p, "notes", false);
 }
 
+std::optional<double> probability(Reader& r, const json& parent, const std::string& pointer, const char* key) {
+  auto value = r.number(parent, pointer, key, false);
+  if (value && (*value < 0 || *value > 1)) {
+    r.problem(Reader::at(pointer, key), "must be a probability between 0 and 1");
+    return std::nullopt;
+  }
+  return value;
+}
+
+void read_spares(Reader& r, const json& sp, Scenario& s) {
+  const std::string p = "/spares";
+  r.allow_only(sp, p,
+               {"repair_time", "triage", "repair", "repair_failure_probability", "rma_time", "hot", "lemons",
+                "retirement", "misdiagnosis", "source"});
+  RepairShop& shop = s.spares;
+  shop.fixed_us = r.duration(sp, p, "repair_time", false, true).value_or(0);
+  shop.triage_us = r.duration(sp, p, "triage", false).value_or(0);
+  if (const json* rep = r.object(sp, p, "repair", false)) {
+    const std::string rp = p + "/repair";
+    r.allow_only(*rep, rp, {"distribution", "median", "sigma", "source"});
+    if (auto d = r.string(*rep, rp, "distribution", true); d && *d != "lognormal")
+      r.problem(rp + "/distribution", "unknown value \"" + *d + "\" (one of: lognormal)");
+    shop.repair_median_us = static_cast<double>(r.duration(*rep, rp, "median", true, true).value_or(1));
+    shop.repair_sigma = r.number(*rep, rp, "sigma", true, 0.0).value_or(0.5);
+    r.string(*rep, rp, "source", false);
+  }
+  if (sp.contains("repair_time") == sp.contains("repair"))
+    r.problem(p, "give exactly one of repair_time (fixed) and repair (a distribution)");
+  shop.failure_probability = probability(r, sp, p, "repair_failure_probability").value_or(0);
+  shop.rma_us = r.duration(sp, p, "rma_time", shop.failure_probability > 0, true).value_or(0);
+  if (const json* hot = r.object(sp, p, "hot", false)) {
+    r.allow_only(*hot, p + "/hot", {"count", "swap_time"});
+    shop.hot_count = static_cast<int>(r.integer(*hot, p + "/hot", "count", true, 0, 1'000'000).value_or(0));
+    shop.hot_swap_us = r.duration(*hot, p + "/hot", "swap_time", true).value_or(0);
+  }
+  if (const json* lemons = r.object(sp, p, "lemons", false)) {
+    r.allow_only(*lemons, p + "/lemons", {"fraction", "rate_multiplier", "source"});
+    shop.lemon_fraction = probability(r, *lemons, p + "/lemons", "fraction").value_or(0);
+    if (!lemons->contains("fraction")) r.problem(p + "/lemons/fraction", "missing required number");
+    shop.lemon_multiplier = r.number(*lemons, p + "/lemons", "rate_multiplier", true, 1.0).value_or(1);
+    r.string(*lemons, p + "/lemons", "source", false);
+  }
+  if (const json* retire = r.object(sp, p, "retirement", false)) {
+    r.allow_only(*retire, p + "/retirement", {"failures", "within"});
+    shop.retire_after = static_cast<int>(r.integer(*retire, p + "/retirement", "failures", true, 1, 1000).value_or(0));
+    shop.retire_within_us = r.duration(*retire, p + "/retirement", "within", true, true).value_or(0);
+  }
+  if (const json* mis = r.object(sp, p, "misdiagnosis", false)) {
+    r.allow_only(*mis, p + "/misdiagnosis", {"probability", "recurrence", "source"});
+    shop.misdiagnosis_probability = probability(r, *mis, p + "/misdiagnosis", "probability").value_or(0);
+    if (!mis->contains("probability")) r.problem(p + "/misdiagnosis/probability", "missing required number");
+    shop.recurrence_mean_us = r.duration(*mis, p + "/misdiagnosis", "recurrence", true, true).value_or(1);
+    r.string(*mis, p + "/misdiagnosis", "source", false);
+  }
+  if (shop.hot_count > s.cluster.spare_nodes) r.problem(p + "/hot/count", "more hot spares than spare nodes");
+  r.string(sp, p, "source", false);
+}
+
 void read_rest(Reader& r, const json& root, Scenario& s) {
   if (const json* rs = r.object(root, "", "restart", true)) {
     r.allow_only(*rs, "/restart", {"overhead", "source"});
@@ -486,11 +544,7 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
   bool needs_spares = false;
   for (const auto& f : s.faults)
     needs_spares |= f.action == RecoveryAction::Replace || (f.escalation && f.escalation->action == RecoveryAction::Replace);
-  if (const json* sp = r.object(root, "", "spares", needs_spares)) {
-    r.allow_only(*sp, "/spares", {"repair_time", "source"});
-    s.repair_us = r.duration(*sp, "/spares", "repair_time", true, true).value_or(0);
-    r.string(*sp, "/spares", "source", false);
-  }
+  if (const json* sp = r.object(root, "", "spares", needs_spares)) read_spares(r, *sp, s);
   if (const json* m = r.object(root, "", "maintenance", false)) {
     r.allow_only(*m, "/maintenance", {"first", "interval", "duration", "source"});
     Maintenance mt;

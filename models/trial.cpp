@@ -4,6 +4,11 @@
 #include <cassert>
 #include <cmath>
 
+#include <boost/random/bernoulli_distribution.hpp>
+#include <boost/random/exponential_distribution.hpp>
+#include <boost/random/lognormal_distribution.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
+
 namespace ctwin {
 
 const char* to_string(EventKind kind) {
@@ -16,6 +21,8 @@ const char* to_string(EventKind kind) {
     case EventKind::NodeDown: return "node_down";
     case EventKind::NodeUp: return "node_up";
     case EventKind::ToRepair: return "to_repair";
+    case EventKind::Retired: return "retired";
+    case EventKind::Misdiagnosed: return "misdiagnosed";
     case EventKind::SpareAssigned: return "spare_assigned";
     case EventKind::WaitingForSpare: return "waiting_for_spare";
     case EventKind::RestartBegin: return "restart";
@@ -33,12 +40,13 @@ const char* to_string(EventKind kind) {
 }
 
 Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
-    : config_(config), observer_(observer) {
+    : config_(config), observer_(observer), shop_rng_(splitmix64(seed ^ 0x5245504149525348ULL)) {
   assert(config.interval_us > 0 && "the checkpoint interval must be positive (the loader checks it)");
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
   slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
   node_slot_.assign(static_cast<std::size_t>(config.job_nodes + config.spare_nodes), -1);
+  if (config.shop.retire_after > 0) node_failures_.resize(node_slot_.size());
   for (int slot = 0; slot < config.job_nodes; ++slot) {
     slot_node_[static_cast<std::size_t>(slot)] = slot;
     node_slot_[static_cast<std::size_t>(slot)] = slot;
@@ -208,15 +216,46 @@ void Trial::begin_restart(Micros t) {
   enter(Phase::Restart, t, pending_action_us_ + config_.restart_overhead_us);
 }
 
+//! Spares take the vacant slots. Up to `hot_count` of them are kept warm and swap in quickly.
 void Trial::fill_vacancies(Micros t) {
+  int warm = std::min(config_.shop.hot_count, static_cast<int>(spare_pool_.size()));
   while (!vacant_slots_.empty() && !spare_pool_.empty()) {
-    const int slot = vacant_slots_.front(), node = spare_pool_.front();
+    const Vacancy vacancy = vacant_slots_.front();
+    const int node = spare_pool_.front();
     vacant_slots_.pop_front();
     spare_pool_.pop_front();
-    slot_node_[static_cast<std::size_t>(slot)] = node;
-    node_slot_[static_cast<std::size_t>(node)] = slot;
+    slot_node_[static_cast<std::size_t>(vacancy.slot)] = node;
+    node_slot_[static_cast<std::size_t>(node)] = vacancy.slot;
+    pending_action_us_ = std::max(pending_action_us_, warm-- > 0 ? config_.shop.hot_swap_us : vacancy.swap_us);
     emit(t, EventKind::SpareAssigned, node);
   }
+}
+
+//! When a node sent for repair comes back, if ever: triage, manual repair (fixed or lognormal),
+//! and an RMA when the repair fails; a node that failed too often is retired instead.
+Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
+  const RepairShop& shop = config_.shop;
+  retired = false;
+  if (shop.retire_after > 0) {
+    auto& failures = node_failures_[static_cast<std::size_t>(node)];
+    while (!failures.empty() && failures.front() < t - shop.retire_within_us) failures.pop_front();
+    if (static_cast<int>(failures.size()) >= shop.retire_after) {
+      retired = true;
+      return kNever;
+    }
+  }
+  Micros repair = shop.triage_us + config_.repair_us;
+  if (shop.repair_median_us > 0) {
+    const double draw = boost::random::lognormal_distribution<double>(std::log(shop.repair_median_us), shop.repair_sigma)(shop_rng_);
+    repair = shop.triage_us + static_cast<Micros>(std::llround(std::min(draw, 1e15)));
+  }
+  if (shop.failure_probability > 0 && boost::random::bernoulli_distribution<double>(shop.failure_probability)(shop_rng_))
+    repair += shop.rma_us;
+  return t + repair;
+}
+
+void Trial::record_failure(int node, Micros t) {
+  if (!node_failures_.empty()) node_failures_[static_cast<std::size_t>(node)].push_back(t);
 }
 
 void Trial::leave_diagnosis(Micros t) {
@@ -224,12 +263,14 @@ void Trial::leave_diagnosis(Micros t) {
     if (slot_node_[static_cast<std::size_t>(d.slot)] != d.node) continue;  // struck twice: already out
     slot_node_[static_cast<std::size_t>(d.slot)] = -1;
     node_slot_[static_cast<std::size_t>(d.node)] = -1;
-    vacant_slots_.push_back(d.slot);
+    vacant_slots_.push_back({d.slot, d.swap_us});
     if (d.back == kNever) {
-      in_repair_.emplace_back(t + config_.repair_us, d.node);
-      emit(t, EventKind::ToRepair, d.node);
+      bool retired = false;
+      const Micros back = repair_turnaround(d.node, t, retired);
+      emit(t, retired ? EventKind::Retired : EventKind::ToRepair, d.node);
+      if (!retired) returns_.emplace(back, d.node);
     } else {
-      held_.emplace(std::max(d.back, t), d.node);  // back with its network part
+      returns_.emplace(std::max(d.back, t), d.node);  // back with its network part
     }
     // A node that was rebooting and is now out comes back through the repair shop or its part instead.
     rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node), rebooting_nodes_.end());
@@ -301,8 +342,8 @@ Micros Trial::next_timer() const {
   if (phase_ == Phase::Done) return kNever;
   Micros t = config_.end_us;
   t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
-  if (!in_repair_.empty()) t = std::min(t, in_repair_.front().first);
-  if (!held_.empty()) t = std::min(t, held_.top().first);
+  if (!returns_.empty()) t = std::min(t, returns_.top().first);
+  for (const auto& r : recurrences_) t = std::min(t, r.at);
   for (const auto& p : sdc_) t = std::min(t, p.detect_at);
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
   for (const auto& e : slow_) t = std::min(t, e.end);
@@ -326,16 +367,9 @@ void Trial::on_timer(Micros t) {
   }
   // Repaired nodes come back to the pool and fill the job's vacant slots.
   bool returned = false;
-  while (!in_repair_.empty() && in_repair_.front().first <= t) {
-    const int node = in_repair_.front().second;
-    in_repair_.pop_front();
-    spare_pool_.push_back(node);
-    emit(t, EventKind::NodeUp, node);
-    returned = true;
-  }
-  while (!held_.empty() && held_.top().first <= t) {
-    const int node = held_.top().second;
-    held_.pop();
+  while (!returns_.empty() && returns_.top().first <= t) {
+    const int node = returns_.top().second;
+    returns_.pop();
     spare_pool_.push_back(node);
     emit(t, EventKind::NodeUp, node);
     returned = true;
@@ -354,6 +388,15 @@ void Trial::on_timer(Micros t) {
     const PendingSdc sdc = *due;
     sdc_.erase(due);
     detect_sdc(sdc);
+  }
+  // Misdiagnosed faults strike again, if the bad node is still in the job.
+  while (true) {
+    auto due = std::find_if(recurrences_.begin(), recurrences_.end(), [t](const Recurrence& r) { return r.at <= t; });
+    if (due == recurrences_.end()) break;
+    const Recurrence again = *due;
+    recurrences_.erase(due);
+    const int slot = node_slot_[static_cast<std::size_t>(again.node)];
+    if (slot >= 0 && phase_ != Phase::Done) on_fault({again.at, again.fault_class, slot, again.gpu, -1});
   }
   if (phase_ == Phase::Up && next_maintenance_ <= t) begin_maintenance(t);
   advance_down(t);
@@ -396,13 +439,16 @@ void Trial::on_fault(const FaultStrike& strike) {
     if (on_network_fault(strike, fc)) ++result_.fault_counts[strike.fault_class];
     return;
   }
-  const int node = slot_node_[static_cast<std::size_t>(strike.slot)];
+  // A lemon's extra fault names its node: it matters only while the node is in the job.
+  const int slot = strike.node >= 0 ? node_slot_[static_cast<std::size_t>(strike.node)] : strike.slot;
+  const int node = slot >= 0 ? slot_node_[static_cast<std::size_t>(slot)] : -1;
   if (node < 0) {
-    emit(t, EventKind::FaultIgnored, -1, strike.gpu, &fc);
+    emit(t, EventKind::FaultIgnored, strike.node, strike.gpu, &fc);
     return;
   }
   ++result_.fault_counts[strike.fault_class];
   emit(t, EventKind::Fault, node, strike.gpu, &fc);
+  record_failure(node, t);
 
   switch (fc.effect) {
     case Effect::None: return;
@@ -423,12 +469,12 @@ void Trial::on_fault(const FaultStrike& strike) {
     case Effect::Sdc: {
       // Nothing shows yet. The last clean checkpoint holds the work saved before now (or being saved).
       const Micros clean = committed_ + (phase_ == Phase::Up && in_save_ ? uncommitted_ : 0);
-      sdc_.push_back({t + fc.detection_us, clean, strike.fault_class, strike.slot, node, strike.gpu});
+      sdc_.push_back({t + fc.detection_us, clean, strike.fault_class, slot, node, strike.gpu});
       return;
     }
     case Effect::Crash:
     case Effect::Hang:
-      stop_part(t, fc, strike.slot, node, strike.gpu);
+      stop_part(t, fc, slot, node, strike.gpu);
       crash(t, fc, fc.detection_us);
       return;
   }
@@ -453,8 +499,29 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   if (action == RecoveryAction::Reboot || action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
   if (action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
     rebooting_nodes_.push_back(node);
-  if (action == RecoveryAction::Replace) departures_.push_back({slot, node, kNever});
-  pending_action_us_ = std::max(pending_action_us_, action_us);
+  if (action != RecoveryAction::Replace) {
+    pending_action_us_ = std::max(pending_action_us_, action_us);
+    return;
+  }
+  // Replace: the node leaves after the diagnosis, and a spare swaps in (action_us, unless warm).
+  // The diagnosis may blame the wrong node: that one is replaced, and the bad one fails again.
+  const RepairShop& shop = config_.shop;
+  if (shop.misdiagnosis_probability > 0 && config_.job_nodes > 1 &&
+      boost::random::bernoulli_distribution<double>(shop.misdiagnosis_probability)(shop_rng_)) {
+    int wrong = boost::random::uniform_int_distribution<int>(0, config_.job_nodes - 2)(shop_rng_);
+    if (wrong >= slot) ++wrong;
+    const int blamed = slot_node_[static_cast<std::size_t>(wrong)];
+    if (blamed >= 0) {
+      emit(t, EventKind::Misdiagnosed, blamed, -1, &fc);
+      departures_.push_back({wrong, blamed, kNever, action_us});
+      const auto delay = boost::random::exponential_distribution<double>(1.0)(shop_rng_) *
+                         static_cast<double>(shop.recurrence_mean_us);
+      recurrences_.push_back({t + static_cast<Micros>(std::llround(std::min(delay, 1e15))),
+                              static_cast<std::uint32_t>(&fc - config_.faults.data()), node, gpu});
+      return;
+    }
+  }
+  departures_.push_back({slot, node, kNever, action_us});
 }
 
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
@@ -476,7 +543,7 @@ void Trial::take_from_pool(int node, Micros back) {
   const auto it = std::find(spare_pool_.begin(), spare_pool_.end(), node);
   if (it == spare_pool_.end()) return;  // in repair, or held already
   spare_pool_.erase(it);
-  held_.emplace(back, node);
+  returns_.emplace(back, node);
   emit(now_, EventKind::NodeDown, node);
 }
 
@@ -508,7 +575,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   if (out_of_job.empty()) return true;
   for (int node : out_of_job) {
     emit(t, EventKind::NodeDown, node);
-    departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back});
+    departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back, 0});
   }
   crash(t, fc, fc.detection_us);
   return true;

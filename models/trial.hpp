@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/fault_timeline.hpp"
+#include "models/rng.hpp"
 #include "models/ledger.hpp"
 #include "models/network_domains.hpp"
 #include "models/scenario.hpp"
@@ -35,7 +36,8 @@ struct TrialConfig {
   Micros save_us = 0;
   Micros restore_us = 0;
   Micros restart_overhead_us = 0;
-  Micros repair_us = 0;
+  Micros repair_us = 0;           //!< fixed turnaround, unless `shop` gives a distribution
+  RepairShop shop;
   Micros interval_us = 0;         //!< from the checkpoint policy
   Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
   Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
@@ -75,7 +77,18 @@ class Trial {
   struct Departure {
     int slot;
     int node;
-    Micros back;  //!< kNever: through the repair shop
+    Micros back;     //!< kNever: through the repair shop
+    Micros swap_us;  //!< putting a cold spare in its place
+  };
+  struct Vacancy {
+    int slot;
+    Micros swap_us;
+  };
+  //! A misdiagnosed fault: the bad part stayed in the job and fails again.
+  struct Recurrence {
+    Micros at;
+    std::uint32_t fault_class;
+    int node, gpu;
   };
   using Return = std::pair<Micros, int>;  //!< (time, node)
   //! Silent corruption waiting to be noticed; the work up to `clean_work` was saved before it.
@@ -110,6 +123,8 @@ class Trial {
   void begin_maintenance(Micros t);
   bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
   void take_from_pool(int node, Micros back);
+  Micros repair_turnaround(int node, Micros t, bool& retired);
+  void record_failure(int node, Micros t);
   void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0,
             int component = -1);
 
@@ -137,10 +152,13 @@ class Trial {
   // Nodes.
   std::vector<int> slot_node_;
   std::vector<int> node_slot_;  //!< -1 when the node is not in the job
-  std::deque<int> vacant_slots_;
+  std::deque<Vacancy> vacant_slots_;
   std::deque<int> spare_pool_;
-  std::deque<Return> in_repair_;  //!< in return order (repair time is fixed)
-  std::priority_queue<Return, std::vector<Return>, std::greater<>> held_;  //!< behind a failed network part
+  //! Nodes coming back to the pool: from the repair shop, or when their network part is replaced.
+  std::priority_queue<Return, std::vector<Return>, std::greater<>> returns_;
+  std::vector<Recurrence> recurrences_;
+  std::vector<std::deque<Micros>> node_failures_;  //!< recent failures per node, for retirement
+  Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;
   Micros next_maintenance_ = kNever;

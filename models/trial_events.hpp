@@ -17,6 +17,8 @@ enum class EventKind : std::uint8_t {
   NodeDown,         //!< the node's host is off (reboot or replacement)
   NodeUp,           //!< back on: rebooted, or returned from repair
   ToRepair,
+  Retired,          //!< failed too often: leaves the fleet instead of coming back
+  Misdiagnosed,     //!< the wrong node was blamed (node: the one replaced); the bad one stays
   SpareAssigned,
   WaitingForSpare,
   RestartBegin,

@@ -12,7 +12,8 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.save_us = costs.save_us;
   c.restore_us = costs.restore_us;
   c.restart_overhead_us = scenario.restart_overhead_us;
-  c.repair_us = scenario.repair_us;
+  c.repair_us = scenario.spares.fixed_us;
+  c.shop = scenario.spares;
   c.interval_us = make_checkpoint_policy(scenario.checkpoint_policy)->interval_us();
   c.work_us = scenario.job.work_us.value_or(kNever);
   c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
