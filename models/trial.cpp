@@ -57,8 +57,7 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   emit(0, EventKind::Running);
 }
 
-void Trial::emit(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed, int component) {
-  if (!observer_) return;
+void Trial::notify(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed, int component) {
   TrialEvent e;
   e.time = t;
   e.node = node;
@@ -382,7 +381,7 @@ void Trial::on_timer(Micros t) {
     }
   }
   // Silent corruption noticed now (in strike order).
-  while (true) {
+  while (!sdc_.empty()) {
     auto due = std::find_if(sdc_.begin(), sdc_.end(), [t](const PendingSdc& p) { return p.detect_at <= t; });
     if (due == sdc_.end()) break;
     const PendingSdc sdc = *due;
@@ -390,7 +389,7 @@ void Trial::on_timer(Micros t) {
     detect_sdc(sdc);
   }
   // Misdiagnosed faults strike again, if the bad node is still in the job.
-  while (true) {
+  while (!recurrences_.empty()) {
     auto due = std::find_if(recurrences_.begin(), recurrences_.end(), [t](const Recurrence& r) { return r.at <= t; });
     if (due == recurrences_.end()) break;
     const Recurrence again = *due;

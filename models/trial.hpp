@@ -125,8 +125,12 @@ class Trial {
   void take_from_pool(int node, Micros back);
   Micros repair_turnaround(int node, Micros t, bool& retired);
   void record_failure(int node, Micros t);
+  //! Events cost nothing without an observer (the native driver's Monte Carlo).
   void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0,
-            int component = -1);
+            int component = -1) {
+    if (observer_) notify(t, kind, node, gpu, fc, speed, component);
+  }
+  void notify(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed, int component);
 
   const TrialConfig& config_;
   TrialObserver* observer_;
