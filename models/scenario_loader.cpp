@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/fault_catalog.hpp"
+
 namespace ctwin {
 
 using nlohmann::json;
@@ -322,13 +324,33 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   r.string(*j, p, "notes", false);
 }
 
-void read_fault(Reader& r, const json& f, const std::string& p, Scenario& s, std::set<std::string>& names) {
-  if (!f.is_object()) {
-    r.problem(p, std::string("expected an object, got ") + f.type_name());
+void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
+  if (!given.is_object()) {
+    r.problem(p, std::string("expected an object, got ") + given.type_name());
     return;
   }
+  // {"use": "<catalog entry>", ...}: the entry, with the scenario's fields merged over it.
+  json f = given;
+  if (auto use = given.find("use"); use != given.end()) {
+    const json::string_t* name = use->get_ptr<const json::string_t*>();
+    const nlohmann::ordered_json* entry = name ? catalog_entry(*name) : nullptr;
+    if (!entry) {
+      std::string list;
+      for (const auto& n : catalog_names()) list += (list.empty() ? "" : ", ") + n;
+      r.problem(p + "/use", "no catalog entry " + use->dump() + " (the catalog has: " + list + ")");
+      return;
+    }
+    f = json::parse(entry->dump());
+    json patch = given;
+    patch.erase("use");
+    f.merge_patch(patch);
+    if (!f.contains("rate")) {
+      r.problem(p + "/rate", "the catalog has no public rate for \"" + *name + "\": give one");
+      f["rate"] = "0/node-day";  // reported once, here
+    }
+  }
   r.allow_only(f, p,
-               {"name", "rate", "distribution", "weibull_shape", "effect", "speed_factor", "detection", "diagnosis",
+               {"use", "name", "rate", "distribution", "weibull_shape", "effect", "speed_factor", "detection", "diagnosis",
                 "recovery", "escalation", "xid", "source", "notes"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
