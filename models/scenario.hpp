@@ -112,6 +112,18 @@ struct CheckpointPolicySpec {
   Micros interval_us = 0;  //!< compute time between the end of one save and the start of the next
 };
 
+//! A published figure the scenario is compared with (and was not built from).
+struct Comparison {
+  enum class Metric { Goodput, InterruptionsPerDay, Interruptions, LostHoursPerInterruption };
+  enum class Relation { About, AtMost, AtLeast };
+  Metric metric = Metric::Goodput;
+  Relation relation = Relation::About;
+  double published = 0;
+  std::string source;
+};
+const char* to_string(Comparison::Metric m);
+const char* to_string(Comparison::Relation r);
+
 struct Scenario {
   int schema_version = kScenarioSchemaVersion;
   std::string name;
@@ -125,6 +137,7 @@ struct Scenario {
   RepairShop spares;
   std::optional<Maintenance> maintenance;
   CheckpointPolicySpec checkpoint_policy;
+  std::vector<Comparison> compare;
   int trials = 100;
   std::uint64_t seed = 1;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)

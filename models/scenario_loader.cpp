@@ -38,6 +38,24 @@ const char* to_string(RecoveryAction a) {
   return "?";
 }
 
+const char* to_string(Comparison::Metric m) {
+  switch (m) {
+    case Comparison::Metric::Goodput: return "goodput";
+    case Comparison::Metric::InterruptionsPerDay: return "interruptions_per_day";
+    case Comparison::Metric::Interruptions: return "interruptions";
+    case Comparison::Metric::LostHoursPerInterruption: return "lost_hours_per_interruption";
+  }
+  return "?";
+}
+const char* to_string(Comparison::Relation r) {
+  switch (r) {
+    case Comparison::Relation::About: return "about";
+    case Comparison::Relation::AtMost: return "at_most";
+    case Comparison::Relation::AtLeast: return "at_least";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string join_lines(const std::string& file, const std::vector<ScenarioProblem>& problems) {
@@ -567,6 +585,35 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
   for (const auto& f : s.faults)
     needs_spares |= f.action == RecoveryAction::Replace || (f.escalation && f.escalation->action == RecoveryAction::Replace);
   if (const json* sp = r.object(root, "", "spares", needs_spares)) read_spares(r, *sp, s);
+  if (auto it = root.find("compare"); it != root.end()) {
+    if (!it->is_array()) r.problem("/compare", std::string("expected an array, got ") + it->type_name());
+    else
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string cp = "/compare/" + std::to_string(i);
+        const json& c = (*it)[i];
+        if (!c.is_object()) {
+          r.problem(cp, "expected an object");
+          continue;
+        }
+        r.allow_only(c, cp, {"metric", "published", "relation", "source", "notes"});
+        Comparison cmp;
+        cmp.metric = choose<Comparison::Metric>(r, c, cp, "metric", true,
+                                                {{"goodput", Comparison::Metric::Goodput},
+                                                 {"interruptions_per_day", Comparison::Metric::InterruptionsPerDay},
+                                                 {"interruptions", Comparison::Metric::Interruptions},
+                                                 {"lost_hours_per_interruption", Comparison::Metric::LostHoursPerInterruption}})
+                         .value_or(Comparison::Metric::Goodput);
+        cmp.relation = choose<Comparison::Relation>(r, c, cp, "relation", false,
+                                                    {{"about", Comparison::Relation::About},
+                                                     {"at_most", Comparison::Relation::AtMost},
+                                                     {"at_least", Comparison::Relation::AtLeast}})
+                           .value_or(Comparison::Relation::About);
+        cmp.published = r.number(c, cp, "published", true).value_or(0);
+        cmp.source = r.string(c, cp, "source", true).value_or("");
+        r.string(c, cp, "notes", false);
+        s.compare.push_back(cmp);
+      }
+  }
   if (const json* m = r.object(root, "", "maintenance", false)) {
     r.allow_only(*m, "/maintenance", {"first", "interval", "duration", "source"});
     Maintenance mt;
@@ -621,7 +668,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   s.content_hash = content_hash(text);
   r.allow_only(root, "",
                {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
-                "restart", "spares", "maintenance", "policies", "simulation"});
+                "restart", "spares", "maintenance", "policies", "simulation", "compare"});
   if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
     if (*version != kScenarioSchemaVersion)
       r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +

@@ -525,6 +525,7 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
 
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
 void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us) {
+  ++result_.interruptions;
   emit(t, EventKind::Interrupted);
   if (phase_ != Phase::Up) result_.ledger[phase_category()] += t - phase_start_;  // a save, recovery or maintenance cut short
   if (phase_ == Phase::Up || phase_ == Phase::MaintenanceSave) {

@@ -51,6 +51,7 @@ struct TrialResult {
   Micros wall_us = 0;
   bool finished_work = false;  //!< the work was done (always true for a horizon run that reached its end)
   std::int64_t checkpoints = 0;
+  std::int64_t interruptions = 0;          //!< the job (or its recovery) stopped and had to restart
   std::vector<std::int64_t> fault_counts;  //!< per fault class, faults that struck the job
 };
 

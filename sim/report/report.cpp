@@ -53,6 +53,46 @@ std::optional<std::pair<Summary, std::size_t>> time_to_train(const RunReportInpu
   return std::make_pair(summarize(days), unfinished);
 }
 
+//! Per-trial value of a compared metric; nullopt where it is undefined (no interruption).
+std::optional<double> metric_of(const TrialResult& t, Comparison::Metric m) {
+  switch (m) {
+    case Comparison::Metric::Goodput: return goodput(t);
+    case Comparison::Metric::InterruptionsPerDay:
+      return t.wall_us > 0 ? static_cast<double>(t.interruptions) / micros_to_days(t.wall_us) : 0.0;
+    case Comparison::Metric::Interruptions: return static_cast<double>(t.interruptions);
+    case Comparison::Metric::LostHoursPerInterruption:
+      if (t.interruptions == 0) return std::nullopt;
+      return micros_to_hours(t.ledger[Category::LostProgress]) / static_cast<double>(t.interruptions);
+  }
+  return std::nullopt;
+}
+
+struct Compared {
+  const Comparison* published;
+  Summary simulated;
+  const char* verdict;
+};
+
+//! A published figure is one run: it is judged against the spread of single trials (p5-p95),
+//! or, for a bound, against the median trial.
+std::vector<Compared> compare_with_published(const RunReportInput& in) {
+  std::vector<Compared> out;
+  for (const auto& c : in.scenario.compare) {
+    std::vector<double> values;
+    for (const auto& t : in.result.trials)
+      if (auto v = metric_of(t, c.metric)) values.push_back(*v);
+    const Summary sim = summarize(values);
+    bool consistent = false;
+    switch (c.relation) {
+      case Comparison::Relation::About: consistent = sim.p5 <= c.published && c.published <= sim.p95; break;
+      case Comparison::Relation::AtMost: consistent = sim.p50 <= c.published; break;
+      case Comparison::Relation::AtLeast: consistent = sim.p50 >= c.published; break;
+    }
+    out.push_back({&c, sim, values.empty() ? "no data" : consistent ? "consistent" : "outside"});
+  }
+  return out;
+}
+
 std::string fixed(double v, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
@@ -99,6 +139,17 @@ std::string report_json(const RunReportInput& in) {
                                                       {"p5", nullptr},   {"p50", nullptr},      {"p95", nullptr}};
     t["unfinished_trials"] = ttt->second;
     j["time_to_train_days"] = t;
+  }
+  if (!in.scenario.compare.empty()) {
+    ordered_json comparison = ordered_json::array();
+    for (const auto& c : compare_with_published(in))
+      comparison.push_back({{"metric", to_string(c.published->metric)},
+                            {"relation", to_string(c.published->relation)},
+                            {"published", c.published->published},
+                            {"simulated", summary_json(c.simulated)},
+                            {"verdict", c.verdict},
+                            {"source", c.published->source}});
+    j["comparison"] = std::move(comparison);
   }
   ordered_json trials = ordered_json::array();
   for (const auto& t : r.trials) {
@@ -176,6 +227,17 @@ std::string summary_text(const RunReportInput& in) {
   }
   std::snprintf(line, sizeof line, "    %-32s %9.2f  %7.3f\n", "wall", wall_hours, 100.0);
   out << line;
+  if (!s.compare.empty()) {
+    out << "\n  compared with published figures this scenario was not built from\n"
+        << "    metric                       published          simulated mean [95% CI]      single runs p5..p95    verdict\n";
+    for (const auto& c : compare_with_published(in)) {
+      std::snprintf(line, sizeof line, "    %-28s %-8s %8.3f  %8.3f [%8.3f, %8.3f]   %8.3f..%-8.3f   %s\n",
+                    to_string(c.published->metric), to_string(c.published->relation), c.published->published,
+                    c.simulated.mean, c.simulated.ci95_low, c.simulated.ci95_high, c.simulated.p5, c.simulated.p95,
+                    c.verdict);
+      out << line << "      " << c.published->source << "\n";
+    }
+  }
   return out.str();
 }
 

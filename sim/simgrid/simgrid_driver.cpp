@@ -132,6 +132,7 @@ void encode(ByteWriter& out, const TrialResult& r, const std::vector<TrialEvent>
   out.put(r.wall_us);
   out.put(static_cast<std::uint8_t>(r.finished_work));
   out.put(r.checkpoints);
+  out.put(r.interruptions);
   out.put(static_cast<std::uint64_t>(r.fault_counts.size()));
   for (auto c : r.fault_counts) out.put(c);
   out.put(static_cast<std::uint64_t>(events.size()));
@@ -144,6 +145,7 @@ void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
   r.wall_us = in.get<Micros>();
   r.finished_work = in.get<std::uint8_t>() != 0;
   r.checkpoints = in.get<std::int64_t>();
+  r.interruptions = in.get<std::int64_t>();
   r.fault_counts.resize(in.get<std::uint64_t>());
   for (auto& c : r.fault_counts) c = in.get<std::int64_t>();
   events.resize(in.get<std::uint64_t>());
