@@ -58,6 +58,7 @@ class Topology {
   std::vector<int> nodes_served_by_leaf(int leaf) const;
   //! The cable from a node's NIC to its leaf: one per NIC.
   int cables() const { return spec_.nodes * spec_.nics_per_node; }
+  std::size_t spine_vertex(int spine) const { return spine_vertices_.at(static_cast<std::size_t>(spine)); }
 
   BlastRadius leaf_failure(int leaf) const;
   BlastRadius spine_failure(int spine) const;

@@ -9,6 +9,7 @@
 namespace simgrid::s4u {
 class Host;
 class Disk;
+class Link;
 }  // namespace simgrid::s4u
 
 namespace ctwin {
@@ -28,11 +29,19 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> storage;
   std::vector<simgrid::s4u::Disk*> disks;
   simgrid::s4u::Host* control = nullptr;
+  // From the topology graph only: the links a failed part takes down.
+  std::vector<std::vector<simgrid::s4u::Link*>> leaf_links, spine_links, cable_links;
 };
+
+class Topology;
 
 //! Creates this process's engine, with the network model set so a flow takes size/bandwidth + latency
 //! (SIMGRID_NOTES.md). Call once per process, in a child (subprocess.hpp).
 void init_simgrid_engine();
 Platform build_platform(const PlatformSpec& spec);
+//! The platform generated from the topology graph: a host per node, a router per leaf and spine
+//! switch, a link per NIC cable and per uplink, storage servers on the spines (routes by Dijkstra).
+//! `spec` gives the pstates, the storage and the nodes to create (job and spares).
+Platform build_platform(const Topology& topology, const PlatformSpec& spec);
 
 }  // namespace ctwin

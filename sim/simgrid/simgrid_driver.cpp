@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <set>
 #include <stdexcept>
 
 #include <simgrid/s4u.hpp>
 
 #include "models/rng.hpp"
+#include "models/topology.hpp"
 #include "sim/simgrid/platform.hpp"
 #include "sim/simgrid/subprocess.hpp"
 
@@ -44,6 +46,10 @@ class HostMirror final : public TrialObserver {
   explicit HostMirror(TrialWorld& world) : world_(world) {}
   void on_event(const TrialEvent& e) override {
     if (world_.record) world_.events.push_back(e);
+    if ((e.kind == EventKind::Fault || e.kind == EventKind::FaultIgnored) && e.component >= 0) {
+      network_part_down(e);
+      return;
+    }
     if (e.kind == EventKind::RestoreBegin) {
       for (int node : rank_down_)
         if (!node_down_.count(node)) host(node)->turn_on();
@@ -81,7 +87,26 @@ class HostMirror final : public TrialObserver {
   bool wants_checkpoints() const override { return world_.record; }
 
  private:
+  //! A leaf, spine or cable failed: its links go off, and come back on when it is replaced.
+  void network_part_down(const TrialEvent& e) {
+    const FaultClass& fc = world_.config->faults[static_cast<std::size_t>(e.fault_class)];
+    const Platform& p = *world_.platform;
+    const auto& table = fc.rate.component == Component::Leaf ? p.leaf_links
+                        : fc.rate.component == Component::Spine ? p.spine_links : p.cable_links;
+    if (static_cast<std::size_t>(e.component) >= table.size()) return;  // no graph-built platform
+    std::vector<sg4::Link*> links = table[static_cast<std::size_t>(e.component)];
+    for (sg4::Link* l : links)
+      if (links_down_[l]++ == 0) l->turn_off();
+    const double back = to_simgrid_time(e.time + fc.detection_us + fc.diagnosis_us + fc.action_us);
+    sg4::Actor::create("repair-crew", p.control, [this, links, back] {
+      sg4::this_actor::sleep_until(back);
+      for (sg4::Link* l : links)
+        if (--links_down_[l] == 0) l->turn_on();
+    })->daemonize();
+  }
+
   sg4::Host* host(int node) const { return world_.platform->nodes[static_cast<std::size_t>(node)]; }
+  std::map<sg4::Link*, int> links_down_;  //!< parts out that hold each link down
   TrialWorld& world_;
   std::set<int> node_down_, rank_down_;
 };
@@ -197,7 +222,9 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
         spec.disk_read_bytes_per_s = scenario.cluster.storage.read_bytes_per_s > 0 ? scenario.cluster.storage.read_bytes_per_s : 1e12;
         spec.disk_write_bytes_per_s = scenario.cluster.storage.write_bytes_per_s > 0 ? scenario.cluster.storage.write_bytes_per_s : 1e12;
         spec.node_speed_factors = pstates;
-        const Platform platform = build_platform(spec);
+        // The platform comes from the topology graph when the scenario has one.
+        const Platform platform = scenario.cluster.topology ? build_platform(Topology::build(*scenario.cluster.topology), spec)
+                                                            : build_platform(spec);
         std::deque<Child> running;
         int next = 0, relayed = 0;
         while (relayed < trials) {
