@@ -128,8 +128,9 @@ void row(const char* scenario, const char* what, double per_trial_s, long peak_k
   std::fflush(stdout);
 }
 
-void bench_scenario(const std::string& label, const Scenario& scenario, int native_trials, int simgrid_trials,
-                    bool do_simgrid) {
+//! Returns the native per-trial time on one core.
+double bench_scenario(const std::string& label, const Scenario& scenario, int native_trials, int simgrid_trials,
+                      bool do_simgrid) {
   const CheckpointCosts costs = resolve_checkpoint_costs(scenario);  // cached before timing
   const TrialConfig config = make_trial_config(scenario, costs);
   const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
@@ -175,7 +176,7 @@ void bench_scenario(const std::string& label, const Scenario& scenario, int nati
   std::snprintf(note, sizeof note, "%d cores: %.0f trials/s", cores, native_trials / all_cores.seconds);
   row(label.c_str(), "native driver, all cores", all_cores.seconds / native_trials, all_cores.peak_kib, note);
 
-  if (!do_simgrid) return;
+  if (!do_simgrid) return native_per_trial;
   // Marginal cost per SimGrid trial: platform built once, then one fork per trial.
   auto simgrid_run = [&](int trials, int jobs = 1) {
     return measured([&, trials, jobs] {
@@ -195,6 +196,7 @@ void bench_scenario(const std::string& label, const Scenario& scenario, int nati
   std::snprintf(note, sizeof note, "%d cores: %.0f trials/s, platform build included", cores,
                 simgrid_trials / parallel.seconds);
   row(label.c_str(), "SimGrid driver, all cores", parallel.seconds / simgrid_trials, parallel.peak_kib, note);
+  return native_per_trial;
 }
 
 }  // namespace
@@ -211,9 +213,13 @@ int main(int argc, char** argv) {
   const Scenario big = load_scenario(dir + "/llama3_405b_16k.json");
 
   std::printf("| scenario | measurement | µs per trial | peak MiB | note |\n|---|---|---:|---:|---|\n");
+  const Scenario full = load_scenario(dir + "/llama3_405b_16k_full.json");
   bench_scenario("default (10,240)", def, native_trials, simgrid_trials, true);
-  bench_scenario("llama3 16k", big, native_trials, simgrid_trials, true);
+  const double plain = bench_scenario("llama3 16k", big, native_trials, simgrid_trials, true);
   bench_scenario("llama3 16k Weibull", with_weibull_gpus(big, 0.8), quick ? 50 : 300, simgrid_trials, false);
+  const double catalog = bench_scenario("llama3 16k full", full, native_trials, simgrid_trials, true);
+  std::printf("\nFull catalog (fabric, repair shop, maintenance) / plain 16k scenario, native, 1 core: %.2fx\n",
+              catalog / plain);
 
   // The acceptance figure: 1,000 trials of the default scenario on 2 workers, costs included.
   const Measure thousand = measured([&] {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include <boost/math/special_functions/gamma.hpp>
-#include <boost/random/bernoulli_distribution.hpp>
+#include <boost/random/geometric_distribution.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
@@ -49,9 +49,14 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
     : model_(model), rng_(seed), lemon_rng_(splitmix64(seed ^ 0x4C454D4F4E53ULL)) {
   draw_next_exponential();
   if (model_.lemon_fraction > 0 && model_.lemon_total_per_node_us > 0) {
-    boost::random::bernoulli_distribution<double> is_lemon(model_.lemon_fraction);
-    for (std::int32_t node = 0; node < model_.tracked_nodes; ++node)
-      if (is_lemon(lemon_rng_)) lemons_.push_back(node);
+    // Each node is a lemon with probability p: draw the gaps between lemons (geometric), not every node.
+    if (model_.lemon_fraction >= 1) {
+      for (std::int32_t node = 0; node < model_.tracked_nodes; ++node) lemons_.push_back(node);
+    } else {
+      boost::random::geometric_distribution<std::int64_t, double> gap(model_.lemon_fraction);
+      for (std::int64_t node = gap(lemon_rng_); node < model_.tracked_nodes; node += 1 + gap(lemon_rng_))
+        lemons_.push_back(static_cast<std::int32_t>(node));
+    }
   }
   draw_next_lemon();
   for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {

@@ -103,8 +103,18 @@ BlastRadius Topology::lost_uplinks(const std::vector<std::size_t>& failed_vertic
       leaf_alive[i] = graph_[other].kind == VertexKind::Spine && !failed.count(other);
     }
   }
+  // Only NICs behind a dead leaf can be cut off: look at their nodes alone.
+  std::set<int> candidates;
+  for (std::size_t i = 0; i < leaf_vertices_.size(); ++i) {
+    if (leaf_alive[i]) continue;
+    for (auto [e, end] = boost::out_edges(leaf_vertices_[i], graph_); e != end; ++e) {
+      const TopologyVertex& other = graph_[boost::target(*e, graph_)];
+      if (other.kind == VertexKind::Nic) candidates.insert(other.node);
+    }
+  }
+  if (failed_cable >= 0) candidates.insert(failed_cable / spec_.nics_per_node);
   BlastRadius out;
-  for (int n = 0; n < spec_.nodes; ++n) {
+  for (int n : candidates) {
     std::vector<int> lost;
     for (int rail = 0; rail < spec_.nics_per_node; ++rail) {
       const int cable = n * spec_.nics_per_node + rail;

@@ -46,7 +46,10 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   result_.fault_counts.assign(config.faults.size(), 0);
   slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
   node_slot_.assign(static_cast<std::size_t>(config.job_nodes + config.spare_nodes), -1);
-  if (config.shop.retire_after > 0) node_failures_.resize(node_slot_.size());
+  if (config.shop.retire_after > 0) {
+    node_failures_.assign(node_slot_.size() * static_cast<std::size_t>(config.shop.retire_after), 0);
+    node_failure_count_.assign(node_slot_.size(), 0);
+  }
   for (int slot = 0; slot < config.job_nodes; ++slot) {
     slot_node_[static_cast<std::size_t>(slot)] = slot;
     node_slot_[static_cast<std::size_t>(slot)] = slot;
@@ -236,9 +239,12 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
   const RepairShop& shop = config_.shop;
   retired = false;
   if (shop.retire_after > 0) {
-    auto& failures = node_failures_[static_cast<std::size_t>(node)];
-    while (!failures.empty() && failures.front() < t - shop.retire_within_us) failures.pop_front();
-    if (static_cast<int>(failures.size()) >= shop.retire_after) {
+    // Retired at its N-th failure within the window: when its N most recent all fall inside it.
+    const auto k = static_cast<std::size_t>(shop.retire_after);
+    const Micros* ring = &node_failures_[static_cast<std::size_t>(node) * k];
+    const std::size_t known = std::min<std::size_t>(node_failure_count_[static_cast<std::size_t>(node)], k);
+    const Micros since = t - shop.retire_within_us;
+    if (known == k && std::all_of(ring, ring + k, [since](Micros f) { return f >= since; })) {
       retired = true;
       return kNever;
     }
@@ -254,7 +260,11 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
 }
 
 void Trial::record_failure(int node, Micros t) {
-  if (!node_failures_.empty()) node_failures_[static_cast<std::size_t>(node)].push_back(t);
+  if (node_failures_.empty()) return;
+  const auto k = static_cast<std::size_t>(config_.shop.retire_after);
+  auto& count = node_failure_count_[static_cast<std::size_t>(node)];
+  node_failures_[static_cast<std::size_t>(node) * k + count % k] = t;
+  if (count < 65535) ++count;
 }
 
 void Trial::leave_diagnosis(Micros t) {
@@ -484,20 +494,23 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   RecoveryAction action = fc.action;
   Micros action_us = fc.action_us;
   if (fc.escalation) {
-    auto& history = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())]
-                                   [static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0)];
-    while (!history.empty() && history.front() < t - fc.escalation->within_us) history.pop_front();
-    history.push_back(t);
-    if (static_cast<int>(history.size()) >= fc.escalation->after) {
+    auto& recent = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())];
+    const Micros since = t - fc.escalation->within_us;
+    recent.erase(recent.begin(), std::find_if(recent.begin(), recent.end(), [since](const auto& f) { return f.second >= since; }));
+    const std::int64_t part = static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0);
+    recent.emplace_back(part, t);
+    const auto same_part = std::count_if(recent.begin(), recent.end(), [part](const auto& f) { return f.first == part; });
+    if (same_part >= fc.escalation->after) {
       action = fc.escalation->action;
       action_us = fc.escalation->action_us;
-      history.clear();
+      recent.erase(std::remove_if(recent.begin(), recent.end(), [part](const auto& f) { return f.first == part; }), recent.end());
       emit(t, EventKind::Escalated, node, gpu, &fc);
     }
   }
-  if (action == RecoveryAction::Reboot || action == RecoveryAction::Replace) emit(t, EventKind::NodeDown, node);
-  if (action == RecoveryAction::Reboot && std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end())
-    rebooting_nodes_.push_back(node);
+  if (action == RecoveryAction::Reboot) {
+    emit(t, EventKind::NodeDown, node);
+    if (std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end()) rebooting_nodes_.push_back(node);
+  }
   if (action != RecoveryAction::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);
     return;
@@ -512,6 +525,7 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
     const int blamed = slot_node_[static_cast<std::size_t>(wrong)];
     if (blamed >= 0) {
       emit(t, EventKind::Misdiagnosed, blamed, -1, &fc);
+      emit(t, EventKind::NodeDown, blamed);
       departures_.push_back({wrong, blamed, kNever, action_us});
       const auto delay = boost::random::exponential_distribution<double>(1.0)(shop_rng_) *
                          static_cast<double>(shop.recurrence_mean_us);
@@ -520,6 +534,7 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
       return;
     }
   }
+  emit(t, EventKind::NodeDown, node);
   departures_.push_back({slot, node, kNever, action_us});
 }
 

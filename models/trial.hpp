@@ -14,7 +14,6 @@
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
 #include <deque>
-#include <unordered_map>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -66,6 +65,11 @@ class Trial {
   const TrialResult& result() const { return result_; }
   //! Physical node in a job slot, or -1 while the slot waits for a spare.
   int node_in_slot(int slot) const { return slot_node_[static_cast<std::size_t>(slot)]; }
+  //! The node a node or GPU fault strikes now (a lemon's fault names its node), or -1 if none.
+  int victim_of(const FaultStrike& strike) const {
+    if (strike.node < 0) return node_in_slot(strike.slot);
+    return node_slot_[static_cast<std::size_t>(strike.node)] >= 0 ? strike.node : -1;
+  }
 
  private:
   enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, MaintenanceSave, Maintenance, Done };
@@ -162,13 +166,16 @@ class Trial {
   //! Nodes coming back to the pool: from the repair shop, or when their network part is replaced.
   std::priority_queue<Return, std::vector<Return>, std::greater<>> returns_;
   std::vector<Recurrence> recurrences_;
-  std::vector<std::deque<Micros>> node_failures_;  //!< recent failures per node, for retirement
+  //! Retirement: the last `retire_after` failure times of each node, a ring per node in one array.
+  std::vector<Micros> node_failures_;
+  std::vector<std::uint16_t> node_failure_count_;
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;
   Micros next_maintenance_ = kNever;
-  //! Per fault class with an escalation: recent fault times per part (node * 256 + GPU).
-  std::vector<std::unordered_map<std::int64_t, std::deque<Micros>>> recent_faults_;
+  //! Per fault class with an escalation: its faults within the window, as (part, time), oldest first;
+  //! a part is node * 256 + GPU. Short lists, scanned: no allocation per part.
+  std::vector<std::vector<std::pair<std::int64_t, Micros>>> recent_faults_;
 };
 
 }  // namespace ctwin

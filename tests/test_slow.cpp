@@ -8,7 +8,7 @@
 using namespace ctwin;
 
 TEST_CASE("the drivers agree trial by trial on the 16,384-GPU scenario", "[slow][simgrid]") {
-  for (const char* name : {"scenarios/default.json", "scenarios/llama3_405b_16k.json"}) {
+  for (const char* name : {"scenarios/default.json", "scenarios/llama3_405b_16k.json", "scenarios/llama3_405b_16k_full.json"}) {
     INFO(name);
     const Scenario scenario = load_scenario(test::repo_file(name));
     const RunResult a = run_trials(scenario, test::run_options(100, 31337));

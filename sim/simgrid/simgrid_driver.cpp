@@ -38,9 +38,10 @@ struct TrialWorld {
 double to_simgrid_time(Micros us) { return micros_to_seconds(us); }
 
 //! Mirrors what the trial says about nodes onto their hosts; keeps trial 0's events.
-//! Every crash or hang turns its victim's host off. A node that is down (reboot, replacement)
-//! comes back on when the trial says so; a process-level crash (restart, GPU reset) stands for the
-//! dead rank and comes back when the job's restart completes.
+//! Every crash or hang turns its victim's host off: the rank is dead. A node the trial takes down
+//! (reboot, replacement, a failed switch) comes back on when the trial says so; any other crashed
+//! rank comes back when the job's restart completes (process restart, GPU reset, or a node kept
+//! by a misdiagnosis).
 class HostMirror final : public TrialObserver {
  public:
   explicit HostMirror(TrialWorld& world) : world_(world) {}
@@ -62,7 +63,7 @@ class HostMirror final : public TrialObserver {
         const FaultClass& fc = world_.config->faults[static_cast<std::size_t>(e.fault_class)];
         if (fc.effect != Effect::Crash && fc.effect != Effect::Hang) break;  // slow, flap, sdc, none: the host runs on
         host(e.node)->turn_off();
-        if (fc.action == RecoveryAction::Restart || fc.action == RecoveryAction::ResetGpu) rank_down_.insert(e.node);
+        rank_down_.insert(e.node);  // back at the restart, unless the node itself goes down
         break;
       }
       case EventKind::NodeDown:
@@ -138,7 +139,7 @@ void job_master(TrialWorld* world) {
       world->inbox.pop_front();
       const FaultClass& fc = world->config->faults[strike.fault_class];
       // Before: a spare may take the slot at once. A network part is no slot: its nodes are checked by the mirror.
-      const int node = is_network(fc.rate.component) ? -1 : trial.node_in_slot(strike.slot);
+      const int node = is_network(fc.rate.component) ? -1 : trial.victim_of(strike);
       trial.on_fault(strike);
       // SimGrid's own host state must agree with the trial: a crashed node's host is off.
       if (node >= 0 && (fc.effect == Effect::Crash || fc.effect == Effect::Hang) &&
