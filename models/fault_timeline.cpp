@@ -6,6 +6,7 @@
 
 #include <boost/math/special_functions/gamma.hpp>
 #include <boost/random/geometric_distribution.hpp>
+#include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
@@ -27,6 +28,10 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
     info.renewal_delay_us = f.detection_us + f.diagnosis_us + f.action_us;
     if (info.rate_per_us > 0 && f.distribution == Distribution::Weibull)
       info.weibull_scale_us = (1.0 / info.rate_per_us) / boost::math::tgamma(1.0 + 1.0 / f.weibull_shape);
+    if (info.rate_per_us > 0 && f.distribution == Distribution::Lognormal) {
+      info.lognormal_sigma = f.lognormal_sigma;  // mean = exp(mu + sigma^2 / 2)
+      info.lognormal_mu = std::log(1.0 / info.rate_per_us) - f.lognormal_sigma * f.lognormal_sigma / 2;
+    }
     m.classes.push_back(info);
     if (f.distribution == Distribution::Exponential && info.rate_per_us > 0) {
       m.exponential_total_per_us += info.rate_per_us * static_cast<double>(info.components);
@@ -69,6 +74,14 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
     first_lives_.push_back(std::move(lives));
   }
   for (auto& lives : first_lives_) draw_next_first_life(lives);
+  for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {
+    const auto& info = model_.classes[c];
+    if (info.distribution != Distribution::Lognormal || info.rate_per_us <= 0) continue;
+    for (std::int64_t component = 0; component < info.components; ++component) {
+      const Micros first = draw_ttf_us(info);
+      if (first != kNever) renewed_.push({first, c, component});
+    }
+  }
   choose_next();
 }
 
@@ -142,8 +155,10 @@ void FaultTimeline::draw_next_first_life(FirstLives& lives) {
   lives.next = make_strike(t >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(t)), lives.fault_class, victim);
 }
 
-Micros FaultTimeline::draw_weibull_us(const FaultTimelineModel::ClassInfo& info) {
-  double ttf = boost::random::weibull_distribution<double>(info.weibull_shape, info.weibull_scale_us)(rng_);
+Micros FaultTimeline::draw_ttf_us(const FaultTimelineModel::ClassInfo& info) {
+  const double ttf = info.distribution == Distribution::Lognormal
+                         ? boost::random::lognormal_distribution<double>(info.lognormal_mu, info.lognormal_sigma)(rng_)
+                         : boost::random::weibull_distribution<double>(info.weibull_shape, info.weibull_scale_us)(rng_);
   return ttf >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(ttf));
 }
 
@@ -194,7 +209,7 @@ FaultStrike FaultTimeline::pop() {
   if (renew_component >= 0) {
     // The replacement part starts its own life when it is back in service.
     const auto& info = model_.classes[renew_class];
-    const Micros ttf = draw_weibull_us(info);
+    const Micros ttf = draw_ttf_us(info);
     const Micros back_in_service = out.time + info.renewal_delay_us;
     const Micros when = ttf == kNever || back_in_service > kNever - ttf ? kNever : back_in_service + ttf;
     if (when != kNever) renewed_.push({when, renew_class, renew_component});

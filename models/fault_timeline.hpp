@@ -7,7 +7,7 @@
 //! the first failures among the m parts still in their first life form a stream whose cumulative
 //! hazard (t/scale)^k grows by Exp(1)/m per failure, the victim uniform among those parts: exact,
 //! and O(1) per fault instead of one clock per GPU. A failed part's replacement gets its own clock,
-//! starting when it is back in service.
+//! starting when it is back in service. Lognormal classes keep one clock per part from the start.
 
 #include <cstdint>
 #include <queue>
@@ -33,6 +33,8 @@ struct FaultTimelineModel {
     double rate_per_us;        //!< per component
     double weibull_scale_us;   //!< Weibull only: scale from the mean, mean = scale * Gamma(1 + 1/k)
     double weibull_shape;
+    double lognormal_mu = 0;   //!< Lognormal only: log-space mean (of microseconds), from the mean
+    double lognormal_sigma = 1;
     std::int64_t components;   //!< the job's nodes or GPUs, or the fabric's leaves, spines or cables
     bool per_gpu;
     Micros renewal_delay_us;   //!< Weibull: the new part starts aging when it is back in service
@@ -85,7 +87,7 @@ class FaultTimeline {
   void draw_next_exponential();
   void draw_next_first_life(FirstLives& lives);
   void draw_next_lemon();
-  Micros draw_weibull_us(const FaultTimelineModel::ClassInfo& info);
+  Micros draw_ttf_us(const FaultTimelineModel::ClassInfo& info);  //!< Weibull or lognormal
   void choose_next();
 
   const FaultTimelineModel& model_;

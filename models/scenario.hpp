@@ -14,7 +14,7 @@ namespace ctwin {
 
 inline constexpr int kScenarioSchemaVersion = 1;
 
-enum class Distribution { Exponential, Weibull };
+enum class Distribution { Exponential, Weibull, Lognormal };
 //! What a fault does to the job. Sdc: nothing visible until `detection`, then a rollback past every
 //! checkpoint saved after the corruption. Flap: a link out for `recovery.duration`: ridden out as a
 //! stall if shorter than `detection` (the watchdog), else a hang. None: counted only (e.g. Xid 92).
@@ -31,6 +31,7 @@ struct FaultClass {
   Rate rate;  //!< per component: 1 / mean time to failure of one component
   Distribution distribution = Distribution::Exponential;
   double weibull_shape = 1.0;
+  double lognormal_sigma = 1.0;  //!< of log(time to failure); the median follows from the mean
   Effect effect = Effect::Crash;
   double speed_factor = 1.0;  //!< Slow only: the job runs at this fraction of full speed
   Micros detection_us = 0;    //!< from the fault until it is noticed (a hang: the watchdog timeout)

@@ -15,7 +15,14 @@ namespace ctwin {
 
 using nlohmann::json;
 
-const char* to_string(Distribution d) { return d == Distribution::Weibull ? "weibull" : "exponential"; }
+const char* to_string(Distribution d) {
+  switch (d) {
+    case Distribution::Exponential: return "exponential";
+    case Distribution::Weibull: return "weibull";
+    case Distribution::Lognormal: return "lognormal";
+  }
+  return "?";
+}
 const char* to_string(Effect e) {
   switch (e) {
     case Effect::Crash: return "crash";
@@ -368,15 +375,25 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
     }
   }
   r.allow_only(f, p,
-               {"use", "name", "rate", "distribution", "weibull_shape", "effect", "speed_factor", "detection", "diagnosis",
+               {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "detection", "diagnosis",
                 "recovery", "escalation", "xid", "source", "notes"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
   if (auto rate = r.with_unit(f, p, "rate", true, parse_rate, "0.17/gpu-year")) fc.rate = *rate;
   fc.distribution = choose<Distribution>(r, f, p, "distribution", false,
-                                         {{"exponential", Distribution::Exponential}, {"weibull", Distribution::Weibull}})
+                                         {{"exponential", Distribution::Exponential},
+                                          {"weibull", Distribution::Weibull},
+                                          {"lognormal", Distribution::Lognormal}})
                         .value_or(Distribution::Exponential);
+  auto sigma = r.number(f, p, "lognormal_sigma", false, 0.0);
+  if (fc.distribution == Distribution::Lognormal) {
+    if (!sigma && !f.contains("lognormal_sigma")) r.problem(p + "/lognormal_sigma", "missing: a lognormal class needs its sigma");
+    else if (sigma && *sigma > 5) r.problem(p + "/lognormal_sigma", "must be at most 5");
+    fc.lognormal_sigma = sigma.value_or(1.0);
+  } else if (sigma) {
+    r.problem(p + "/lognormal_sigma", "only a \"lognormal\" distribution takes a sigma");
+  }
   auto shape = r.number(f, p, "weibull_shape", false, 0.0);
   if (fc.distribution == Distribution::Weibull) {
     if (!shape && !f.contains("weibull_shape")) r.problem(p + "/weibull_shape", "missing: a Weibull class needs its shape");

@@ -121,3 +121,28 @@ TEST_CASE("first lives of many Weibull parts end as the distribution says, each 
   INFO("first-year failures " << total << ", expected " << expected << " +- " << sd);
   CHECK(std::abs(total - expected) < 4 * sd);
 }
+
+TEST_CASE("lognormal times to failure renew per part with the configured mean and sigma", "[timeline]") {
+  auto doc = test::read_json(test::fixture("minimal.json"));
+  doc["job"]["nodes"] = 1;
+  doc["faults"][0] = {{"name", "wear"}, {"rate", "1/node-year"}, {"distribution", "lognormal"}, {"lognormal_sigma", 0.8},
+                      {"effect", "crash"}, {"detection", "0s"}, {"recovery", {{"action", "restart"}, {"duration", "0s"}}}};
+  doc.erase("spares");
+  const Scenario s = test::scenario_from(doc);
+  const FaultTimelineModel model = FaultTimelineModel::from(s);
+  FaultTimeline timeline(model, 99);
+  const double mean_s = 365 * 86400.0, median_s = mean_s * std::exp(-0.8 * 0.8 / 2);
+  const int n = 20000;
+  double previous = 0, sum = 0;
+  int below_median = 0;
+  for (int i = 0; i < n; ++i) {
+    const double t = micros_to_seconds(timeline.pop().time);
+    sum += t - previous;
+    below_median += (t - previous) < median_s;
+    previous = t;
+  }
+  CHECK(sum / n == Approx(mean_s).epsilon(0.03));
+  CHECK(below_median / static_cast<double>(n) == Approx(0.5).epsilon(0.04));
+  doc["faults"][0].erase("lognormal_sigma");
+  CHECK_THROWS_WITH(test::scenario_from(doc, "l.json"), Catch::Contains("l.json: /faults/0/lognormal_sigma: missing"));
+}
