@@ -38,15 +38,11 @@ TrialConfig config(const FaultClass& f, Micros horizon, Micros restart = 0, Micr
 }
 
 TrialResult run_scripted(const TrialConfig& c, const std::vector<Micros>& strike_times, EventRecorder* log = nullptr) {
-  Trial trial(c, 0, log);
-  std::size_t next = 0;
-  while (!trial.done()) {
-    const Micros timer = trial.next_timer();
-    const Micros fault = next < strike_times.size() ? strike_times[next] : kNever;
-    if (fault < timer) trial.on_fault({strike_times[next++], 0, 0, 3});
-    else trial.on_timer(timer);
-  }
-  return trial.result();
+  std::vector<FaultStrike> strikes;
+  for (Micros at : strike_times) strikes.push_back({at, 0, 0, 3, -1});
+  test::Scripted run = test::run_scripted(c, strikes);
+  if (log) log->events = std::move(run.events);
+  return run.result;
 }
 
 int count(const EventRecorder& log, EventKind kind) {

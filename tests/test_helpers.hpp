@@ -25,6 +25,17 @@ Scenario scenario_from(const nlohmann::json& doc, const std::string& name = "tes
 //! blocking save `save`, restart `restart`, nothing else: the renewal model's assumptions.
 nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s, double restart_s, double horizon_s);
 
+//! A trial driven by hand: `strikes` (in time order) merged with the trial's own timer, as the
+//! native driver does. Keeps every event and the node in each slot at the end.
+struct Scripted {
+  TrialResult result;
+  std::vector<TrialEvent> events;
+  std::vector<int> slots;
+  bool has(EventKind kind) const;
+  int count(EventKind kind) const;
+};
+Scripted run_scripted(const TrialConfig& config, const std::vector<FaultStrike>& strikes, std::uint64_t seed = 0);
+
 RunOptions run_options(int trials, std::uint64_t seed, int jobs = 2, EngineKind engine = EngineKind::Native);
 
 //! Same seeds, ledgers, wall times, fault counts and checkpoints, trial by trial (Catch2 checks).

@@ -12,26 +12,8 @@ namespace {
 
 constexpr Micros s = kMicrosPerSecond;
 
-struct Scripted {
-  TrialResult result;
-  std::vector<TrialEvent> events;
-  std::vector<int> slots;  //!< node in each slot at the end
-};
-
-Scripted run_scripted(const TrialConfig& c, const std::vector<FaultStrike>& strikes) {
-  EventRecorder log;
-  Trial trial(c, 0, &log);
-  std::size_t next = 0;
-  while (!trial.done()) {
-    const Micros timer = trial.next_timer();
-    const Micros fault = next < strikes.size() ? strikes[next].time : kNever;
-    if (fault < timer) trial.on_fault(strikes[next++]);
-    else trial.on_timer(timer);
-  }
-  Scripted out{trial.result(), log.events, {}};
-  for (int slot = 0; slot < c.job_nodes; ++slot) out.slots.push_back(trial.node_in_slot(slot));
-  return out;
-}
+using test::run_scripted;
+using test::Scripted;
 
 TrialConfig fabric_config(int spares, const char* interval = "30min") {
   auto doc = test::read_json(test::fixture("fabric.json"));

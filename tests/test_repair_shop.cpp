@@ -36,17 +36,9 @@ TrialConfig replace_config(int job, int spares) {
 }
 
 std::vector<TrialEvent> run_scripted(const TrialConfig& c, const std::vector<FaultStrike>& strikes, TrialResult* out = nullptr) {
-  EventRecorder log;
-  Trial trial(c, 99, &log);
-  std::size_t next = 0;
-  while (!trial.done()) {
-    const Micros timer = trial.next_timer();
-    const Micros fault = next < strikes.size() ? strikes[next].time : kNever;
-    if (fault < timer) trial.on_fault(strikes[next++]);
-    else trial.on_timer(timer);
-  }
-  if (out) *out = trial.result();
-  return log.events;
+  test::Scripted run = test::run_scripted(c, strikes, 99);
+  if (out) *out = run.result;
+  return std::move(run.events);
 }
 
 //! Turnaround of every node sent to repair: from to_repair to its node_up.

@@ -3,6 +3,7 @@
 
 #include "models/trial.hpp"
 #include "sim/monte_carlo.hpp"
+#include "test_helpers.hpp"
 
 using namespace ctwin;
 
@@ -33,15 +34,10 @@ TrialConfig config(Micros interval, Micros save, Micros restart, Micros restore,
 }
 
 TrialResult run_scripted(const TrialConfig& c, const std::vector<FaultStrike>& strikes, TrialObserver* observer = nullptr) {
-  Trial trial(c, 0, observer);
-  std::size_t next = 0;
-  while (!trial.done()) {
-    const Micros timer = trial.next_timer();
-    const Micros fault = next < strikes.size() ? strikes[next].time : kNever;
-    if (fault < timer) trial.on_fault(strikes[next++]);
-    else trial.on_timer(timer);
-  }
-  return trial.result();
+  const test::Scripted run = test::run_scripted(c, strikes);
+  if (observer)
+    for (const auto& e : run.events) observer->on_event(e);
+  return run.result;
 }
 
 FaultStrike strike(Micros at, std::uint32_t fault_class = 0, int slot = 0) { return {at, fault_class, slot, -1}; }
