@@ -109,8 +109,10 @@ struct Checkpointing {
 };
 
 struct CheckpointPolicySpec {
-  std::string type = "fixed";
-  Micros interval_us = 0;  //!< compute time between the end of one save and the start of the next
+  std::string type = "fixed";  //!< fixed, young, daly, adaptive
+  Micros interval_us = 0;      //!< fixed: compute time between the end of one save and the start of the next
+  std::optional<Micros> mtbf_us;  //!< young, daly: the job's MTBF (default: what the fault rates imply); adaptive: the prior
+  double prior_weight = 1;        //!< adaptive: the prior counts as this many failures
 };
 
 //! A published figure the scenario is compared with (and was not built from).

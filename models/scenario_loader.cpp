@@ -358,12 +358,16 @@ void read_policies(Reader& r, const json& root, Scenario& s) {
   const json* ck = r.object(*pol, "/policies", "checkpoint", true);
   if (!ck) return;
   const std::string p = "/policies/checkpoint";
-  r.allow_only(*ck, p, {"type", "interval", "notes"});
+  r.allow_only(*ck, p, {"type", "interval", "mtbf", "prior_weight", "notes"});
   auto type = r.string(*ck, p, "type", true);
-  if (type && *type != "fixed")
-    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (v1 has: fixed)");
+  if (type && *type != "fixed" && *type != "young" && *type != "daly" && *type != "adaptive")
+    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (one of: fixed, young, daly, adaptive)");
   s.checkpoint_policy.type = type.value_or("fixed");
-  s.checkpoint_policy.interval_us = r.duration(*ck, p, "interval", true, true).value_or(0);
+  const bool fixed = s.checkpoint_policy.type == "fixed";
+  s.checkpoint_policy.interval_us = r.duration(*ck, p, "interval", fixed, true).value_or(0);
+  if (!fixed && ck->contains("interval")) r.problem(p + "/interval", "only a \"fixed\" policy takes an interval");
+  s.checkpoint_policy.mtbf_us = r.duration(*ck, p, "mtbf", false, true);
+  if (auto w = r.number(*ck, p, "prior_weight", false, 0.0)) s.checkpoint_policy.prior_weight = *w;
   r.string(*ck, p, "notes", false);
 }
 

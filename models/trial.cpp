@@ -41,7 +41,7 @@ const char* to_string(EventKind kind) {
 
 Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
     : config_(config), observer_(observer), shop_rng_(splitmix64(seed ^ 0x5245504149525348ULL)) {
-  assert(config.interval_us > 0 && "the checkpoint interval must be positive (the loader checks it)");
+  assert((config.interval_us > 0 || config.interval_policy) && "the checkpoint interval must be positive (the loader checks it)");
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
   slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
@@ -57,6 +57,7 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
   recent_faults_.resize(config.faults.size());
+  choose_interval(0);
   emit(0, EventKind::Running);
 }
 
@@ -77,6 +78,16 @@ void Trial::notify(Micros t, EventKind kind, int node, int gpu, const FaultClass
 
 // ---- Up: compute intervals and blocking saves, folded into arithmetic ---------------------------
 
+//! The interval holds from one (re)start to the next, so the folded arithmetic sees a constant.
+void Trial::choose_interval(Micros t) {
+  if (!config_.interval_policy) {
+    interval_ = config_.interval_us;
+    return;
+  }
+  IntervalContext context{t, result_.interruptions, config_.save_us, config_.restart_overhead_us + config_.restore_us};
+  interval_ = std::max<Micros>(1, config_.interval_policy->interval_us(context));
+}
+
 Micros Trial::wall_for_work(Micros work) const {
   if (speed_ >= 1.0) return work;
   if (speed_ <= 0.0) return work == 0 ? 0 : kNever;  // a stall: no work gets done
@@ -96,7 +107,7 @@ void Trial::commit() {
 }
 
 void Trial::advance_up(Micros t) {
-  const Micros tau = config_.interval_us;
+  const Micros tau = interval_;
   const bool fold = !(observer_ && observer_->wants_checkpoints());
   auto remaining = [&] { return config_.work_us == kNever ? kNever : config_.work_us - committed_ - uncommitted_; };
   Ledger& ledger = result_.ledger;
@@ -153,7 +164,7 @@ void Trial::advance_up(Micros t) {
 
 Micros Trial::up_completion_time() const {
   if (config_.work_us == kNever || speed_ <= 0.0) return kNever;
-  const Micros tau = config_.interval_us;
+  const Micros tau = interval_;
   Micros left = config_.work_us - committed_ - uncommitted_;
   Micros t = now_;
   Micros first = std::min(tau - uncommitted_, left);
@@ -321,6 +332,7 @@ void Trial::advance_down(Micros t) {
         uncommitted_ = 0;
         pending_action_us_ = 0;
         pending_diagnosis_us_ = 0;
+        choose_interval(end);
         emit(end, EventKind::Running);
         if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
         else advance_up(t);

@@ -27,6 +27,21 @@
 
 namespace ctwin {
 
+//! What a checkpoint-interval policy sees when the job (re)starts. The policies live in
+//! policies/; the trial only knows this interface, so models/ does not depend on them.
+struct IntervalContext {
+  Micros now_us = 0;
+  std::int64_t failures_seen = 0;  //!< interruptions so far in this run
+  Micros save_us = 0;
+  Micros restart_us = 0;
+};
+class IntervalPolicy {
+ public:
+  virtual ~IntervalPolicy() = default;
+  //! Compute time between saves, from this (re)start until the next.
+  virtual Micros interval_us(const IntervalContext& context) const = 0;
+};
+
 //! Everything a trial needs, resolved from the scenario and the cost model.
 struct TrialConfig {
   int job_nodes = 0;
@@ -37,7 +52,8 @@ struct TrialConfig {
   Micros restart_overhead_us = 0;
   Micros repair_us = 0;           //!< fixed turnaround, unless `shop` gives a distribution
   RepairShop shop;
-  Micros interval_us = 0;         //!< from the checkpoint policy
+  Micros interval_us = 0;         //!< fixed interval, unless `interval_policy` is set
+  std::shared_ptr<const IntervalPolicy> interval_policy;
   Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
   Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
   std::optional<Maintenance> maintenance;
@@ -149,6 +165,8 @@ class Trial {
   Micros uncommitted_ = 0;  //!< work since the last completed save: lost on a crash
   Micros committed_ = 0;
   double speed_ = 1.0;
+  Micros interval_ = 0;  //!< in force since the last (re)start
+  void choose_interval(Micros t);
 
   // Down state.
   Micros phase_start_ = 0;

@@ -1,30 +1,64 @@
 #pragma once
 //! When to checkpoint. Engine-neutral: the simulator's trial and the live controller ask the same
-//! object. v1 has the fixed interval; Young, Daly and adaptive policies arrive with the policy library.
+//! objects. Fixed; Young's first-order optimum sqrt(2 delta M); Daly's higher-order one; and an
+//! adaptive policy that estimates the MTBF online from the failures seen (Gamma prior) and takes
+//! Daly's interval for it. Simulation, not these formulas, decides which is best (`ctwin optimize`).
 
 #include <memory>
 
 #include "models/scenario.hpp"
+#include "models/trial.hpp"
 
 namespace ctwin {
 
-class CheckpointPolicy {
- public:
-  virtual ~CheckpointPolicy() = default;
-  //! Compute time (failure-free work) between the end of one save and the start of the next.
-  virtual Micros interval_us() const = 0;
-};
+//! Young (1974): tau = sqrt(2 delta M).
+double young_interval_s(double save_s, double mtbf_s);
+//! Daly (2006), eq. 37: sqrt(2 delta M) (1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9) - delta for
+//! delta < 2M, else M.
+double daly_interval_s(double save_s, double mtbf_s);
 
-class FixedIntervalPolicy final : public CheckpointPolicy {
+class FixedIntervalPolicy final : public IntervalPolicy {
  public:
   explicit FixedIntervalPolicy(Micros interval_us) : interval_us_(interval_us) {}
-  Micros interval_us() const override { return interval_us_; }
+  Micros interval_us(const IntervalContext&) const override { return interval_us_; }
 
  private:
   Micros interval_us_;
 };
 
-//! Builds the policy a scenario's `policies.checkpoint` section names.
-std::unique_ptr<CheckpointPolicy> make_checkpoint_policy(const CheckpointPolicySpec& spec);
+class YoungPolicy final : public IntervalPolicy {
+ public:
+  explicit YoungPolicy(double mtbf_s) : mtbf_s_(mtbf_s) {}
+  Micros interval_us(const IntervalContext& c) const override;
+
+ private:
+  double mtbf_s_;
+};
+
+class DalyPolicy final : public IntervalPolicy {
+ public:
+  explicit DalyPolicy(double mtbf_s) : mtbf_s_(mtbf_s) {}
+  Micros interval_us(const IntervalContext& c) const override;
+
+ private:
+  double mtbf_s_;
+};
+
+//! MTBF estimated as (w M0 + T) / (w + n): a Gamma prior worth `w` failures at MTBF M0, updated
+//! with n failures seen in T; the interval is Daly's for that estimate.
+class AdaptivePolicy final : public IntervalPolicy {
+ public:
+  AdaptivePolicy(double prior_mtbf_s, double prior_weight) : prior_mtbf_s_(prior_mtbf_s), prior_weight_(prior_weight) {}
+  Micros interval_us(const IntervalContext& c) const override;
+  double estimated_mtbf_s(const IntervalContext& c) const;
+
+ private:
+  double prior_mtbf_s_;
+  double prior_weight_;
+};
+
+//! The policy a scenario's `policies.checkpoint` names. `job_mtbf_s` is the MTBF the scenario's
+//! fault rates imply, used when the section gives none.
+std::unique_ptr<IntervalPolicy> make_checkpoint_policy(const CheckpointPolicySpec& spec, double job_mtbf_s);
 
 }  // namespace ctwin

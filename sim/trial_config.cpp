@@ -1,8 +1,19 @@
 #include "sim/trial_config.hpp"
 
+#include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
 
 namespace ctwin {
+
+double implied_job_mtbf_s(const Scenario& s) {
+  double rate = 0;  // interruptions per second
+  for (const auto& f : s.faults) {
+    const bool stops = f.effect == Effect::Crash || f.effect == Effect::Hang || f.effect == Effect::Sdc ||
+                       (f.effect == Effect::Flap && f.action_us >= f.detection_us);
+    if (stops) rate += f.rate.per_component_second * static_cast<double>(component_count(s, f));
+  }
+  return rate > 0 ? 1 / rate : 1e12;
+}
 
 TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs) {
   TrialConfig c;
@@ -14,7 +25,9 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.restart_overhead_us = scenario.restart_overhead_us;
   c.repair_us = scenario.spares.fixed_us;
   c.shop = scenario.spares;
-  c.interval_us = make_checkpoint_policy(scenario.checkpoint_policy)->interval_us();
+  std::shared_ptr<const IntervalPolicy> policy = make_checkpoint_policy(scenario.checkpoint_policy, implied_job_mtbf_s(scenario));
+  c.interval_us = policy->interval_us({0, 0, c.save_us, c.restart_overhead_us + c.restore_us});
+  if (scenario.checkpoint_policy.type != "fixed") c.interval_policy = std::move(policy);
   c.work_us = scenario.job.work_us.value_or(kNever);
   c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
   c.maintenance = scenario.maintenance;

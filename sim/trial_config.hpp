@@ -17,4 +17,8 @@ struct CheckpointCosts {
 
 TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs);
 
+//! The job's mean time between interruptions that the fault rates imply: every class that stops
+//! the job (crash, hang, SDC, a flap the watchdog catches, a network part that cuts a node out).
+double implied_job_mtbf_s(const Scenario& scenario);
+
 }  // namespace ctwin

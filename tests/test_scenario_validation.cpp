@@ -84,7 +84,8 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
       {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
       {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},
-      {"unknown policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "young"; }, "/policies/checkpoint/type", "v1 has: fixed"},
+      {"unknown policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "optimal"; }, "/policies/checkpoint/type", "one of: fixed, young, daly, adaptive"},
+      {"interval on a computed policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "young"; }, "/policies/checkpoint/interval", "only a \"fixed\" policy"},
       {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
   };
   for (const auto& c : cases) {

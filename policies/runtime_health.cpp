@@ -1,0 +1,49 @@
+#include "policies/runtime_health.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace ctwin {
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& step_time_s, double remaining_steps,
+                                                   double restart_cost_s, double z_threshold) {
+  if (step_time_s.size() < 3) return std::nullopt;
+  std::vector<double> times;
+  for (const auto& [node, t] : step_time_s) times.push_back(t);
+  const double median = median_of(times);
+  std::vector<double> deviations;
+  for (double t : times) deviations.push_back(std::abs(t - median));
+  // MAD floored at 0.1% of the median: identical healthy times must not make noise an outlier.
+  const double mad = std::max(median_of(deviations), 1e-3 * median);
+  int slowest = -1;
+  double slowest_time = -1, second_time = -1;
+  for (const auto& [node, t] : step_time_s) {
+    if (t > slowest_time) {
+      second_time = slowest_time;
+      slowest_time = t;
+      slowest = node;
+    } else if (t > second_time) {
+      second_time = t;
+    }
+  }
+  const double z = 0.6745 * (slowest_time - median) / mad;
+  if (z <= z_threshold) return std::nullopt;
+  StragglerDecision d;
+  d.node = slowest;
+  d.robust_z = z;
+  d.seconds_saved = (slowest_time - second_time) * remaining_steps;
+  d.evict = d.seconds_saved > restart_cost_s;
+  return d;
+}
+
+}  // namespace ctwin

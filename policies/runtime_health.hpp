@@ -1,0 +1,37 @@
+#pragma once
+//! Run-time health policies, engine-neutral.
+//!  - Straggler eviction: robust z-scores of per-node step times (median and MAD); a synchronous
+//!    job runs at its slowest rank, so evicting the slowest saves (its step - the next slowest) on
+//!    every remaining step; evict when that beats the cost of a restart.
+//!  - Hang detection: the timeout is a safety factor (5, as NVIDIA's resiliency extension) times
+//!    the longest interval seen between heartbeats.
+
+#include <map>
+#include <optional>
+
+namespace ctwin {
+
+struct StragglerDecision {
+  int node = -1;
+  double robust_z = 0;        //!< 0.6745 (t - median) / MAD
+  double seconds_saved = 0;   //!< over the remaining steps, if evicted
+  bool evict = false;
+};
+
+//! nullopt when no node's robust z exceeds `z_threshold`.
+std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& step_time_s, double remaining_steps,
+                                                   double restart_cost_s, double z_threshold = 3.5);
+
+class HangDetector {
+ public:
+  explicit HangDetector(double safety_factor = 5, double minimum_timeout_s = 60)
+      : factor_(safety_factor), minimum_s_(minimum_timeout_s) {}
+  void observe_interval(double seconds) { longest_s_ = seconds > longest_s_ ? seconds : longest_s_; }
+  double timeout_s() const { return factor_ * longest_s_ > minimum_s_ ? factor_ * longest_s_ : minimum_s_; }
+  bool is_hung(double silent_for_s) const { return silent_for_s > timeout_s(); }
+
+ private:
+  double factor_, minimum_s_, longest_s_ = 0;
+};
+
+}  // namespace ctwin
