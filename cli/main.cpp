@@ -2,8 +2,6 @@
 //! `ctwin catalog` lists the built-in fault classes.
 //! Exit codes: 0 fine, 1 failure while running, 2 bad input (docs/cli.md).
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/cli_common.hpp"
+#include "cli/experiment_commands.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
 #include "sim/monte_carlo.hpp"
@@ -26,34 +26,15 @@ using namespace ctwin;
 
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
+using cli::check_output_path;
+using cli::kExitBadInput;
+using cli::kExitFailure;
 
 //! scenarios/default.json from the working directory, else from the source tree this was built from.
 std::string default_scenario_path() {
   const fs::path here = "scenarios/default.json";
   if (fs::exists(here)) return here.string();
   return (fs::path(CTWIN_SOURCE_DIR) / "scenarios" / "default.json").string();
-}
-
-//! Output paths are checked before the run, so a typo costs nothing and nothing is half-written.
-bool check_output_path(const std::string& flag, const std::string& path) {
-  if (path.empty()) return true;
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir)) {
-    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " does not exist\n";
-    return false;
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " is not writable\n";
-    return false;
-  }
-  if (fs::is_directory(path)) {
-    std::cerr << "ctwin: " << flag << " " << path << ": is a directory\n";
-    return false;
-  }
-  return true;
 }
 
 struct RunArgs {
@@ -166,6 +147,8 @@ int main(int argc, char** argv) {
   CLI::App* check_cmd = app.add_subcommand("check", "validate a scenario file");
   check_cmd->add_option("scenario", check_path, "scenario file")->required();
 
+  ExperimentCommands experiments(app);
+
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
   catalog_cmd->add_flag("--json", catalog_json, "as JSON");
@@ -185,5 +168,6 @@ int main(int argc, char** argv) {
   if (*run_cmd) return run_command(run);
   if (*check_cmd) return check_command(check_path);
   if (*catalog_cmd) return catalog_command(catalog_json);
+  if (auto code = experiments.dispatch()) return *code;
   return kExitBadInput;
 }

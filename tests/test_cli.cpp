@@ -2,6 +2,7 @@
 // byte-identical reports whatever --jobs is.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -106,4 +107,53 @@ TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
   int lines = 0;
   while (std::getline(rows, line)) ++lines;
   CHECK(lines == 4);  // header + 3 trials
+}
+
+TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "[cli][experiments]") {
+  const std::string scenario = ctwin::test::fixture("minimal.json");
+  const fs::path json = scratch() / "x.json", csv = scratch() / "x.csv", svg = scratch() / "x.svg";
+  const std::string outputs = " --json " + json.string() + " --csv " + csv.string() + " --svg " + svg.string();
+
+  Outcome out = run_cli("sweep " + scenario + " --trials 20 --set /policies/checkpoint/interval=30min,1h,2h" + outputs);
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("best: /policies/checkpoint/interval") != std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(json))["points"].size() == 3);
+  CHECK(slurp(svg).rfind("<svg", 0) == 0);
+
+  out = run_cli("optimize " + scenario + " --trials 20 --points 7 --from 10min --to 4h" + outputs);
+  REQUIRE(out.exit_code == 0);
+  const auto best = nlohmann::json::parse(slurp(json))["best"];
+  CHECK(best["interval_s"].get<double>() >= 600);
+  CHECK(best["interval_s"].get<double>() <= 4 * 3600);
+
+  out = run_cli("compare " + scenario + " --trials 20 --variant 'often:/policies/checkpoint/interval=10min'" + outputs);
+  REQUIRE(out.exit_code == 0);
+  const auto variants = nlohmann::json::parse(slurp(json))["variants"];
+  REQUIRE(variants.size() == 2);
+  CHECK(variants[0]["name"] == "baseline");
+  CHECK(variants[1]["vs_baseline"]["paired"].contains("ci95_low"));
+}
+
+TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "[cli][experiments]") {
+  const std::string scenario = ctwin::test::fixture("minimal.json");
+  const fs::path json = scratch() / "never.json";
+  fs::remove(json);
+  Outcome out = run_cli("sweep " + scenario + " --set /cluster/spare_nodes=-1 --json " + json.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("/cluster/spare_nodes: must be between 0") != std::string::npos);
+  CHECK(run_cli("sweep " + scenario + " --set spare_nodes").exit_code == 2);
+  CHECK(run_cli("compare " + scenario + " --variant nocolon").exit_code == 2);
+  CHECK(run_cli("optimize " + scenario + " --from 10parsecs").exit_code == 2);
+  CHECK_FALSE(fs::exists(json));
+}
+
+TEST_CASE("writing a report to a device writes through it and leaves the device alone", "[cli]") {
+  // Renaming a finished file over /dev/null would replace the device itself.
+  struct stat before {}, after {};
+  REQUIRE(::stat("/dev/null", &before) == 0);
+  REQUIRE(S_ISCHR(before.st_mode));
+  CHECK(run_cli("run " + ctwin::test::fixture("minimal.json") + " --trials 2 --json /dev/null --csv /dev/null").exit_code == 0);
+  REQUIRE(::stat("/dev/null", &after) == 0);
+  CHECK(S_ISCHR(after.st_mode));
+  CHECK(after.st_rdev == before.st_rdev);
 }

@@ -1,0 +1,36 @@
+#pragma once
+//! Helpers shared by the ctwin commands: exit codes, and output paths checked before any work.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+namespace ctwin::cli {
+
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+//! Output paths are checked before the run, so a typo costs nothing and nothing is half-written.
+inline bool check_output_path(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return true;
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir)) {
+    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " does not exist\n";
+    return false;
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    std::cerr << "ctwin: " << flag << " " << path << ": directory " << dir.string() << " is not writable\n";
+    return false;
+  }
+  if (fs::is_directory(path)) {
+    std::cerr << "ctwin: " << flag << " " << path << ": is a directory\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ctwin::cli
