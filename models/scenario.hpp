@@ -101,11 +101,22 @@ struct Job {
   std::optional<double> work_steps;
 };
 
+enum class CheckpointMechanism { Sync, Flash };
+
 struct Checkpointing {
   std::optional<double> size_per_gpu_bytes;  //!< physical model computes save/restore times...
-  std::optional<Micros> save_us;             //!< ...unless the blocking save time is given
-  std::optional<Micros> restore_us;          //!< likewise for restore
+  std::optional<Micros> save_us;             //!< ...unless the save time is given (sync: blocking; flash: the background persist)
+  std::optional<Micros> restore_us;          //!< likewise for restore (from storage)
   double persist_bytes_per_s = 0;            //!< one node's bandwidth to storage
+  CheckpointMechanism mechanism = CheckpointMechanism::Sync;
+  // Flash (two-phase): a blocking snapshot to host memory, persisted in the background.
+  Micros snapshot_us = 0;                    //!< the blocking device-to-host copy
+  int persist_every = 1;                     //!< persist one snapshot in this many
+  Micros memory_restore_us = 0;              //!< restore from a snapshot in (shared) host memory
+  bool peer_replicas = false;                //!< each snapshot is copied to a peer node's memory
+  Micros replication_us = 0;
+  Micros peer_restore_us = 0;
+  bool save_on_failure = false;              //!< a crash that leaves the host up saves the live state first
 };
 
 struct CheckpointPolicySpec {

@@ -331,8 +331,32 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
   const std::string p = "/checkpoint";
   const json* c = r.object(root, "", "checkpoint", true);
   if (!c) return;
-  r.allow_only(*c, p, {"size_per_gpu", "save_time", "persist_bandwidth", "restore_time", "source", "notes"});
   auto& ck = s.checkpoint;
+  r.allow_only(*c, p,
+               {"size_per_gpu", "save_time", "persist_bandwidth", "restore_time", "mechanism", "snapshot_time",
+                "persist_every", "memory_restore_time", "peer_replicas", "save_on_failure", "source", "notes"});
+  ck.mechanism = choose<CheckpointMechanism>(r, *c, p, "mechanism", false,
+                                             {{"sync", CheckpointMechanism::Sync}, {"flash", CheckpointMechanism::Flash}})
+                     .value_or(CheckpointMechanism::Sync);
+  const bool flash = ck.mechanism == CheckpointMechanism::Flash;
+  if (flash) {
+    ck.snapshot_us = r.duration(*c, p, "snapshot_time", true).value_or(0);
+    ck.persist_every = static_cast<int>(r.integer(*c, p, "persist_every", false, 1, 1'000'000).value_or(1));
+    ck.memory_restore_us = r.duration(*c, p, "memory_restore_time", true).value_or(0);
+    if (const json* peers = r.object(*c, p, "peer_replicas", false)) {
+      r.allow_only(*peers, p + "/peer_replicas", {"replication_time", "restore_time"});
+      ck.peer_replicas = true;
+      ck.replication_us = r.duration(*peers, p + "/peer_replicas", "replication_time", true).value_or(0);
+      ck.peer_restore_us = r.duration(*peers, p + "/peer_replicas", "restore_time", true).value_or(0);
+    }
+  } else {
+    for (const char* key : {"snapshot_time", "persist_every", "memory_restore_time", "peer_replicas"})
+      if (c->contains(key)) r.problem(p + "/" + key, "only the \"flash\" mechanism takes this");
+  }
+  if (auto it = c->find("save_on_failure"); it != c->end()) {
+    if (!it->is_boolean()) r.problem(p + "/save_on_failure", std::string("expected true or false, got ") + it->type_name());
+    else ck.save_on_failure = it->get<bool>();
+  }
   ck.size_per_gpu_bytes = r.positive_unit(*c, p, "size_per_gpu", false, parse_bytes, "2.5GiB");
   ck.save_us = r.duration(*c, p, "save_time", false);
   ck.restore_us = r.duration(*c, p, "restore_time", false);

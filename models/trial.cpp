@@ -103,6 +103,7 @@ void Trial::commit() {
   committed_ += uncommitted_;
   uncommitted_ = 0;
   ++result_.checkpoints;
+  if (config_.mechanism == CheckpointMechanism::Flash) record_snapshot(now_, committed_);
   if (observer_ && observer_->wants_checkpoints()) emit(now_, EventKind::CheckpointDone);
 }
 
@@ -151,6 +152,11 @@ void Trial::advance_up(Micros t) {
     const Micros cycle = wall_for_work(tau) + config_.save_us;
     Micros cycles = (t - now_) / cycle;
     if (config_.work_us != kNever) cycles = std::min(cycles, (remaining() - 1) / tau);
+    const bool flash = config_.mechanism == CheckpointMechanism::Flash;
+    // Flash: the last K+1 snapshots go through the loop, so their persists are recorded exactly;
+    // earlier ones are folded, which is exact when a persist ends before the next one starts.
+    if (flash) cycles = std::max<Micros>(0, cycles - (config_.persist_every + 1));
+    if (flash && (config_.persist_us > config_.persist_every * cycle || config_.replication_us > cycle)) cycles = 0;
     if (cycles > 0) {
       ledger[Category::Productive] += cycles * tau;
       ledger[Category::Degraded] += cycles * (wall_for_work(tau) - tau);
@@ -158,8 +164,46 @@ void Trial::advance_up(Micros t) {
       committed_ += cycles * tau;
       result_.checkpoints += cycles;
       now_ += cycles * cycle;
+      if (flash) {
+        // Persists and replicas in flight land within the K+1 cycles left before t: promote them,
+        // then the newest snapshot persisted inside the folded span, if one was.
+        for (const auto& p : persisting_) durable_work_ = std::max(durable_work_, p.first);
+        for (const auto& r : replicating_) replicated_work_ = std::max(replicated_work_, r.first);
+        persisting_.clear();
+        replicating_.clear();
+        snapshots_ += cycles;
+        const Micros since_persisted = snapshots_ % config_.persist_every;
+        if (since_persisted < cycles) durable_work_ = std::max(durable_work_, committed_ - since_persisted * tau);
+        replicated_work_ = std::max(replicated_work_, committed_);
+      }
     }
   }
+}
+
+void Trial::record_snapshot(Micros end, Micros work) {
+  ++snapshots_;
+  if (snapshots_ % config_.persist_every == 0) {
+    const Micros start = persisting_.empty() ? end : std::max(end, persisting_.back().second);  // persists queue
+    persisting_.emplace_back(work, start + config_.persist_us);
+  }
+  if (config_.peer_replicas) replicating_.emplace_back(work, end + config_.replication_us);
+}
+
+std::pair<Micros, Micros> Trial::usable_checkpoint(Micros t, bool host_down) {
+  if (config_.mechanism == CheckpointMechanism::Sync) return {committed_, config_.restore_us};
+  while (!persisting_.empty() && persisting_.front().second <= t) {
+    durable_work_ = std::max(durable_work_, persisting_.front().first);
+    persisting_.pop_front();
+  }
+  while (!replicating_.empty() && replicating_.front().second <= t) {
+    replicated_work_ = std::max(replicated_work_, replicating_.front().first);
+    replicating_.pop_front();
+  }
+  // The host stayed up: the newest snapshot is in its shared memory.
+  if (!host_down) return {committed_, config_.memory_restore_us};
+  // A node is gone with its memory: a peer's copy if there is one, else storage.
+  if (config_.peer_replicas && replicated_work_ >= durable_work_) return {std::min(replicated_work_, committed_), config_.peer_restore_us};
+  return {std::min(durable_work_, committed_), config_.restore_us};
 }
 
 Micros Trial::up_completion_time() const {
@@ -182,6 +226,18 @@ Micros Trial::up_completion_time() const {
 }
 
 void Trial::finish(Micros t, bool work_done) {
+  if (phase_ == Phase::FailureSave) {  // the window closes while the live state is being saved
+    result_.ledger[Category::CheckpointSave] += t - phase_start_;
+    result_.ledger[Category::Productive] += failure_save_work_;
+    committed_ += failure_save_work_;
+    failure_save_work_ = 0;
+    phase_ = Phase::Done;
+    now_ = t;
+    result_.wall_us = t;
+    result_.finished_work = work_done;
+    emit(t, EventKind::End);
+    return;
+  }
   if (phase_ == Phase::MaintenanceSave) {
     result_.ledger[Category::CheckpointSave] += t - phase_start_;
     phase_ = Phase::Up;  // the window closes on unsaved work, which no fault took
@@ -206,6 +262,7 @@ void Trial::finish(Micros t, bool work_done) {
 Category Trial::phase_category() const {
   switch (phase_) {
     case Phase::Detect: return Category::Detection;
+    case Phase::FailureSave: return Category::CheckpointSave;
     case Phase::Diagnose: return Category::Diagnosis;
     case Phase::WaitSpare: return Category::WaitingForSpares;
     case Phase::Restart: return Category::Restart;
@@ -312,6 +369,14 @@ void Trial::advance_down(Micros t) {
     switch (phase_) {
       case Phase::Detect:
         emit(end, EventKind::Detected);
+        if (failure_save_work_ > 0) enter(Phase::FailureSave, end, config_.save_us);
+        else enter(Phase::Diagnose, end, pending_diagnosis_us_);
+        break;
+      case Phase::FailureSave:  // save-on-failure: the live state is safe
+        result_.ledger[Category::Productive] += failure_save_work_;
+        committed_ += failure_save_work_;
+        failure_save_work_ = 0;
+        ++result_.checkpoints;
         enter(Phase::Diagnose, end, pending_diagnosis_us_);
         break;
       case Phase::Diagnose:
@@ -322,7 +387,7 @@ void Trial::advance_down(Micros t) {
         for (int node : rebooting_nodes_) emit(end, EventKind::NodeUp, node);
         rebooting_nodes_.clear();
         emit(end, EventKind::RestoreBegin);
-        enter(Phase::Restore, end, config_.restore_us);
+        enter(Phase::Restore, end, chain_restore_us_ >= 0 ? chain_restore_us_ : config_.restore_us);
         break;
       case Phase::Restore:
         phase_ = Phase::Up;
@@ -332,6 +397,7 @@ void Trial::advance_down(Micros t) {
         uncommitted_ = 0;
         pending_action_us_ = 0;
         pending_diagnosis_us_ = 0;
+        chain_restore_us_ = -1;
         choose_interval(end);
         emit(end, EventKind::Running);
         if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
@@ -443,8 +509,8 @@ void Trial::detect_sdc(const PendingSdc& sdc) {
   result_.ledger[Category::LostProgress] += rolled_back;
   committed_ -= rolled_back;
   emit(t, EventKind::Rollback, sdc.node, sdc.gpu, &fc);
-  if (slot_node_[static_cast<std::size_t>(sdc.slot)] == sdc.node) stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
-  crash(t, fc, 0);  // the time until it was noticed is already lost work
+  const bool host_down = slot_node_[static_cast<std::size_t>(sdc.slot)] == sdc.node && stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
+  crash(t, fc, 0, host_down);  // the time until it was noticed is already lost work
 }
 
 void Trial::on_fault(const FaultStrike& strike) {
@@ -484,7 +550,7 @@ void Trial::on_fault(const FaultStrike& strike) {
         emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, 0.0);
         update_speed();
       } else {
-        crash(t, fc, fc.detection_us);  // the watchdog fires: a hang
+        crash(t, fc, fc.detection_us, false);  // the watchdog fires: a hang
       }
       return;
     case Effect::Sdc: {
@@ -494,15 +560,16 @@ void Trial::on_fault(const FaultStrike& strike) {
       return;
     }
     case Effect::Crash:
-    case Effect::Hang:
-      stop_part(t, fc, slot, node, strike.gpu);
-      crash(t, fc, fc.detection_us);
+    case Effect::Hang: {
+      const bool host_down = stop_part(t, fc, slot, node, strike.gpu);
+      crash(t, fc, fc.detection_us, host_down);
+    }
       return;
   }
 }
 
 //! The part that failed: its action (escalated when it keeps failing) and what happens to its node.
-void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
+bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
   RecoveryAction action = fc.action;
   Micros action_us = fc.action_us;
   if (fc.escalation) {
@@ -525,7 +592,7 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   }
   if (action != RecoveryAction::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);
-    return;
+    return action == RecoveryAction::Reboot;
   }
   // Replace: the node leaves after the diagnosis, and a spare swaps in (action_us, unless warm).
   // The diagnosis may blame the wrong node: that one is replaced, and the bad one fails again.
@@ -543,24 +610,42 @@ void Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
                          static_cast<double>(shop.recurrence_mean_us);
       recurrences_.push_back({t + static_cast<Micros>(std::llround(std::min(delay, 1e15))),
                               static_cast<std::uint32_t>(&fc - config_.faults.data()), node, gpu});
-      return;
+      return true;
     }
   }
   emit(t, EventKind::NodeDown, node);
   departures_.push_back({slot, node, kNever, action_us});
+  return true;
 }
 
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
-void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us) {
+void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down) {
   ++result_.interruptions;
   emit(t, EventKind::Interrupted);
   if (phase_ != Phase::Up) result_.ledger[phase_category()] += t - phase_start_;  // a save, recovery or maintenance cut short
+  if (phase_ == Phase::FailureSave) {  // the save on failure did not finish: that work is lost too
+    result_.ledger[Category::LostProgress] += failure_save_work_;
+    failure_save_work_ = 0;
+  }
   if (phase_ == Phase::Up || phase_ == Phase::MaintenanceSave) {
-    result_.ledger[Category::LostProgress] += uncommitted_;
+    if (config_.save_on_failure && !host_down && phase_ == Phase::Up) {
+      failure_save_work_ = uncommitted_;  // saved after detection, if nothing else strikes first
+    } else {
+      result_.ledger[Category::LostProgress] += uncommitted_;
+    }
     uncommitted_ = 0;
     in_save_ = false;
     save_left_ = 0;
   }
+  // The newest checkpoint this crash leaves usable: saved work past it is lost too.
+  const auto [usable, restore_us] = usable_checkpoint(t, host_down);
+  if (usable < committed_) {
+    const Micros rolled_back = committed_ - usable;
+    result_.ledger[Category::Productive] -= rolled_back;
+    result_.ledger[Category::LostProgress] += rolled_back;
+    committed_ = usable;
+  }
+  chain_restore_us_ = std::max(chain_restore_us_, restore_us);
   pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
   enter(Phase::Detect, t, detection_us);
   advance_down(t);
@@ -604,7 +689,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
     emit(t, EventKind::NodeDown, node);
     departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back, 0});
   }
-  crash(t, fc, fc.detection_us);
+  crash(t, fc, fc.detection_us, true);  // nodes cut off: their memory is out of reach
   return true;
 }
 

@@ -57,6 +57,15 @@ struct TrialConfig {
   Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
   Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
   std::optional<Maintenance> maintenance;
+  // Flash checkpoints: `save_us` is the blocking snapshot; persists run in the background.
+  CheckpointMechanism mechanism = CheckpointMechanism::Sync;
+  Micros persist_us = 0;
+  int persist_every = 1;
+  Micros memory_restore_us = 0;
+  bool peer_replicas = false;
+  Micros replication_us = 0;
+  Micros peer_restore_us = 0;
+  bool save_on_failure = false;
   std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
 };
 
@@ -88,7 +97,7 @@ class Trial {
   }
 
  private:
-  enum class Phase { Up, Detect, Diagnose, WaitSpare, Restart, Restore, MaintenanceSave, Maintenance, Done };
+  enum class Phase { Up, Detect, FailureSave, Diagnose, WaitSpare, Restart, Restore, MaintenanceSave, Maintenance, Done };
   struct SlowEpisode {
     Micros end;
     int node;  //!< -1 for a network part
@@ -138,8 +147,13 @@ class Trial {
   Category phase_category() const;
 
   void update_speed();
-  void crash(Micros t, const FaultClass& fc, Micros detection_us);
-  void stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
+  void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down);
+  //! Flash: a snapshot completed at `end` holding `work`: start its persist (one in K) and replica.
+  void record_snapshot(Micros end, Micros work);
+  //! The newest checkpoint a restart can use at t, and how long restoring it takes.
+  std::pair<Micros, Micros> usable_checkpoint(Micros t, bool host_down);
+  //! Returns whether the node is down (reboot, replacement): its memory is gone.
+  bool stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
   void detect_sdc(const PendingSdc& sdc);
   void begin_maintenance(Micros t);
   bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
@@ -167,6 +181,14 @@ class Trial {
   double speed_ = 1.0;
   Micros interval_ = 0;  //!< in force since the last (re)start
   void choose_interval(Micros t);
+
+  // Flash checkpoints: what is safe where. In flight: (work, ready at), oldest first.
+  std::int64_t snapshots_ = 0;
+  Micros durable_work_ = 0;     //!< newest snapshot safe in storage
+  Micros replicated_work_ = 0;  //!< newest snapshot safe in a peer's memory
+  std::deque<std::pair<Micros, Micros>> persisting_, replicating_;
+  Micros failure_save_work_ = 0;  //!< save-on-failure: the live work being saved
+  Micros chain_restore_us_ = -1;  //!< the restore the current recovery needs (-1: from storage)
 
   // Down state.
   Micros phase_start_ = 0;

@@ -22,6 +22,19 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.faults = scenario.faults;
   c.save_us = costs.save_us;
   c.restore_us = costs.restore_us;
+  const Checkpointing& ck = scenario.checkpoint;
+  c.mechanism = ck.mechanism;
+  c.save_on_failure = ck.save_on_failure;
+  if (ck.mechanism == CheckpointMechanism::Flash) {
+    // Flash: the job blocks only for the snapshot; the storage save becomes the background persist.
+    c.save_us = ck.snapshot_us;
+    c.persist_us = costs.save_us;
+    c.persist_every = ck.persist_every;
+    c.memory_restore_us = ck.memory_restore_us;
+    c.peer_replicas = ck.peer_replicas;
+    c.replication_us = ck.replication_us;
+    c.peer_restore_us = ck.peer_restore_us;
+  }
   c.restart_overhead_us = scenario.restart_overhead_us;
   c.repair_us = scenario.spares.fixed_us;
   c.shop = scenario.spares;
