@@ -14,16 +14,13 @@
 #include "models/units.hpp"
 #include "sim/experiments.hpp"
 #include "sim/report/atomic_file.hpp"
+#include "sim/report/report.hpp"
 #include "sim/report/svg_plot.hpp"
 
 namespace ctwin {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
-
-ordered_json summary_json(const Summary& s) {
-  return {{"mean", s.mean}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}, {"p5", s.p5}, {"p50", s.p50}, {"p95", s.p95}};
-}
 
 //! A progress line on stderr, only when it is a terminal.
 Progress progress_bar(const char* what) {
@@ -142,10 +139,7 @@ int ExperimentCommands::sweep() {
       for (const auto& b : axes[1].second) variants.push_back({{axes[0].first, a}, {axes[1].first, b}});
   }
   const auto document = read_scenario_document(sweep_.scenario);
-  RunOptions options;
-  options.trials = sweep_.trials;
-  options.seed = sweep_.seed;
-  options.jobs = sweep_.jobs;
+  const RunOptions options = sweep_.run_options();
   const auto results = run_variants(document, sweep_.scenario, variants, options, progress_bar("sweep"));
 
   std::ostringstream table, csv;
@@ -293,10 +287,7 @@ int ExperimentCommands::compare() {
     variants.push_back(settings);
   }
   const auto document = read_scenario_document(compare_.scenario);
-  RunOptions options;
-  options.trials = compare_.trials;
-  options.seed = compare_.seed;
-  options.jobs = compare_.jobs;
+  const RunOptions options = compare_.run_options();
   const auto results = run_variants(document, compare_.scenario, variants, options, progress_bar("compare"));
   std::cout << "ctwin compare: " << compare_.scenario << "  (" << compare_.trials << " trials each, seed " << compare_.seed
             << ": every variant sees the same fault timelines)\n\n"

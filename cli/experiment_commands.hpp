@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/monte_carlo.hpp"
+
 namespace ctwin {
 
 class ExperimentCommands {
@@ -26,6 +28,13 @@ class ExperimentCommands {
     std::uint64_t seed = 1;
     int jobs = 1;
     std::string json, csv, svg;
+    RunOptions run_options() const {
+      RunOptions options;
+      options.trials = trials;
+      options.seed = seed;
+      options.jobs = jobs;
+      return options;
+    }
   };
   void add_common(CLI::App* command, Common& common);
 

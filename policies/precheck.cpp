@@ -3,17 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policies/robust_statistics.hpp"
+
 namespace ctwin {
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 NodeGroups precheck_round0(const std::vector<int>& nodes) {
   NodeGroups groups;

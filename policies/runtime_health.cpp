@@ -2,18 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "policies/robust_statistics.hpp"
 #include <vector>
 
 namespace ctwin {
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& step_time_s, double remaining_steps,
                                                    double restart_cost_s, double z_threshold) {

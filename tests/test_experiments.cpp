@@ -1,8 +1,6 @@
 // Sweeps, the optimizer and paired comparisons, all on common random numbers.
 #include <catch2/catch.hpp>
 
-#include <chrono>
-
 #include "sim/experiments.hpp"
 #include "test_helpers.hpp"
 

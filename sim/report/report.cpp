@@ -36,11 +36,6 @@ double interruptions_per_day(const RunResult& r, std::size_t fault_class) {
   return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
 }
 
-ordered_json summary_json(const Summary& s) {
-  return ordered_json{{"mean", s.mean}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high},
-                      {"p5", s.p5},     {"p50", s.p50},           {"p95", s.p95}};
-}
-
 //! Wall days of the trials that finished their work; nullopt for horizon runs.
 std::optional<std::pair<Summary, std::size_t>> time_to_train(const RunReportInput& in) {
   if (!in.scenario.job.work_us) return std::nullopt;
@@ -109,6 +104,11 @@ std::string thousands(long long v) {
 }
 
 }  // namespace
+
+ordered_json summary_json(const Summary& s) {
+  return ordered_json{{"mean", s.mean}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high},
+                      {"p5", s.p5},     {"p50", s.p50},           {"p95", s.p95}};
+}
 
 const char* engine_name(EngineKind engine) { return engine == EngineKind::Simgrid ? "simgrid" : "native"; }
 

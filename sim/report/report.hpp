@@ -5,8 +5,11 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "models/scenario.hpp"
 #include "sim/monte_carlo.hpp"
+#include "sim/statistics.hpp"
 
 namespace ctwin {
 
@@ -25,5 +28,7 @@ std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent
 std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events);
 
 const char* engine_name(EngineKind engine);
+//! {mean, ci95_low, ci95_high, p5, p50, p95}: how every report writes a summary.
+nlohmann::ordered_json summary_json(const Summary& s);
 
 }  // namespace ctwin
