@@ -60,7 +60,6 @@ class FaultTimeline {
   FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed);
 
   const FaultStrike& peek() const { return next_; }
-  const std::vector<std::int32_t>& lemons() const { return lemons_; }
   FaultStrike pop();
 
  private:

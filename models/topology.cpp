@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 namespace ctwin {
@@ -162,21 +161,6 @@ BlastRadius Topology::cable_failure(int cable) const {
   else
     for (int rail : rails) out.rails_lost.emplace_back(node, rail);
   return out;
-}
-
-std::vector<int> Topology::place_job(int job_nodes) const {
-  if (job_nodes > spec_.nodes) throw std::invalid_argument("topology: the job needs more nodes than the cluster has");
-  std::vector<int> placement(static_cast<std::size_t>(job_nodes));
-  for (int i = 0; i < job_nodes; ++i) placement[static_cast<std::size_t>(i)] = i;
-  return placement;
-}
-
-std::string Topology::describe() const {
-  std::ostringstream out;
-  out << (spec_.shape == TopologyShape::TorFatTree ? "ToR fat tree" : "rail-optimized fat tree") << ": " << spec_.nodes
-      << " nodes in " << racks_ << " racks, " << leaves() << " leaves, " << spines() << " spines, "
-      << boost::num_vertices(graph_) << " vertices, " << boost::num_edges(graph_) << " links";
-  return out.str();
 }
 
 }  // namespace ctwin

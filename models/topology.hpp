@@ -64,11 +64,6 @@ class Topology {
   BlastRadius spine_failure(int spine) const;
   BlastRadius cable_failure(int cable) const;  //!< cable = node * nics_per_node + nic
 
-  //! Which cluster nodes the job runs on: whole racks first, in order; spares from the racks after.
-  std::vector<int> place_job(int job_nodes) const;
-
-  std::string describe() const;
-
  private:
   BlastRadius lost_uplinks(const std::vector<std::size_t>& failed_vertices, int failed_cable) const;
 
