@@ -101,6 +101,25 @@ class Reader {
     return value;
   }
 
+  std::optional<bool> boolean(const json& parent, const std::string& pointer, const char* key) {
+    auto it = parent.find(key);
+    if (it == parent.end()) return std::nullopt;
+    if (!it->is_boolean()) {
+      problem(at(pointer, key), std::string("expected true or false, got ") + it->type_name());
+      return std::nullopt;
+    }
+    return it->get<bool>();
+  }
+
+  std::optional<double> probability(const json& parent, const std::string& pointer, const char* key) {
+    auto value = number(parent, pointer, key, false);
+    if (value && (*value < 0 || *value > 1)) {
+      problem(at(pointer, key), "must be a probability between 0 and 1");
+      return std::nullopt;
+    }
+    return value;
+  }
+
   std::optional<std::int64_t> integer(const json& parent, const std::string& pointer, const char* key, bool required,
                                       std::int64_t min, std::int64_t max = INT64_MAX) {
     auto it = parent.find(key);
@@ -188,5 +207,8 @@ inline std::optional<Enum> choose(Reader& r, const json& parent, const std::stri
   r.problem(Reader::at(pointer, key), "unknown value \"" + *text + "\" (one of: " + list + ")");
   return std::nullopt;
 }
+
+//! The `policies` section (policies_loader.cpp); reads after the job, whose size it checks against.
+void read_policies(Reader& r, const json& root, Scenario& s);
 
 }  // namespace ctwin::json_reader

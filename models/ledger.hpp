@@ -19,15 +19,17 @@ enum class Category : std::uint8_t {
   Diagnosis,
   Restart,
   WaitingForSpares,
-  Degraded,
+  Degraded,            //!< slow nodes and links: the job runs at its slowest part
   PlannedMaintenance,
+  Shrunk,              //!< elastic: running with fewer data-parallel replicas than the full job
 };
-inline constexpr std::size_t kCategoryCount = 10;
+inline constexpr std::size_t kCategoryCount = 11;
 
 //! The fixed public keys of reports, in report order.
 inline constexpr std::array<const char*, kCategoryCount> kCategoryKeys{
     "productive", "checkpoint_save", "checkpoint_restore", "lost_progress",      "detection",
-    "diagnosis",  "restart",         "waiting_for_spares", "degraded",           "planned_maintenance"};
+    "diagnosis",  "restart",         "waiting_for_spares", "degraded",           "planned_maintenance",
+    "shrunk"};
 
 struct Ledger {
   std::array<Micros, kCategoryCount> us{};

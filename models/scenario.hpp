@@ -3,6 +3,7 @@
 //! The JSON form is documented in docs/scenario.md; `load_scenario` (scenario_loader.hpp) builds this.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -126,6 +127,29 @@ struct CheckpointPolicySpec {
   double prior_weight = 1;        //!< adaptive: the prior counts as this many failures
 };
 
+//! Remediation policies (`policies` in a scenario): what the controller does beyond checkpointing.
+struct XidActionSpec {
+  RecoveryAction action = RecoveryAction::Restart;
+  std::optional<Micros> action_us;  //!< default: the fault class's own duration
+};
+struct ElasticSpec {
+  bool shrink = false;     //!< false: wait for a spare; true: drop whole replicas and regrow later
+  int replica_nodes = 1;   //!< nodes per data-parallel replica (tensor x pipeline parallel / GPUs per node)
+  int min_replicas = 1;    //!< never shrink below this; wait instead
+  bool regrow = true;      //!< add replicas back when whole replicas of nodes return
+};
+struct PrecheckSpec {
+  bool enabled = false;           //!< run DLRover's node check in every diagnosis
+  Micros duration_us = 0;         //!< both rounds
+  double detect_probability = 1;  //!< a bad node that stayed in the job fails the check
+  bool evict_stragglers = true;   //!< also evict nodes slower than 2 x the median
+};
+struct StragglerSpec {
+  bool evict = false;       //!< evict a slow node when the time saved beats a planned stop
+  Micros observe_us = 0;    //!< step times watched this long before deciding
+  double z_threshold = 3.5; //!< robust z-score (median/MAD) that marks a straggler
+};
+
 //! A published figure the scenario is compared with (and was not built from).
 struct Comparison {
   enum class Metric { Goodput, InterruptionsPerDay, Interruptions, LostHoursPerInterruption };
@@ -151,6 +175,10 @@ struct Scenario {
   RepairShop spares;
   std::optional<Maintenance> maintenance;
   CheckpointPolicySpec checkpoint_policy;
+  std::map<int, XidActionSpec> xid_actions;  //!< Xid -> action, overriding the fault classes'
+  ElasticSpec elastic;
+  PrecheckSpec precheck;
+  StragglerSpec stragglers;
   std::vector<Comparison> compare;
   int trials = 100;
   std::uint64_t seed = 1;

@@ -353,10 +353,7 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
     for (const char* key : {"snapshot_time", "persist_every", "memory_restore_time", "peer_replicas"})
       if (c->contains(key)) r.problem(p + "/" + key, "only the \"flash\" mechanism takes this");
   }
-  if (auto it = c->find("save_on_failure"); it != c->end()) {
-    if (!it->is_boolean()) r.problem(p + "/save_on_failure", std::string("expected true or false, got ") + it->type_name());
-    else ck.save_on_failure = it->get<bool>();
-  }
+  ck.save_on_failure = r.boolean(*c, p, "save_on_failure").value_or(false);
   ck.size_per_gpu_bytes = r.positive_unit(*c, p, "size_per_gpu", false, parse_bytes, "2.5GiB");
   ck.save_us = r.duration(*c, p, "save_time", false);
   ck.restore_us = r.duration(*c, p, "restore_time", false);
@@ -373,35 +370,6 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
   ck.persist_bytes_per_s = bandwidth.value_or(0);
   r.string(*c, p, "source", false);
   r.string(*c, p, "notes", false);
-}
-
-void read_policies(Reader& r, const json& root, Scenario& s) {
-  const json* pol = r.object(root, "", "policies", true);
-  if (!pol) return;
-  r.allow_only(*pol, "/policies", {"checkpoint"});
-  const json* ck = r.object(*pol, "/policies", "checkpoint", true);
-  if (!ck) return;
-  const std::string p = "/policies/checkpoint";
-  r.allow_only(*ck, p, {"type", "interval", "mtbf", "prior_weight", "notes"});
-  auto type = r.string(*ck, p, "type", true);
-  if (type && *type != "fixed" && *type != "young" && *type != "daly" && *type != "adaptive")
-    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (one of: fixed, young, daly, adaptive)");
-  s.checkpoint_policy.type = type.value_or("fixed");
-  const bool fixed = s.checkpoint_policy.type == "fixed";
-  s.checkpoint_policy.interval_us = r.duration(*ck, p, "interval", fixed, true).value_or(0);
-  if (!fixed && ck->contains("interval")) r.problem(p + "/interval", "only a \"fixed\" policy takes an interval");
-  s.checkpoint_policy.mtbf_us = r.duration(*ck, p, "mtbf", false, true);
-  if (auto w = r.number(*ck, p, "prior_weight", false, 0.0)) s.checkpoint_policy.prior_weight = *w;
-  r.string(*ck, p, "notes", false);
-}
-
-std::optional<double> probability(Reader& r, const json& parent, const std::string& pointer, const char* key) {
-  auto value = r.number(parent, pointer, key, false);
-  if (value && (*value < 0 || *value > 1)) {
-    r.problem(Reader::at(pointer, key), "must be a probability between 0 and 1");
-    return std::nullopt;
-  }
-  return value;
 }
 
 void read_spares(Reader& r, const json& sp, Scenario& s) {
@@ -423,7 +391,7 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
   }
   if (sp.contains("repair_time") == sp.contains("repair"))
     r.problem(p, "give exactly one of repair_time (fixed) and repair (a distribution)");
-  shop.failure_probability = probability(r, sp, p, "repair_failure_probability").value_or(0);
+  shop.failure_probability = r.probability(sp, p, "repair_failure_probability").value_or(0);
   shop.rma_us = r.duration(sp, p, "rma_time", shop.failure_probability > 0, true).value_or(0);
   if (const json* hot = r.object(sp, p, "hot", false)) {
     r.allow_only(*hot, p + "/hot", {"count", "swap_time"});
@@ -432,7 +400,7 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
   }
   if (const json* lemons = r.object(sp, p, "lemons", false)) {
     r.allow_only(*lemons, p + "/lemons", {"fraction", "rate_multiplier", "source"});
-    shop.lemon_fraction = probability(r, *lemons, p + "/lemons", "fraction").value_or(0);
+    shop.lemon_fraction = r.probability(*lemons, p + "/lemons", "fraction").value_or(0);
     if (!lemons->contains("fraction")) r.problem(p + "/lemons/fraction", "missing required number");
     shop.lemon_multiplier = r.number(*lemons, p + "/lemons", "rate_multiplier", true, 1.0).value_or(1);
     r.string(*lemons, p + "/lemons", "source", false);
@@ -444,7 +412,7 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
   }
   if (const json* mis = r.object(sp, p, "misdiagnosis", false)) {
     r.allow_only(*mis, p + "/misdiagnosis", {"probability", "recurrence", "source"});
-    shop.misdiagnosis_probability = probability(r, *mis, p + "/misdiagnosis", "probability").value_or(0);
+    shop.misdiagnosis_probability = r.probability(*mis, p + "/misdiagnosis", "probability").value_or(0);
     if (!mis->contains("probability")) r.problem(p + "/misdiagnosis/probability", "missing required number");
     shop.recurrence_mean_us = r.duration(*mis, p + "/misdiagnosis", "recurrence", true, true).value_or(1);
     r.string(*mis, p + "/misdiagnosis", "source", false);

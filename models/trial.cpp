@@ -34,13 +34,19 @@ const char* to_string(EventKind kind) {
     case EventKind::Escalated: return "escalated";
     case EventKind::Rollback: return "rollback";
     case EventKind::MaintenanceBegin: return "maintenance";
+    case EventKind::Evicted: return "evicted";
+    case EventKind::Shrunk: return "shrunk";
+    case EventKind::Grown: return "grown";
     case EventKind::End: return "end";
   }
   return "?";
 }
 
 Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
-    : config_(config), observer_(observer), shop_rng_(splitmix64(seed ^ 0x5245504149525348ULL)) {
+    : config_(config),
+      observer_(observer),
+      shop_rng_(splitmix64(seed ^ 0x5245504149525348ULL)),
+      control_rng_(splitmix64(seed ^ 0x434F4E54524F4C52ULL)) {
   assert((config.interval_us > 0 || config.interval_policy) && "the checkpoint interval must be positive (the loader checks it)");
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
@@ -57,6 +63,8 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
   recent_faults_.resize(config.faults.size());
+  replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
+  total_replicas_ = active_replicas_ = std::max(1, config.job_nodes / replica_nodes_);
   choose_interval(0);
   emit(0, EventKind::Running);
 }
@@ -117,7 +125,7 @@ void Trial::advance_up(Micros t) {
       const Micros goal = std::min(tau - uncommitted_, remaining());
       const Micros need = wall_for_work(goal);
       if (need != kNever && need <= t - now_) {
-        ledger[Category::Degraded] += need - goal;
+        account_drag(need, goal);
         uncommitted_ += goal;
         now_ += need;
         if (remaining() == 0) {
@@ -129,7 +137,7 @@ void Trial::advance_up(Micros t) {
       } else {
         const Micros wall = t - now_;
         const Micros work = std::min(work_in_wall(wall), goal);
-        ledger[Category::Degraded] += wall - work;
+        account_drag(wall, work);
         uncommitted_ += work;
         now_ = t;
       }
@@ -159,7 +167,7 @@ void Trial::advance_up(Micros t) {
     if (flash && (config_.persist_us > config_.persist_every * cycle || config_.replication_us > cycle)) cycles = 0;
     if (cycles > 0) {
       ledger[Category::Productive] += cycles * tau;
-      ledger[Category::Degraded] += cycles * (wall_for_work(tau) - tau);
+      account_drag(wall_for_work(tau), tau, cycles);
       ledger[Category::CheckpointSave] += cycles * config_.save_us;
       committed_ += cycles * tau;
       result_.checkpoints += cycles;
@@ -238,7 +246,7 @@ void Trial::finish(Micros t, bool work_done) {
     emit(t, EventKind::End);
     return;
   }
-  if (phase_ == Phase::MaintenanceSave) {
+  if (phase_ == Phase::PlannedSave) {
     result_.ledger[Category::CheckpointSave] += t - phase_start_;
     phase_ = Phase::Up;  // the window closes on unsaved work, which no fault took
   }
@@ -267,7 +275,7 @@ Category Trial::phase_category() const {
     case Phase::WaitSpare: return Category::WaitingForSpares;
     case Phase::Restart: return Category::Restart;
     case Phase::Restore: return Category::CheckpointRestore;
-    case Phase::MaintenanceSave: return Category::CheckpointSave;
+    case Phase::PlannedSave: return Category::CheckpointSave;
     case Phase::Maintenance: return Category::PlannedMaintenance;
     default: break;
   }
@@ -294,14 +302,14 @@ void Trial::advance_down(Micros t) {
       case Phase::Detect:
         emit(end, EventKind::Detected);
         if (failure_save_work_ > 0) enter(Phase::FailureSave, end, config_.save_us);
-        else enter(Phase::Diagnose, end, pending_diagnosis_us_);
+        else begin_diagnosis(end);
         break;
       case Phase::FailureSave:  // save-on-failure: the live state is safe
         result_.ledger[Category::Productive] += failure_save_work_;
         committed_ += failure_save_work_;
         failure_save_work_ = 0;
         ++result_.checkpoints;
-        enter(Phase::Diagnose, end, pending_diagnosis_us_);
+        begin_diagnosis(end);
         break;
       case Phase::Diagnose:
         emit(end, EventKind::Diagnosed);
@@ -327,11 +335,8 @@ void Trial::advance_down(Micros t) {
         if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
         else advance_up(t);
         break;
-      case Phase::MaintenanceSave:
-        now_ = end;
-        commit();
-        emit(end, EventKind::MaintenanceBegin);
-        enter(Phase::Maintenance, end, config_.maintenance->duration_us);
+      case Phase::PlannedSave:
+        end_planned_save(end);
         break;
       case Phase::Maintenance:
         begin_restart(end);
@@ -344,7 +349,9 @@ void Trial::advance_down(Micros t) {
 void Trial::update_speed() {
   double speed = 1.0;
   for (const auto& e : slow_) speed = std::min(speed, e.factor);
-  speed_ = speed;
+  slow_speed_ = speed;
+  share_ = static_cast<double>(active_replicas_) / total_replicas_;
+  speed_ = slow_speed_ * share_;
 }
 
 // ---- Inputs ----------------------------------------------------------------------------------------
@@ -358,6 +365,7 @@ Micros Trial::next_timer() const {
   for (const auto& p : sdc_) t = std::min(t, p.detect_at);
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
   for (const auto& e : slow_) t = std::min(t, e.end);
+  for (const auto& c : straggler_checks_) t = std::min(t, c.first);
   return t;
 }
 
@@ -390,8 +398,12 @@ void Trial::on_timer(Micros t) {
     if (phase_ == Phase::WaitSpare && vacant_slots_.empty()) {
       result_.ledger[Category::WaitingForSpares] += t - phase_start_;
       begin_restart(t);
+    } else if (phase_ == Phase::Up && active_replicas_ < total_replicas_ &&
+               consult_grow(t, micros_to_seconds(config_.save_us + config_.restart_overhead_us + config_.restore_us))) {
+      begin_planned_stop(t, PlannedStop::Regrow, in_save_ ? save_left_ : config_.save_us);
     }
   }
+  if (!straggler_checks_.empty()) check_stragglers(t);
   // Silent corruption noticed now (in strike order).
   while (!sdc_.empty()) {
     auto due = std::find_if(sdc_.begin(), sdc_.end(), [t](const PendingSdc& p) { return p.detect_at <= t; });
@@ -417,11 +429,34 @@ void Trial::on_timer(Micros t) {
 void Trial::begin_maintenance(Micros t) {
   while (next_maintenance_ <= t) next_maintenance_ += config_.maintenance->interval_us;
   // The job saves first (finishing a save in progress), so maintenance loses no work.
-  const Micros save = in_save_ ? save_left_ : config_.save_us;
+  begin_planned_stop(t, PlannedStop::Maintenance, in_save_ ? save_left_ : config_.save_us);
+}
+
+//! The job saves and stops on purpose; what follows the save depends on why (end_planned_save).
+void Trial::begin_planned_stop(Micros t, PlannedStop kind, Micros save) {
+  planned_ = kind;
   in_save_ = false;
   save_left_ = 0;
-  enter(Phase::MaintenanceSave, t, save);
+  enter(Phase::PlannedSave, t, save);
   advance_down(t);
+}
+
+void Trial::end_planned_save(Micros end) {
+  now_ = end;
+  commit();
+  switch (planned_) {
+    case PlannedStop::Maintenance:
+      emit(end, EventKind::MaintenanceBegin);
+      enter(Phase::Maintenance, end, config_.maintenance->duration_us);
+      return;
+    case PlannedStop::Evict:  // the evicted node leaves; a spare takes its place, or the job shrinks or waits
+      leave_diagnosis(end);
+      return;
+    case PlannedStop::Regrow:
+      grow(end, grow_by_);
+      begin_restart(end);
+      return;
+  }
 }
 
 void Trial::detect_sdc(const PendingSdc& sdc) {
@@ -467,6 +502,7 @@ void Trial::on_fault(const FaultStrike& strike) {
       slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
       emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
       update_speed();
+      if (config_.controller && config_.straggler_observe_us > 0) straggler_checks_.emplace_back(t + config_.straggler_observe_us, node);
       return;
     case Effect::Flap:
       if (fc.action_us < fc.detection_us) {  // back before the watchdog fires: a stall
@@ -501,7 +537,7 @@ void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host
     result_.ledger[Category::LostProgress] += failure_save_work_;
     failure_save_work_ = 0;
   }
-  if (phase_ == Phase::Up || phase_ == Phase::MaintenanceSave) {
+  if (phase_ == Phase::Up || phase_ == Phase::PlannedSave) {
     if (config_.save_on_failure && !host_down && phase_ == Phase::Up) {
       failure_save_work_ = uncommitted_;  // saved after detection, if nothing else strikes first
     } else {

@@ -24,6 +24,7 @@
 #include "models/network_domains.hpp"
 #include "models/scenario.hpp"
 #include "models/trial_events.hpp"
+#include "policies/controller.hpp"
 
 namespace ctwin {
 
@@ -67,6 +68,13 @@ struct TrialConfig {
   Micros peer_restore_us = 0;
   bool save_on_failure = false;
   std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
+  //! Consulted on faults, diagnoses, spare shortages, returns and step times (policies/controller.hpp).
+  //! Null: the catalogue's actions, wait for spares, no precheck.
+  std::shared_ptr<const control::Controller> controller;
+  int replica_nodes = 0;               //!< nodes per data-parallel replica (0: the job is one replica)
+  Micros step_us = 0;                  //!< failure-free step at full width
+  Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
+  double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck
 };
 
 struct TrialResult {
@@ -97,7 +105,9 @@ class Trial {
   }
 
  private:
-  enum class Phase { Up, Detect, FailureSave, Diagnose, WaitSpare, Restart, Restore, MaintenanceSave, Maintenance, Done };
+  enum class Phase { Up, Detect, FailureSave, Diagnose, WaitSpare, Restart, Restore, PlannedSave, Maintenance, Done };
+  //! Why the job saves and stops while healthy: maintenance, evicting a straggler, regrowing.
+  enum class PlannedStop { Maintenance, Evict, Regrow };
   struct SlowEpisode {
     Micros end;
     int node;  //!< -1 for a network part
@@ -156,6 +166,24 @@ class Trial {
   bool stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
   void detect_sdc(const PendingSdc& sdc);
   void begin_maintenance(Micros t);
+  void begin_planned_stop(Micros t, PlannedStop kind, Micros save);
+  void end_planned_save(Micros end);
+
+  // The controller's decision points (trial_control.cpp).
+  control::ClusterView view(Micros t) const;
+  Micros remaining_wall(Micros t) const;
+  const std::vector<control::Action>& consult(const control::Event& event, Micros t, double restart_cost_s = -1);
+  void consult_fault(Micros t, const FaultClass& fc, int node, int gpu, RecoveryAction& action, Micros& action_us);
+  void begin_diagnosis(Micros t);
+  void run_precheck(Micros t);
+  void consult_shortage(Micros t);
+  bool consult_grow(Micros t, double restart_cost_s);
+  void check_stragglers(Micros t);
+  void evict(Micros t, int node);
+  void shrink(Micros t, int replicas);
+  void grow(Micros t, int replicas);
+  //! Splits compute time that did no work between slow parts (degraded) and missing replicas (shrunk).
+  void account_drag(Micros wall, Micros work, Micros times = 1);
   bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
   void take_from_pool(int node, Micros back);
   Micros repair_turnaround(int node, Micros t, bool& retired);
@@ -178,7 +206,9 @@ class Trial {
   Micros save_left_ = 0;
   Micros uncommitted_ = 0;  //!< work since the last completed save: lost on a crash
   Micros committed_ = 0;
-  double speed_ = 1.0;
+  double speed_ = 1.0;       //!< slow_speed_ x share_
+  double slow_speed_ = 1.0;  //!< the slowest part in the job
+  double share_ = 1.0;       //!< active / total replicas
   Micros interval_ = 0;  //!< in force since the last (re)start
   void choose_interval(Micros t);
 
@@ -213,6 +243,17 @@ class Trial {
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;
   Micros next_maintenance_ = kNever;
+  PlannedStop planned_ = PlannedStop::Maintenance;
+
+  // Controller state: replicas, a precheck scheduled in this diagnosis, straggler checks due.
+  int replica_nodes_ = 1;
+  int total_replicas_ = 1;
+  int active_replicas_ = 1;
+  int grow_by_ = 0;
+  bool precheck_pending_ = false;
+  std::vector<std::pair<Micros, int>> straggler_checks_;  //!< (when, node)
+  Rng control_rng_;  //!< precheck and step-time noise: its own stream, so policies compare on common faults
+  std::vector<control::Action> actions_;
   //! Per fault class with an escalation: its faults within the window, as (part, time), oldest first;
   //! a part is node * 256 + GPU. Short lists, scanned: no allocation per part.
   std::vector<std::vector<std::pair<std::int64_t, Micros>>> recent_faults_;

@@ -30,6 +30,9 @@ enum class EventKind : std::uint8_t {
   Escalated,        //!< a repeated fault on the same part: the stronger action is taken
   Rollback,         //!< silent corruption found: back to the last clean checkpoint
   MaintenanceBegin,
+  Evicted,          //!< the controller took a node out (a straggler, or one the precheck failed)
+  Shrunk,           //!< elastic: whole replicas dropped (component: replicas now active)
+  Grown,            //!< elastic: replicas added back (component: replicas now active)
   End,
 };
 

@@ -63,6 +63,7 @@ void Trial::record_failure(int node, Micros t) {
 }
 
 void Trial::leave_diagnosis(Micros t) {
+  if (precheck_pending_) run_precheck(t);
   for (const Departure& d : departures_) {
     if (slot_node_[static_cast<std::size_t>(d.slot)] != d.node) continue;  // struck twice: already out
     slot_node_[static_cast<std::size_t>(d.slot)] = -1;
@@ -81,6 +82,9 @@ void Trial::leave_diagnosis(Micros t) {
   }
   departures_.clear();
   fill_vacancies(t);
+  if (!vacant_slots_.empty()) consult_shortage(t);
+  // The job restarts anyway: replicas that can come back cost nothing extra.
+  if (vacant_slots_.empty() && active_replicas_ < total_replicas_ && consult_grow(t, 0)) grow(t, grow_by_);
   if (vacant_slots_.empty()) {
     begin_restart(t);
     return;
@@ -107,6 +111,7 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
       emit(t, EventKind::Escalated, node, gpu, &fc);
     }
   }
+  if (config_.controller) consult_fault(t, fc, node, gpu, action, action_us);
   if (action == RecoveryAction::Reboot) {
     emit(t, EventKind::NodeDown, node);
     if (std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end()) rebooting_nodes_.push_back(node);

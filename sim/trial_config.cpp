@@ -2,6 +2,7 @@
 
 #include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
+#include "policies/recovery_controller.hpp"
 
 namespace ctwin {
 
@@ -44,6 +45,14 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.work_us = scenario.job.work_us.value_or(kNever);
   c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
   c.maintenance = scenario.maintenance;
+  // With no remediation policy the controller would only echo the catalogue: leave it out, and
+  // the trial takes the catalogue's actions without a call per fault.
+  if (!scenario.xid_actions.empty() || scenario.elastic.shrink || scenario.precheck.enabled || scenario.stragglers.evict)
+    c.controller = std::make_shared<const RecoveryController>(scenario);
+  c.replica_nodes = scenario.elastic.shrink ? scenario.elastic.replica_nodes : 0;
+  c.step_us = scenario.job.step_us;
+  c.straggler_observe_us = scenario.stragglers.evict ? scenario.stragglers.observe_us : 0;
+  c.precheck_detect_probability = scenario.precheck.detect_probability;
   for (const auto& f : scenario.faults)
     if (is_network(f.rate.component)) {
       c.network = std::make_shared<const NetworkDomains>(build_network_domains(scenario));

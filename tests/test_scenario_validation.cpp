@@ -86,6 +86,15 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},
       {"unknown policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "optimal"; }, "/policies/checkpoint/type", "one of: fixed, young, daly, adaptive"},
       {"interval on a computed policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "young"; }, "/policies/checkpoint/interval", "only a \"fixed\" policy"},
+      {"xid key not a code", [](json& d) { d["policies"]["xid_actions"] = {{"seventy-nine", "replace"}}; },
+       "/policies/xid_actions/seventy-nine", "an Xid code"},
+      {"unknown xid action", [](json& d) { d["policies"]["xid_actions"] = {{"79", "pray"}}; }, "/policies/xid_actions/79", "one of: restart"},
+      {"replicas that do not divide the job", [](json& d) { d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 3}}; },
+       "/policies/elastic/replica_nodes", "must divide"},
+      {"more replicas kept than exist", [](json& d) { d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 2}, {"min_replicas", 5}}; },
+       "/policies/elastic/min_replicas", "only 4 replicas"},
+      {"precheck without its duration", [](json& d) { d["policies"]["precheck"] = json::object(); }, "/policies/precheck/duration", "missing"},
+      {"straggler policy without a window", [](json& d) { d["policies"]["stragglers"] = {{"evict", true}}; }, "/policies/stragglers/observe", "missing"},
       {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
   };
   for (const auto& c : cases) {

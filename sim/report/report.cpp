@@ -283,6 +283,7 @@ std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent
       if (e.component >= 0) out << ' ' << to_string(fc.rate.component) << '=' << e.component;
     }
     if (e.kind == EventKind::SlowBegin) out << (e.fault_class >= 0 ? " " : "") << "speed=" << e.speed;
+    if (e.kind == EventKind::Shrunk || e.kind == EventKind::Grown) out << "replicas=" << e.component;
     out << '\n';
   }
   return out.str();

@@ -1,0 +1,114 @@
+// The scenario's `policies` section: the one file format the simulator and the live controller both
+// read (docs/scenario.md). Checkpoint intervals, Xid -> action, elastic shrink/regrow, the precheck
+// and run-time straggler eviction.
+#include <string>
+
+#include "models/json_reader.hpp"
+
+namespace ctwin::json_reader {
+
+namespace {
+
+void read_checkpoint_policy(Reader& r, const json& ck, Scenario& s) {
+  const std::string p = "/policies/checkpoint";
+  r.allow_only(ck, p, {"type", "interval", "mtbf", "prior_weight", "notes"});
+  auto type = r.string(ck, p, "type", true);
+  if (type && *type != "fixed" && *type != "young" && *type != "daly" && *type != "adaptive")
+    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (one of: fixed, young, daly, adaptive)");
+  s.checkpoint_policy.type = type.value_or("fixed");
+  const bool fixed = s.checkpoint_policy.type == "fixed";
+  s.checkpoint_policy.interval_us = r.duration(ck, p, "interval", fixed, true).value_or(0);
+  if (!fixed && ck.contains("interval")) r.problem(p + "/interval", "only a \"fixed\" policy takes an interval");
+  s.checkpoint_policy.mtbf_us = r.duration(ck, p, "mtbf", false, true);
+  if (auto w = r.number(ck, p, "prior_weight", false, 0.0)) s.checkpoint_policy.prior_weight = *w;
+  r.string(ck, p, "notes", false);
+}
+
+std::optional<RecoveryAction> action_named(Reader& r, const json& parent, const std::string& pointer, const char* key) {
+  return choose<RecoveryAction>(r, parent, pointer, key, true,
+                                {{"restart", RecoveryAction::Restart},
+                                 {"reset_gpu", RecoveryAction::ResetGpu},
+                                 {"reboot", RecoveryAction::Reboot},
+                                 {"replace", RecoveryAction::Replace}});
+}
+
+//! {"79": "replace", "48": {"action": "reset_gpu", "duration": "2min"}}
+void read_xid_actions(Reader& r, const json& table, Scenario& s) {
+  const std::string p = "/policies/xid_actions";
+  for (const auto& [key, value] : table.items()) {
+    const std::string at = Reader::at(p, key);
+    int xid = -1;
+    try {
+      std::size_t used = 0;
+      xid = std::stoi(key, &used);
+      if (used != key.size() || xid < 0 || xid > 999) xid = -1;
+    } catch (const std::exception&) {
+      xid = -1;
+    }
+    if (xid < 0) {
+      r.problem(at, "the key must be an Xid code, an integer between 0 and 999");
+      continue;
+    }
+    XidActionSpec spec;
+    if (value.is_string()) {
+      // The short form: the pointer of a problem is the entry itself.
+      const std::size_t before = r.problems.size();
+      spec.action = action_named(r, json{{"action", value}}, at, "action").value_or(RecoveryAction::Restart);
+      if (r.problems.size() > before) r.problems.back().pointer = at;
+    } else if (value.is_object()) {
+      r.allow_only(value, at, {"action", "duration", "source"});
+      spec.action = action_named(r, value, at, "action").value_or(RecoveryAction::Restart);
+      spec.action_us = r.duration(value, at, "duration", false);
+    } else {
+      r.problem(at, std::string("expected an action name or {\"action\", \"duration\"}, got ") + value.type_name());
+      continue;
+    }
+    s.xid_actions[xid] = spec;
+  }
+}
+
+void read_elastic(Reader& r, const json& e, Scenario& s) {
+  const std::string p = "/policies/elastic";
+  r.allow_only(e, p, {"mode", "replica_nodes", "min_replicas", "regrow", "notes"});
+  s.elastic.shrink = choose<bool>(r, e, p, "mode", true, {{"wait", false}, {"shrink", true}}).value_or(false);
+  s.elastic.replica_nodes = static_cast<int>(r.integer(e, p, "replica_nodes", s.elastic.shrink, 1, 1'000'000).value_or(1));
+  if (s.job.nodes > 0 && s.job.nodes % s.elastic.replica_nodes != 0)
+    r.problem(p + "/replica_nodes", "must divide the job's " + std::to_string(s.job.nodes) + " nodes (whole replicas)");
+  const int replicas = s.job.nodes / std::max(1, s.elastic.replica_nodes);
+  s.elastic.min_replicas = static_cast<int>(r.integer(e, p, "min_replicas", false, 1, 1'000'000).value_or(1));
+  if (replicas > 0 && s.elastic.min_replicas > replicas)
+    r.problem(p + "/min_replicas", "the job has only " + std::to_string(replicas) + " replicas");
+  s.elastic.regrow = r.boolean(e, p, "regrow").value_or(true);
+}
+
+void read_precheck(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/precheck";
+  r.allow_only(c, p, {"enabled", "duration", "detect_probability", "evict_stragglers", "source", "notes"});
+  s.precheck.enabled = r.boolean(c, p, "enabled").value_or(true);
+  s.precheck.duration_us = r.duration(c, p, "duration", true, true).value_or(0);
+  s.precheck.detect_probability = r.probability(c, p, "detect_probability").value_or(1);
+  s.precheck.evict_stragglers = r.boolean(c, p, "evict_stragglers").value_or(true);
+}
+
+void read_stragglers(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/stragglers";
+  r.allow_only(c, p, {"evict", "observe", "z_threshold", "source", "notes"});
+  s.stragglers.evict = r.boolean(c, p, "evict").value_or(true);
+  s.stragglers.observe_us = r.duration(c, p, "observe", true, true).value_or(0);
+  s.stragglers.z_threshold = r.number(c, p, "z_threshold", false, 0.0).value_or(3.5);
+}
+
+}  // namespace
+
+void read_policies(Reader& r, const json& root, Scenario& s) {
+  const json* pol = r.object(root, "", "policies", true);
+  if (!pol) return;
+  r.allow_only(*pol, "/policies", {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "notes"});
+  if (const json* ck = r.object(*pol, "/policies", "checkpoint", true)) read_checkpoint_policy(r, *ck, s);
+  if (const json* x = r.object(*pol, "/policies", "xid_actions", false)) read_xid_actions(r, *x, s);
+  if (const json* e = r.object(*pol, "/policies", "elastic", false)) read_elastic(r, *e, s);
+  if (const json* c = r.object(*pol, "/policies", "precheck", false)) read_precheck(r, *c, s);
+  if (const json* c = r.object(*pol, "/policies", "stragglers", false)) read_stragglers(r, *c, s);
+}
+
+}  // namespace ctwin::json_reader

@@ -1,0 +1,88 @@
+#pragma once
+//! The controller: the one place where recovery decisions are made, for the simulator's trial and
+//! for the live controller alike. It takes timestamped events and a read-only view of the cluster
+//! and answers with actions. It is stateless and deterministic: whatever it must remember arrives
+//! in the view, so one instance serves every trial on every worker thread.
+//!
+//! This header is the whole interface and depends on nothing, so the trial (models/) can consult a
+//! controller without linking the implementations in policies/.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ctwin::control {
+
+enum class Signal : std::uint8_t {
+  Fault,          //!< a part failed and the job stopped: node, gpu, xid, the catalogue's proposed action
+  Diagnosing,     //!< the job stopped and its diagnosis begins: the moment to schedule a precheck
+  SpareShortage,  //!< the diagnosis is done, slots are vacant and the spare pool is empty
+  NodeReturned,   //!< a node came back to the pool while the job runs shrunk
+  StepTimes,      //!< per-node step times over an observation window
+  Heartbeat,      //!< live: a rank reported progress (hang detection)
+  CheckpointDone, //!< live: a checkpoint completed
+};
+
+enum class Act : std::uint8_t {
+  Wait,           //!< nothing to do (or: keep waiting for a spare)
+  CheckpointNow,
+  Restart,        //!< relaunch the job on the same nodes
+  ResetGpu,
+  Reboot,
+  Replace,        //!< evict the node; a spare takes its place
+  Shrink,         //!< drop `replicas` whole data-parallel replicas
+  Grow,           //!< add `replicas` replicas back (a restart)
+  RunPrecheck,    //!< run the node check before relaunching; `seconds` it takes
+};
+
+struct Action {
+  Act act = Act::Wait;
+  int node = -1;
+  int replicas = 0;
+  double seconds = -1;  //!< how long the action takes; < 0: the catalogue's figure
+};
+
+struct Event {
+  double time_s = 0;
+  Signal signal = Signal::Fault;
+  int node = -1;
+  int gpu = -1;
+  int xid = -1;
+  Action proposed;  //!< Fault: what the fault catalogue says to do
+  const std::vector<std::pair<int, double>>* step_times = nullptr;  //!< StepTimes: (node, seconds per step)
+};
+
+//! What the controller may read about the cluster; filled by the trial or by the live agent.
+struct ClusterView {
+  double now_s = 0;
+  int job_nodes = 0;         //!< at full width
+  int replica_nodes = 1;     //!< nodes per data-parallel replica
+  int active_replicas = 1;
+  int total_replicas = 1;
+  int vacant_slots = 0;      //!< in the active replicas
+  int spares_available = 0;
+  double step_s = 0;         //!< failure-free step at full width
+  double remaining_s = 0;    //!< wall time the run has left at full width
+  double restart_cost_s = 0; //!< what a planned stop costs: save, restart and restore
+};
+
+//! Runs one round of the node check: each group of nodes does its burn-in together; the answer is
+//! each group's time in seconds (the timeout when it failed). The simulator draws them; the live
+//! agent runs NCCL and cuBLAS.
+class PrecheckRunner {
+ public:
+  virtual ~PrecheckRunner() = default;
+  virtual std::vector<double> run_groups(const std::vector<std::vector<int>>& groups) = 0;
+  virtual double timeout_s() const = 0;
+};
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  //! Appends the actions for `event` to `actions` (nothing appended: wait).
+  virtual void decide(const Event& event, const ClusterView& view, std::vector<Action>& actions) const = 0;
+  //! The node check over `nodes`: runs its rounds through `runner`, appends a Replace per node to evict.
+  virtual void precheck(const std::vector<int>& nodes, PrecheckRunner& runner, std::vector<Action>& actions) const = 0;
+};
+
+}  // namespace ctwin::control

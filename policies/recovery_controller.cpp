@@ -1,0 +1,87 @@
+#include "policies/recovery_controller.hpp"
+
+#include <algorithm>
+
+#include "models/recovery_acts.hpp"
+#include "policies/precheck.hpp"
+#include "policies/runtime_health.hpp"
+
+namespace ctwin {
+
+using control::Act;
+using control::Action;
+
+RecoveryController::RecoveryController(const Scenario& scenario)
+    : xid_actions_(scenario.xid_actions),
+      elastic_(scenario.elastic),
+      precheck_(scenario.precheck),
+      stragglers_(scenario.stragglers) {}
+
+void RecoveryController::decide(const control::Event& event, const control::ClusterView& view,
+                                std::vector<Action>& actions) const {
+  switch (event.signal) {
+    case control::Signal::Fault: {
+      Action action = event.proposed;
+      action.node = event.node;
+      if (const auto it = xid_actions_.find(event.xid); event.xid >= 0 && it != xid_actions_.end()) {
+        action.act = to_act(it->second.action);
+        if (it->second.action_us) action.seconds = static_cast<double>(*it->second.action_us) / 1e6;
+      }
+      actions.push_back(action);
+      return;
+    }
+    case control::Signal::Diagnosing:
+      if (precheck_.enabled) actions.push_back({Act::RunPrecheck, -1, 0, static_cast<double>(precheck_.duration_us) / 1e6});
+      return;
+    case control::Signal::SpareShortage: {
+      if (!elastic_.shrink) return;  // wait for a spare
+      // The nodes present fill floor(present / r) whole replicas; the rest become spares.
+      const int present = view.active_replicas * view.replica_nodes - view.vacant_slots;
+      const int keep = present / view.replica_nodes;
+      if (keep >= elastic_.min_replicas && keep < view.active_replicas)
+        actions.push_back({Act::Shrink, -1, view.active_replicas - keep, -1});
+      return;
+    }
+    case control::Signal::NodeReturned: {
+      if (!elastic_.shrink || !elastic_.regrow || view.active_replicas >= view.total_replicas) return;
+      const int grow = std::min(view.spares_available / view.replica_nodes, view.total_replicas - view.active_replicas);
+      if (grow <= 0) return;
+      // Progress runs at active/total of full speed: growing saves that share of the time left.
+      const double now_share = static_cast<double>(view.active_replicas) / view.total_replicas;
+      const double after_share = static_cast<double>(view.active_replicas + grow) / view.total_replicas;
+      const double saved_s = view.remaining_s / now_share - view.remaining_s / after_share;
+      if (saved_s > view.restart_cost_s) actions.push_back({Act::Grow, -1, grow, -1});
+      return;
+    }
+    case control::Signal::StepTimes: {
+      if (!stragglers_.evict || !event.step_times || view.step_s <= 0) return;
+      const std::map<int, double> times(event.step_times->begin(), event.step_times->end());
+      const auto d = runtime_straggler(times, view.remaining_s / view.step_s, view.restart_cost_s, stragglers_.z_threshold);
+      if (d && d->evict) actions.push_back({Act::Replace, d->node, 0, -1});
+      return;
+    }
+    case control::Signal::Heartbeat:
+    case control::Signal::CheckpointDone:
+      return;  // the live agent's hang detector keeps its own clock
+  }
+}
+
+void RecoveryController::precheck(const std::vector<int>& nodes, control::PrecheckRunner& runner,
+                                  std::vector<Action>& actions) const {
+  if (nodes.empty()) return;
+  auto run_round = [&](const NodeGroups& groups) {
+    const std::vector<double> group_s = runner.run_groups(groups);
+    NodeTimes times;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (int node : groups[g]) times[node] = group_s[g];
+    return times;
+  };
+  const NodeTimes round0 = run_round(precheck_round0(nodes));
+  const NodeTimes round1 = run_round(precheck_round1(round0));
+  const PrecheckVerdict verdict = precheck_verdict(round0, round1, runner.timeout_s());
+  for (int node : verdict.faulty) actions.push_back({Act::Replace, node, 0, -1});
+  if (precheck_.evict_stragglers)
+    for (int node : verdict.stragglers_median) actions.push_back({Act::Replace, node, 0, -1});
+}
+
+}  // namespace ctwin
