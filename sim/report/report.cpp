@@ -103,6 +103,23 @@ std::string thousands(long long v) {
   return out;
 }
 
+//! The remediation policies in force, one line (empty when there are none).
+std::string policies_line(const Scenario& s) {
+  std::string line;
+  auto add = [&line](const std::string& part) { line += (line.empty() ? "" : "; ") + part; };
+  if (!s.xid_actions.empty()) {
+    std::string table;
+    for (const auto& [xid, spec] : s.xid_actions) table += (table.empty() ? "" : ", ") + std::to_string(xid) + " " + to_string(spec.action);
+    add("xid " + table);
+  }
+  if (s.elastic.shrink)
+    add("shrink by replicas of " + std::to_string(s.elastic.replica_nodes) + " nodes (at least " +
+        std::to_string(s.elastic.min_replicas) + ")" + (s.elastic.regrow ? ", regrow" : ""));
+  if (s.precheck.enabled) add("precheck " + format_duration(micros_to_seconds(s.precheck.duration_us)));
+  if (s.stragglers.evict) add("evict stragglers after " + format_duration(micros_to_seconds(s.stragglers.observe_us)));
+  return line;
+}
+
 }  // namespace
 
 ordered_json summary_json(const Summary& s) {
@@ -181,7 +198,9 @@ std::string summary_text(const RunReportInput& in) {
                            : "work " + format_duration(micros_to_seconds(*s.job.work_us)) + " failure-free")
       << "; checkpoint every " << format_duration(micros_to_seconds(r.config.interval_us)) << ", save "
       << format_duration(micros_to_seconds(r.costs.save_us)) << ", restore "
-      << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n\n";
+      << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n";
+  if (const std::string p = policies_line(s); !p.empty()) out << "  policies " << p << "\n";
+  out << "\n";
   out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   95% CI [" << fixed(100 * g.ci95_low, 2) << ", "
       << fixed(100 * g.ci95_high, 2) << "]   p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
       << "  p95 " << fixed(100 * g.p95, 2) << "\n";
