@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "models/scenario_loader.hpp"
 #include "models/units.hpp"
+#include "sim/distributed.hpp"
 #include "sim/experiments.hpp"
 #include "sim/report/atomic_file.hpp"
 #include "sim/report/report.hpp"
@@ -24,7 +25,7 @@ using ordered_json = nlohmann::ordered_json;
 
 //! A progress line on stderr, only when it is a terminal.
 Progress progress_bar(const char* what) {
-  if (!::isatty(2)) return {};
+  if (!::isatty(2) || !Ranks::world().is_root()) return {};
   return [what](std::size_t done, std::size_t total) {
     std::fprintf(stderr, "\r  %s: %zu/%zu", what, done, total);
     if (done == total) std::fprintf(stderr, "\n");
@@ -55,6 +56,7 @@ std::optional<double> numeric(const nlohmann::json& v) {
 std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 int write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  if (!Ranks::world().is_root()) return 0;  // every rank holds the same results: rank 0 writes them
   try {
     for (const auto& [path, content] : outputs)
       if (!path.empty()) write_file_atomically(path, content);
@@ -79,6 +81,9 @@ ExperimentCommands::ExperimentCommands(CLI::App& app) {
   optimize_cmd_->add_option("--to", to_, "largest interval tried");
   optimize_cmd_->add_option("--points", points_, "grid points, log-spaced")->check(CLI::Range(5, 200));
   optimize_cmd_->add_option("--ci-target", ci_target_, "double the trials until the best point's goodput CI half-width is below this");
+  optimize_cmd_->add_option("--choose", choices_,
+                            "instead of the interval: the best combination of /pointer=a,b,c choices (repeat for more fields)");
+  optimize_cmd_->add_option("--max-trials", max_trials_, "stop doubling at this many trials per point")->check(CLI::Range(2, 10000000));
 
   compare_cmd_ = app.add_subcommand("compare", "variants of a scenario side by side, paired on the same fault timelines");
   add_common(compare_cmd_, compare_);
@@ -198,6 +203,7 @@ int ExperimentCommands::sweep() {
 }
 
 int ExperimentCommands::optimize() {
+  if (!choices_.empty()) return optimize_combination();
   OptimizeOptions options;
   std::string why;
   if (!from_.empty()) {
@@ -215,6 +221,7 @@ int ExperimentCommands::optimize() {
   options.seed = optimize_.seed;
   options.jobs = optimize_.jobs;
   options.ci_target = ci_target_;
+  options.max_trials = max_trials_;
   const auto document = read_scenario_document(optimize_.scenario);
   const OptimizeResult r = optimize_interval(document, optimize_.scenario, options, progress_bar("optimize"));
 
@@ -261,6 +268,86 @@ int ExperimentCommands::optimize() {
                            {"ci95_high_s", r.best_ci_high_s},
                            {"fitted", r.fitted},
                            {"goodput", summary_json(r.best_goodput)}}}};
+  return write_outputs({{optimize_.json, j.dump(2) + "\n"}, {optimize_.csv, csv.str()}, {optimize_.svg, plot_svg(plot)}});
+}
+
+//! optimize --choose: every combination of the choices, the best with its paired margin.
+int ExperimentCommands::optimize_combination() {
+  std::vector<std::vector<Setting>> combinations{{}};
+  for (const auto& text : choices_) {
+    std::string pointer;
+    std::vector<nlohmann::json> values;
+    if (!parse_set(text, pointer, values)) {
+      std::cerr << "ctwin: --choose " << text << ": expected /json/pointer=value[,value...]\n";
+      return cli::kExitBadInput;
+    }
+    std::vector<std::vector<Setting>> grown;
+    for (const auto& c : combinations)
+      for (const auto& v : values) {
+        grown.push_back(c);
+        grown.back().push_back({pointer, v});
+      }
+    combinations = std::move(grown);
+  }
+  OptimizeOptions options;
+  options.trials = optimize_.trials;
+  options.max_trials = std::max(max_trials_, optimize_.trials);
+  options.seed = optimize_.seed;
+  options.jobs = optimize_.jobs;
+  const auto document = read_scenario_document(optimize_.scenario);
+  const ChoiceResult r = choose_policy(document, optimize_.scenario, combinations, options, progress_bar("optimize"));
+
+  auto label = [](const VariantResult& v) {
+    std::string text;
+    for (const auto& s : v.settings) text += (text.empty() ? "" : "  ") + s.pointer + "=" + value_text(s.value);
+    return text;
+  };
+  std::cout << "ctwin optimize: " << optimize_.scenario << "  (" << combinations.size() << " combinations, " << r.trials
+            << " trials each, seed " << optimize_.seed << ", the same seeds for all)\n\n";
+  std::ostringstream csv;
+  for (const auto& text : choices_) csv << text.substr(0, text.find('=')) << ',';
+  csv << "goodput_mean,ci95_low,ci95_high,diff_vs_best_mean,diff_ci95_low,diff_ci95_high\n";
+  ordered_json rows = ordered_json::array();
+  PlotSeries series;
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    const PairedDifference d = paired_difference(v.goodput, r.variants[r.best].goodput);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %.5f  [%.5f, %.5f]  vs best %+.5f [%+.5f, %+.5f]%s  ", v.summary.mean,
+                  v.summary.ci95_low, v.summary.ci95_high, d.paired.mean, d.paired.ci95_low, d.paired.ci95_high,
+                  i == r.best ? " *" : "  ");
+    std::cout << line << label(v) << "\n";
+    ordered_json settings = ordered_json::object();
+    for (const auto& s : v.settings) {
+      settings[s.pointer] = s.value;
+      csv << value_text(s.value) << ',';
+    }
+    csv << v.summary.mean << ',' << v.summary.ci95_low << ',' << v.summary.ci95_high << ',' << d.paired.mean << ','
+        << d.paired.ci95_low << ',' << d.paired.ci95_high << '\n';
+    rows.push_back({{"settings", settings}, {"goodput", summary_json(v.summary)}, {"vs_best", summary_json(d.paired)}});
+    series.x.push_back(static_cast<double>(i));
+    series.y.push_back(v.summary.mean);
+    series.y_low.push_back(v.summary.ci95_low);
+    series.y_high.push_back(v.summary.ci95_high);
+  }
+  std::cout << "\n  best         " << label(r.variants[r.best]) << "\n  goodput      " << r.variants[r.best].summary.mean
+            << "   95% CI [" << r.variants[r.best].summary.ci95_low << ", " << r.variants[r.best].summary.ci95_high << "]\n"
+            << "  over next    " << r.margin.paired.mean << "   paired 95% CI [" << r.margin.paired.ci95_low << ", "
+            << r.margin.paired.ci95_high << "]  ("
+            << (r.separated ? "separated" : "not separated at --max-trials: the top two are within noise") << ")\n";
+  Plot plot;
+  plot.title = "ctwin optimize: goodput by combination";
+  plot.x_label = "combination (in the order of the table)";
+  plot.y_label = "goodput (mean, 95% CI)";
+  plot.series.push_back(std::move(series));
+  plot.marker_x = static_cast<double>(r.best);
+  plot.marker_label = "best";
+  ordered_json j{{"schema_version", 1},
+                 {"command", "optimize"},
+                 {"seed", optimize_.seed},
+                 {"trials", r.trials},
+                 {"combinations", rows},
+                 {"best", {{"index", r.best}, {"separated", r.separated}, {"over_runner_up", summary_json(r.margin.paired)}}}};
   return write_outputs({{optimize_.json, j.dump(2) + "\n"}, {optimize_.csv, csv.str()}, {optimize_.svg, plot_svg(plot)}});
 }
 

@@ -20,6 +20,7 @@ class ExperimentCommands {
  private:
   int sweep();
   int optimize();
+  int optimize_combination();
   int compare();
 
   struct Common {
@@ -42,10 +43,11 @@ class ExperimentCommands {
   CLI::App* optimize_cmd_ = nullptr;
   CLI::App* compare_cmd_ = nullptr;
   Common sweep_, optimize_, compare_;
-  std::vector<std::string> sets_, variants_;
+  std::vector<std::string> sets_, variants_, choices_;
   std::string from_, to_;
   int points_ = 25;
   double ci_target_ = 0;
+  int max_trials_ = 3200;
 };
 
 }  // namespace ctwin

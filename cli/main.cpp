@@ -13,6 +13,7 @@
 #include "cli/experiment_commands.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
+#include "sim/distributed.hpp"
 #include "sim/monte_carlo.hpp"
 #include "sim/report/atomic_file.hpp"
 #include "sim/report/report.hpp"
@@ -126,6 +127,9 @@ int catalog_command(bool as_json) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun the decision tools spread their trials over the ranks; rank 0 alone prints and writes.
+  MpiSession mpi(argc, argv);
+  if (!Ranks::world().is_root()) std::cout.setstate(std::ios::failbit);
   CLI::App app{"ctwin: a digital twin of large LLM training clusters"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ctwin 0.1 (scenario schema 1, report schema 1)");
@@ -165,7 +169,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitBadInput;
   }
-  if (*run_cmd) return run_command(run);
+  if (*run_cmd) return Ranks::world().is_root() ? run_command(run) : 0;  // `run` is one process: --jobs spreads it
   if (*check_cmd) return check_command(check_path);
   if (*catalog_cmd) return catalog_command(catalog_json);
   if (auto code = experiments.dispatch()) return *code;

@@ -7,3 +7,4 @@ find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(MPI COMPONENTS CXX QUIET)     # optional: `mpirun -np N ctwin sweep ...`

@@ -17,6 +17,7 @@ packages=(
   catch2                        # tests (v2)
   libcli11-dev                  # command line
   libspdlog-dev libfmt-dev      # logging and formatting
+  libopenmpi-dev openmpi-bin    # trials over machines: mpirun -np N ctwin sweep ...
 )
 
 missing=()

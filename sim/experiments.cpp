@@ -12,6 +12,7 @@
 #include "models/rng.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/checkpoint_policy.hpp"
+#include "sim/distributed.hpp"
 #include "sim/trial_config.hpp"
 
 namespace ctwin {
@@ -56,6 +57,15 @@ std::vector<double> trial_goodputs(const RunResult& result) {
   return g;
 }
 
+std::vector<double> spread_goodputs(const Scenario& scenario, const RunOptions& options) {
+  const Ranks& ranks = Ranks::world();
+  const Ranks::Slice slice = ranks.slice(options.trials);
+  RunOptions mine = options;
+  mine.first_trial = options.first_trial + slice.first;
+  mine.trials = slice.count;
+  return ranks.gather(trial_goodputs(run_trials(scenario, mine)), options.trials);
+}
+
 std::vector<VariantResult> run_variants(const nlohmann::json& document, const std::string& file,
                                         const std::vector<std::vector<Setting>>& variants, const RunOptions& options,
                                         const Progress& progress) {
@@ -66,7 +76,7 @@ std::vector<VariantResult> run_variants(const nlohmann::json& document, const st
   for (std::size_t i = 0; i < variants.size(); ++i) {
     VariantResult r;
     r.settings = variants[i];
-    r.goodput = trial_goodputs(run_trials(scenarios[i], options));
+    r.goodput = spread_goodputs(scenarios[i], options);
     r.summary = summarize(r.goodput);
     out.push_back(std::move(r));
     if (progress) progress(i + 1, variants.size());
@@ -180,7 +190,7 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
   at_best.trials = trials;
   at_best.seed = options.seed;
   at_best.jobs = options.jobs;
-  out.best_goodput = summarize(trial_goodputs(run_trials(scenario_variant(document, file, variant(out.best_interval_s)), at_best)));
+  out.best_goodput = summarize(spread_goodputs(scenario_variant(document, file, variant(out.best_interval_s)), at_best));
   return out;
 }
 
@@ -200,6 +210,31 @@ PairedDifference paired_difference(const std::vector<double>& variant, const std
   d.unpaired.ci95_low = d.unpaired.mean - q * se;
   d.unpaired.ci95_high = d.unpaired.mean + q * se;
   return d;
+}
+
+ChoiceResult choose_policy(const nlohmann::json& document, const std::string& file,
+                           const std::vector<std::vector<Setting>>& combinations, const OptimizeOptions& options,
+                           const Progress& progress) {
+  ChoiceResult out;
+  RunOptions run;
+  run.trials = options.trials;
+  run.seed = options.seed;
+  run.jobs = options.jobs;
+  while (true) {
+    out.variants = run_variants(document, file, combinations, run, progress);
+    std::vector<std::size_t> order(out.variants.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return out.variants[a].summary.mean > out.variants[b].summary.mean; });
+    out.best = order[0];
+    out.runner_up = order.size() > 1 ? order[1] : order[0];
+    out.margin = paired_difference(out.variants[out.best].goodput, out.variants[out.runner_up].goodput);
+    out.separated = order.size() == 1 || out.margin.paired.ci95_low > 0;
+    out.trials = run.trials;
+    if (out.separated || run.trials * 2 > options.max_trials) break;
+    run.trials *= 2;
+  }
+  return out;
 }
 
 }  // namespace ctwin

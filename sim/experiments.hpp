@@ -30,6 +30,10 @@ nlohmann::json read_scenario_document(const std::string& path);  //!< throws Sce
 //! Per-trial goodputs of one variant, in trial order.
 std::vector<double> trial_goodputs(const RunResult& result);
 
+//! Per-trial goodputs of `options.trials` trials, spread over the MPI ranks (if any), in trial order
+//! on every rank.
+std::vector<double> spread_goodputs(const Scenario& scenario, const RunOptions& options);
+
 struct VariantResult {
   std::vector<Setting> settings;
   std::vector<double> goodput;  //!< per trial
@@ -72,5 +76,19 @@ struct PairedDifference {
   Summary unpaired;  //!< the same means, with a Welch interval as if the trials were independent
 };
 PairedDifference paired_difference(const std::vector<double>& variant, const std::vector<double>& baseline);
+
+//! The best of a set of policy combinations (e.g. elastic mode x spares x precheck), on common
+//! random numbers. Trials double (up to `max_trials`) until the paired 95% CI of best - runner-up
+//! excludes zero: the ranking is then one the trials can tell apart.
+struct ChoiceResult {
+  std::vector<VariantResult> variants;  //!< in the order given
+  std::size_t best = 0, runner_up = 0;
+  PairedDifference margin;              //!< best - runner-up, per trial
+  bool separated = false;
+  int trials = 0;
+};
+ChoiceResult choose_policy(const nlohmann::json& document, const std::string& file,
+                           const std::vector<std::vector<Setting>>& combinations, const OptimizeOptions& options,
+                           const Progress& progress = {});
 
 }  // namespace ctwin

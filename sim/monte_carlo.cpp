@@ -30,9 +30,10 @@ void run_native(const TrialConfig& config, const FaultTimelineModel& faults, con
   std::atomic<int> next{0};
   auto worker = [&] {
     for (int i = next++; i < options.trials; i = next++) {
-      TrialObserver* observer = (i == 0 && options.record_trial0) ? &recorder : nullptr;
+      const int index = options.first_trial + i;
+      TrialObserver* observer = (index == 0 && options.record_trial0) ? &recorder : nullptr;
       out.trials[static_cast<std::size_t>(i)] =
-          run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(i)), observer);
+          run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(index)), observer);
     }
   };
   const int threads = std::max(1, std::min(options.jobs, options.trials));
@@ -53,8 +54,8 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
   if (options.engine == EngineKind::Native) {
     run_native(out.config, faults, options, out);
   } else {
-    SimgridRun run = run_trials_simgrid(scenario, out.config, faults, options.seed, options.trials, options.jobs,
-                                        options.record_trial0);
+    SimgridRun run = run_trials_simgrid(scenario, out.config, faults, options.seed, options.first_trial, options.trials,
+                                        options.jobs, options.record_trial0);
     out.trials = std::move(run.trials);
     out.trial0_events = std::move(run.trial0_events);
   }

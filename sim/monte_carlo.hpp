@@ -14,6 +14,7 @@ enum class EngineKind { Native, Simgrid };
 
 struct RunOptions {
   int trials = 1;
+  int first_trial = 0;  //!< runs trials first_trial .. first_trial + trials - 1 (a rank's slice)
   std::uint64_t seed = 1;
   int jobs = 1;
   EngineKind engine = EngineKind::Native;

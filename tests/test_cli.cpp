@@ -144,6 +144,10 @@ TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "
   CHECK(run_cli("sweep " + scenario + " --set spare_nodes").exit_code == 2);
   CHECK(run_cli("compare " + scenario + " --variant nocolon").exit_code == 2);
   CHECK(run_cli("optimize " + scenario + " --from 10parsecs").exit_code == 2);
+  CHECK(run_cli("optimize " + scenario + " --choose elastic").exit_code == 2);
+  out = run_cli("optimize " + scenario + " --choose /policies/elastic/mode=wait,stretch --json " + json.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("/policies/elastic/mode: unknown value \"stretch\"") != std::string::npos);
   CHECK_FALSE(fs::exists(json));
 }
 

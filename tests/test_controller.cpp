@@ -284,3 +284,20 @@ TEST_CASE("with no spares and long repairs, shrinking beats waiting on common fa
   const PairedDifference d = paired_difference(variants[1].goodput, variants[0].goodput);
   CHECK(d.paired.ci95_high < 0);  // waiting loses, and the paired CI says so
 }
+
+TEST_CASE("optimize over policy combinations picks the best one, separated from the runner-up", "[controller][experiments]") {
+  const std::string file = test::fixture("policies.json");
+  std::vector<std::vector<Setting>> combinations;
+  for (const char* mode : {"wait", "shrink"})
+    for (bool evict : {false, true}) combinations.push_back({{"/policies/elastic/mode", mode}, {"/policies/stragglers/evict", evict}});
+  OptimizeOptions options;
+  options.trials = 20;
+  options.max_trials = 160;
+  options.jobs = 2;
+  const ChoiceResult r = choose_policy(read_scenario_document(file), file, combinations, options);
+  CHECK(r.best == 3);  // shrink, and evict stragglers
+  CHECK(r.separated);
+  CHECK(r.margin.paired.ci95_low > 0);
+  CHECK(r.trials >= 20);
+  CHECK(r.variants[r.best].summary.mean > r.variants[0].summary.mean);
+}

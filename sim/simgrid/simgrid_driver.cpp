@@ -204,7 +204,7 @@ Child start_trial(const TrialConfig& config, const FaultTimelineModel& faults, c
 }  // namespace
 
 SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& config, const FaultTimelineModel& faults,
-                              std::uint64_t seed, int trials, int jobs, bool record_trial0) {
+                              std::uint64_t seed, int first_trial, int trials, int jobs, bool record_trial0) {
   std::vector<double> pstates{1.0};
   for (const auto& f : scenario.faults)
     if (f.effect == Effect::Slow && std::find(pstates.begin(), pstates.end(), f.speed_factor) == pstates.end())
@@ -230,8 +230,9 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
         int next = 0, relayed = 0;
         while (relayed < trials) {
           while (next < trials && static_cast<int>(running.size()) < std::max(1, jobs)) {
+            const int index = first_trial + next;
             running.push_back(start_trial(config, faults, platform, pstates,
-                                          trial_seed(seed, static_cast<std::uint64_t>(next)), record_trial0 && next == 0));
+                                          trial_seed(seed, static_cast<std::uint64_t>(index)), record_trial0 && index == 0));
             ++next;
           }
           const std::string bytes = finish_child(running.front(), "SimGrid trial");
@@ -257,7 +258,7 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
     ByteReader in(bytes);
     std::vector<TrialEvent> events;
     decode(in, run.trials[static_cast<std::size_t>(i)], events);
-    if (i == 0) run.trial0_events = std::move(events);
+    if (first_trial + i == 0) run.trial0_events = std::move(events);
   }
   return run;
 }

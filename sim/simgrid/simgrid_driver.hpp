@@ -20,6 +20,6 @@ struct SimgridRun {
 };
 
 SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& config, const FaultTimelineModel& faults,
-                              std::uint64_t seed, int trials, int jobs, bool record_trial0);
+                              std::uint64_t seed, int first_trial, int trials, int jobs, bool record_trial0);
 
 }  // namespace ctwin
