@@ -3,6 +3,7 @@
 #  - Daly's worked optima found by `ctwin optimize` (simulation only; the bracket is not centred);
 #  - the default scenario's optimum interval, and its goodput against the scenario's 30 min;
 #  - the default scenario with 8 spares instead of 32;
+#  - the remediation policies of tests/scenarios/policies.json: the best combination;
 #  - the public runs compared with their published figures.
 #   bench/decisions.sh [build-dir]
 set -euo pipefail
@@ -18,6 +19,9 @@ echo "== default scenario: the optimum interval"
 echo "== default scenario: checkpoint interval x spares"
 "$ctwin" sweep scenarios/default.json --trials 50 --set /policies/checkpoint/interval=5min,10min,30min \
   --set /cluster/spare_nodes=8,32 | sed -n '3,10p'
+echo "== policies fixture: elastic mode x straggler eviction x precheck"
+"$ctwin" optimize tests/scenarios/policies.json --choose /policies/elastic/mode=wait,shrink \
+  --choose /policies/stragglers/evict=true,false --choose /policies/precheck/enabled=true,false | sed -n '3,14p'
 for s in bloom176b opt175b byterobust_9600; do
   echo "== $s"
   "$ctwin" run "scenarios/$s.json" | sed -n '/compared with/,$p'
