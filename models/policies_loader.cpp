@@ -98,17 +98,27 @@ void read_stragglers(Reader& r, const json& c, Scenario& s) {
   s.stragglers.z_threshold = r.number(c, p, "z_threshold", false, 0.0).value_or(3.5);
 }
 
+void read_hang_detection(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/hang_detection";
+  r.allow_only(c, p, {"factor", "minimum", "source", "notes"});
+  HangDetectionSpec spec;
+  spec.factor = r.number(c, p, "factor", false, 0.0).value_or(5);
+  spec.minimum_us = r.duration(c, p, "minimum", false).value_or(0);
+  s.hang_detection = spec;
+}
+
 }  // namespace
 
 void read_policies(Reader& r, const json& root, Scenario& s) {
   const json* pol = r.object(root, "", "policies", true);
   if (!pol) return;
-  r.allow_only(*pol, "/policies", {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "notes"});
+  r.allow_only(*pol, "/policies", {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "notes"});
   if (const json* ck = r.object(*pol, "/policies", "checkpoint", true)) read_checkpoint_policy(r, *ck, s);
   if (const json* x = r.object(*pol, "/policies", "xid_actions", false)) read_xid_actions(r, *x, s);
   if (const json* e = r.object(*pol, "/policies", "elastic", false)) read_elastic(r, *e, s);
   if (const json* c = r.object(*pol, "/policies", "precheck", false)) read_precheck(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "stragglers", false)) read_stragglers(r, *c, s);
+  if (const json* c = r.object(*pol, "/policies", "hang_detection", false)) read_hang_detection(r, *c, s);
 }
 
 }  // namespace ctwin::json_reader

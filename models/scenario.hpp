@@ -150,6 +150,13 @@ struct StragglerSpec {
   double z_threshold = 3.5; //!< robust z-score (median/MAD) that marks a straggler
 };
 
+//! Hangs found by a heartbeat watchdog: timeout = factor x the longest step seen (at least `minimum`),
+//! instead of each hang class's own detection time.
+struct HangDetectionSpec {
+  double factor = 5;
+  Micros minimum_us = 0;
+};
+
 //! A published figure the scenario is compared with (and was not built from).
 struct Comparison {
   enum class Metric { Goodput, InterruptionsPerDay, Interruptions, LostHoursPerInterruption };
@@ -179,6 +186,7 @@ struct Scenario {
   ElasticSpec elastic;
   PrecheckSpec precheck;
   StragglerSpec stragglers;
+  std::optional<HangDetectionSpec> hang_detection;
   std::vector<Comparison> compare;
   int trials = 100;
   std::uint64_t seed = 1;

@@ -3,6 +3,7 @@
 #include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
+#include "policies/runtime_health.hpp"
 
 namespace ctwin {
 
@@ -21,6 +22,13 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.job_nodes = scenario.job.nodes;
   c.spare_nodes = scenario.cluster.spare_nodes;
   c.faults = scenario.faults;
+  if (scenario.hang_detection) {
+    // The watchdog's heartbeat is the training step: the live agent's HangDetector, fed the step.
+    HangDetector watchdog(scenario.hang_detection->factor, micros_to_seconds(scenario.hang_detection->minimum_us));
+    watchdog.observe_interval(micros_to_seconds(scenario.job.step_us));
+    for (FaultClass& f : c.faults)
+      if (f.effect == Effect::Hang || f.effect == Effect::Flap) f.detection_us = seconds_to_micros(watchdog.timeout_s());
+  }
   c.save_us = costs.save_us;
   c.restore_us = costs.restore_us;
   const Checkpointing& ck = scenario.checkpoint;

@@ -301,3 +301,24 @@ TEST_CASE("optimize over policy combinations picks the best one, separated from 
   CHECK(r.trials >= 20);
   CHECK(r.variants[r.best].summary.mean > r.variants[0].summary.mean);
 }
+
+TEST_CASE("a heartbeat watchdog finds hangs in 5 steps instead of the classes' own timeouts", "[controller]") {
+  nlohmann::json doc = test::read_json(test::fixture("minimal.json"));
+  doc["faults"][0]["effect"] = "hang";
+  doc["faults"][0]["detection"] = "30min";
+  doc["faults"][0]["recovery"]["action"] = "restart";
+  const Scenario nccl_timeout = test::scenario_from(doc);
+  doc["policies"]["hang_detection"] = {{"factor", 5}, {"minimum", "1min"}};
+  const Scenario watchdog = test::scenario_from(doc);
+  const CheckpointCosts costs = resolve_checkpoint_costs(watchdog);
+  CHECK(make_trial_config(watchdog, costs).faults[0].detection_us == 60 * s);  // 5 x 10 s steps, at least 1 min
+  CHECK(make_trial_config(nccl_timeout, costs).faults[0].detection_us == 1800 * s);
+  doc["policies"]["hang_detection"]["minimum"] = "10s";
+  CHECK(make_trial_config(test::scenario_from(doc), costs).faults[0].detection_us == 50 * s);
+  const RunResult fast = run_trials(watchdog, test::run_options(20, 1));
+  const RunResult slow = run_trials(nccl_timeout, test::run_options(20, 1));
+  Micros fast_detection = 0, slow_detection = 0;
+  for (const auto& t : fast.trials) fast_detection += t.ledger[Category::Detection];
+  for (const auto& t : slow.trials) slow_detection += t.ledger[Category::Detection];
+  CHECK(fast_detection * 20 < slow_detection);
+}
