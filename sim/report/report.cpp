@@ -116,7 +116,11 @@ std::string policies_line(const Scenario& s) {
     add("shrink by replicas of " + std::to_string(s.elastic.replica_nodes) + " nodes (at least " +
         std::to_string(s.elastic.min_replicas) + ")" + (s.elastic.regrow ? ", regrow" : ""));
   if (s.precheck.enabled) add("precheck " + format_duration(micros_to_seconds(s.precheck.duration_us)));
-  if (s.hang_detection) add("hang watchdog " + std::to_string(static_cast<int>(s.hang_detection->factor)) + " steps");
+  if (s.hang_detection) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", s.hang_detection->factor);
+    add(std::string("hang watchdog ") + factor + " steps");
+  }
   if (s.stragglers.evict) add("evict stragglers after " + format_duration(micros_to_seconds(s.stragglers.observe_us)));
   return line;
 }
