@@ -1,0 +1,77 @@
+#pragma once
+//! What one training step asks of the cluster: the model's shape, the parallel layout and the
+//! achieved efficiencies, turned into FLOPs, compute time per micro-batch and the bytes each
+//! collective moves. Engine-neutral arithmetic; sim/step_model.* puts the collectives on the
+//! SimGrid fabric and adds them up into a step time.
+//!
+//! FLOPs follow Narayanan et al. (SC'21, the Megatron-LM paper): a forward pass costs 2 FLOPs per
+//! matmul parameter per token plus 4·s·h per layer for attention scores; training is forward + 2x
+//! backward (model FLOPs: 6N + 12·s·h·l per token); full recomputation adds a forward
+//! (8N + 16·s·h·l), selective recomputation the attention part (+4·s·h·l).
+
+#include <string>
+
+namespace ctwin {
+
+struct ModelShape {
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int ffn_hidden = 0;       //!< 0: 4 x hidden
+  bool gated_mlp = false;   //!< SwiGLU: three matrices in the MLP instead of two
+  int vocab = 0;
+  int seq_len = 0;
+  // Mixture of experts: `experts` MLPs per layer, each token routed to `top_k` of them.
+  int experts = 1;
+  int top_k = 1;
+};
+
+enum class Recompute { None, Selective, Full };
+
+struct ParallelLayout {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  int virtual_stages = 1;   //!< interleaved 1F1B: model chunks per pipeline rank
+  int zero_stage = 1;       //!< 0: all-reduce gradients; 1+: reduce-scatter grads, all-gather params
+  int micro_batch = 1;      //!< sequences per micro-batch
+  int global_batch = 1;     //!< sequences per step
+  Recompute recompute = Recompute::None;
+};
+
+//! Achieved efficiencies: what the fabric model does not see.
+struct Efficiency {
+  double gemm = 0.5;        //!< achieved fraction of peak FLOP/s in the layers' kernels
+  double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
+  double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
+  double grad_bytes = 2;    //!< bytes per gradient element reduced (bf16: 2, fp32: 4)
+};
+
+struct Workload {
+  ModelShape model;
+  ParallelLayout layout;
+  Efficiency efficiency;
+  double gpu_peak_flops = 0;  //!< dense bf16
+};
+
+//! The per-step quantities the step model needs.
+struct WorkloadCosts {
+  double parameters = 0;               //!< total
+  double active_parameters = 0;        //!< per token (MoE: top_k experts)
+  double model_flops_per_token = 0;    //!< 6N + 12·s·h·l: what MFU counts
+  double hardware_flops_per_token = 0; //!< with recomputation: what the GPUs do
+  double tokens_per_step = 0;
+  int micro_batches = 0;               //!< per pipeline, per step
+  double compute_per_micro_batch_s = 0;  //!< one pipeline stage, forward + backward, at full speed
+  double bubble_fraction = 0;          //!< (pp - 1) / (v·m) of the compute
+  double tp_bytes = 0;                 //!< one tensor-parallel all-reduce (per layer, per micro-batch)
+  int tp_collectives_per_micro_batch = 0;  //!< on one stage
+  double pp_bytes = 0;                 //!< activations sent between stages per micro-batch
+  double dp_bytes = 0;                 //!< gradients each GPU reduces per step
+  int gpus = 0;
+};
+
+//! Checks the layout against the shape and the cluster; "" when fine, else the reason.
+std::string check_layout(const Workload& w, int gpus_per_node);
+
+WorkloadCosts workload_costs(const Workload& w);
+
+}  // namespace ctwin

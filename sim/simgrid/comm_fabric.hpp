@@ -1,0 +1,48 @@
+#pragma once
+//! One phase of a step's collectives as concurrent SimGrid flows: the question the step model asks.
+//!
+//! The fabric: each GPU has an NVLink port to its node's NVSwitch and a NIC on its rail (GPU g of
+//! every node is on rail g: a rail-optimized fat tree). A rail's leaf switch serves
+//! `nodes_per_leaf` nodes and reaches the other leaves through spines over an uplink of
+//! (nodes_per_leaf x NIC) / oversubscription. Only the GPUs, ports and uplinks the phase's flows
+//! touch are built, so a 2,048-flow ring phase costs a few tens of milliseconds. A degraded port
+//! runs at its bandwidth factor; a dead one (factor 0) makes the phase a hang at the timeout,
+//! never a deadlock.
+
+#include <map>
+#include <vector>
+
+namespace ctwin {
+
+struct CommFabricSpec {
+  int gpus_per_node = 8;
+  double nvlink_bytes_per_s = 300e9;  //!< per GPU, per direction
+  double nvlink_latency_s = 1e-6;
+  double nic_bytes_per_s = 25e9;      //!< per GPU (one NIC each), per direction
+  double nic_latency_s = 5e-6;
+  int nodes_per_leaf = 0;             //!< 0: one leaf per rail serves every node (no spine hop)
+  double oversubscription = 1;
+};
+
+//! Ports that do not run at full speed, by global GPU id (node x gpus_per_node + gpu).
+struct FabricState {
+  std::map<int, double> nic_factor;     //!< 0: the NIC or its cable is down
+  std::map<int, double> nvlink_factor;
+  bool operator==(const FabricState&) const = default;
+};
+
+struct Flow {
+  int src = 0, dst = 0;  //!< global GPU ids
+  double bytes = 0;
+};
+
+struct PhaseResult {
+  double seconds = 0;  //!< until the last flow arrives; the timeout when hung
+  bool hung = false;   //!< a flow crossed a dead port: NCCL would hang until its watchdog fires
+};
+
+//! Runs the flows at once on the fabric (in a forked SimGrid process) and times them.
+PhaseResult simulate_phase(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& flows,
+                           double timeout_s);
+
+}  // namespace ctwin
