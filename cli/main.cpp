@@ -11,10 +11,12 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/experiment_commands.hpp"
+#include "cli/step_command.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
 #include "sim/distributed.hpp"
 #include "sim/monte_carlo.hpp"
+#include "sim/step_cache.hpp"
 #include "sim/report/atomic_file.hpp"
 #include "sim/report/report.hpp"
 
@@ -52,6 +54,7 @@ int run_command(const RunArgs& args) {
   Scenario scenario;
   try {
     scenario = load_scenario(path);
+    resolve_step_time(scenario, path);
   } catch (const ScenarioInvalid& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
@@ -152,6 +155,7 @@ int main(int argc, char** argv) {
   check_cmd->add_option("scenario", check_path, "scenario file")->required();
 
   ExperimentCommands experiments(app);
+  StepCommand step(app);
 
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
@@ -173,5 +177,6 @@ int main(int argc, char** argv) {
   if (*check_cmd) return check_command(check_path);
   if (*catalog_cmd) return catalog_command(catalog_json);
   if (auto code = experiments.dispatch()) return *code;
+  if (auto code = step.dispatch()) return *code;
   return kExitBadInput;
 }

@@ -208,6 +208,9 @@ inline std::optional<Enum> choose(Reader& r, const json& parent, const std::stri
   return std::nullopt;
 }
 
+//! The optional `workload` section (workload_loader.cpp): the step time comes from it.
+void read_workload(Reader& r, const json& root, Scenario& s);
+
 //! The `policies` section (policies_loader.cpp); reads after the job, whose size it checks against.
 void read_policies(Reader& r, const json& root, Scenario& s);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/topology_spec.hpp"
+#include "models/workload.hpp"
 #include "models/units.hpp"
 
 namespace ctwin {
@@ -187,6 +188,8 @@ struct Scenario {
   PrecheckSpec precheck;
   StragglerSpec stragglers;
   std::optional<HangDetectionSpec> hang_detection;
+  //! When given without a step time, the step time comes from it (sim/step_model.hpp).
+  std::optional<WorkloadSpec> workload;
   std::vector<Comparison> compare;
   int trials = 100;
   std::uint64_t seed = 1;

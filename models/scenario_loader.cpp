@@ -158,7 +158,8 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   if (step) s.job.step_us = *step;
   s.job.tokens_per_step = tokens_per_step;
   if (!tokens_per_s && tokens_per_step && step) tokens_per_s = *tokens_per_step / micros_to_seconds(*step);
-  if (!step && !tokens_per_s) r.problem(p + "/step_time", "missing: give step_time, or tokens_per_s");
+  const bool from_workload = root.contains("workload") && !step && !tokens_per_s;  // sim/step_model computes it
+  if (!step && !tokens_per_s && !from_workload) r.problem(p + "/step_time", "missing: give step_time, tokens_per_s, or a workload");
 
   auto steps = r.number(*j, p, "steps", false, 0.0);
   auto tokens = r.number(*j, p, "tokens", false, 0.0);
@@ -170,12 +171,14 @@ void read_job(Reader& r, const json& root, Scenario& s) {
     r.problem(p, "give exactly one of steps, tokens and horizon");
   if (horizon) s.job.horizon_us = horizon;
   if (steps) {
-    if (!step) r.problem(p + "/steps", "work in steps needs step_time");
+    if (!step && !from_workload) r.problem(p + "/steps", "work in steps needs step_time");
+    else if (!step) s.job.work_us.reset();  // set with the step time the workload gives
     else s.job.work_us = static_cast<Micros>(std::llround(*steps * static_cast<double>(*step)));
     s.job.work_steps = steps;
   }
   if (tokens) {
-    if (!tokens_per_s) r.problem(p + "/tokens", "work in tokens needs tokens_per_s, or step_time with tokens_per_step");
+    if (!tokens_per_s && from_workload) r.problem(p + "/tokens", "with a workload, give the work in steps");
+    else if (!tokens_per_s) r.problem(p + "/tokens", "work in tokens needs tokens_per_s, or step_time with tokens_per_step");
     else s.job.work_us = seconds_to_micros(*tokens / *tokens_per_s);
   }
   if (s.job.work_us && *s.job.work_us <= 0) r.problem(p, "the work is shorter than a microsecond");
@@ -514,7 +517,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   s.content_hash = content_hash(text);
   r.allow_only(root, "",
                {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
-                "restart", "spares", "maintenance", "policies", "simulation", "compare"});
+                "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload"});
   if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
     if (*version != kScenarioSchemaVersion)
       r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +
@@ -534,6 +537,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   read_faults(r, root, s);
   read_checkpoint(r, root, s);
   read_policies(r, root, s);
+  read_workload(r, root, s);
   read_rest(r, root, s);
 
   if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));

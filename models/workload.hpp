@@ -11,6 +11,8 @@
 
 #include <string>
 
+#include "models/fabric.hpp"
+
 namespace ctwin {
 
 struct ModelShape {
@@ -50,6 +52,13 @@ struct Workload {
   ParallelLayout layout;
   Efficiency efficiency;
   double gpu_peak_flops = 0;  //!< dense bf16
+};
+
+//! A scenario's `workload` section: the workload, the fabric it runs on, the DP algorithm.
+struct WorkloadSpec {
+  Workload workload;
+  CommFabricSpec fabric;
+  bool hierarchical_dp = false;  //!< NCCL's hierarchical all-reduce for data parallelism, else a ring
 };
 
 //! The per-step quantities the step model needs.

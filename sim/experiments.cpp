@@ -13,6 +13,7 @@
 #include "models/scenario_loader.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "sim/distributed.hpp"
+#include "sim/step_cache.hpp"
 #include "sim/trial_config.hpp"
 
 namespace ctwin {
@@ -46,7 +47,9 @@ Scenario scenario_variant(const nlohmann::json& document, const std::string& fil
       throw ScenarioInvalid(file, {{s.pointer, std::string("cannot set this field: ") + e.what()}});
     }
   }
-  return parse_scenario(doc.dump(), file);
+  Scenario scenario = parse_scenario(doc.dump(), file);
+  resolve_step_time(scenario, file);
+  return scenario;
 }
 
 std::vector<double> trial_goodputs(const RunResult& result) {

@@ -89,8 +89,11 @@ class PhaseFabric {
 
 }  // namespace
 
-PhaseResult simulate_phase(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& flows,
+PhaseResult simulate_phase(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& all_flows,
                            double timeout_s) {
+  std::vector<Flow> flows;  // a GPU sending to itself moves nothing
+  for (const Flow& f : all_flows)
+    if (f.src != f.dst) flows.push_back(f);
   if (flows.empty()) return {};
   const std::string answer = run_in_child(
       [&](int fd) {

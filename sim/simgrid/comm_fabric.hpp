@@ -9,27 +9,11 @@
 //! runs at its bandwidth factor; a dead one (factor 0) makes the phase a hang at the timeout,
 //! never a deadlock.
 
-#include <map>
 #include <vector>
 
+#include "models/fabric.hpp"
+
 namespace ctwin {
-
-struct CommFabricSpec {
-  int gpus_per_node = 8;
-  double nvlink_bytes_per_s = 300e9;  //!< per GPU, per direction
-  double nvlink_latency_s = 1e-6;
-  double nic_bytes_per_s = 25e9;      //!< per GPU (one NIC each), per direction
-  double nic_latency_s = 5e-6;
-  int nodes_per_leaf = 0;             //!< 0: one leaf per rail serves every node (no spine hop)
-  double oversubscription = 1;
-};
-
-//! Ports that do not run at full speed, by global GPU id (node x gpus_per_node + gpu).
-struct FabricState {
-  std::map<int, double> nic_factor;     //!< 0: the NIC or its cable is down
-  std::map<int, double> nvlink_factor;
-  bool operator==(const FabricState&) const = default;
-};
 
 struct Flow {
   int src = 0, dst = 0;  //!< global GPU ids

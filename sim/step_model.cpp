@@ -1,0 +1,148 @@
+#include "sim/step_model.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace ctwin {
+
+const char* to_string(AllReduceAlgorithm a) { return a == AllReduceAlgorithm::Ring ? "ring" : "hierarchical"; }
+
+namespace {
+
+//! One phase of every ring at once: each member sends `bytes` to the next.
+std::vector<Flow> ring_phase(const std::vector<std::vector<int>>& groups, double bytes) {
+  std::vector<Flow> flows;
+  for (const auto& g : groups)
+    for (std::size_t i = 0; g.size() > 1 && i < g.size(); ++i) flows.push_back({g[i], g[(i + 1) % g.size()], bytes});
+  return flows;
+}
+
+PhaseResult times(PhaseResult r, double n) {
+  if (!r.hung) r.seconds *= n;
+  return r;
+}
+
+PhaseResult plus(PhaseResult a, const PhaseResult& b) {
+  if (a.hung || b.hung) return {std::max(a.hung ? a.seconds : 0.0, b.hung ? b.seconds : 0.0), true};
+  a.seconds += b.seconds;
+  return a;
+}
+
+//! Global GPU id of a rank in Megatron-LM's order: tensor fastest, then context, data, pipeline.
+struct Ranks {
+  const ParallelLayout& p;
+  int dp;
+  int gpu(int stage, int data, int context, int tensor) const { return ((stage * dp + data) * p.cp + context) * p.tp + tensor; }
+};
+
+}  // namespace
+
+PhaseResult ring_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                            const std::vector<std::vector<int>>& groups, double bytes, double timeout_s) {
+  std::size_t p = 0;
+  for (const auto& g : groups) p = std::max(p, g.size());
+  if (p < 2 || bytes <= 0) return {};
+  const PhaseResult phase = simulate_phase(fabric, state, ring_phase(groups, bytes / static_cast<double>(p)), timeout_s);
+  return times(phase, 2.0 * static_cast<double>(p - 1));
+}
+
+PhaseResult hierarchical_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                                    const std::vector<std::vector<int>>& groups, double bytes, double timeout_s) {
+  std::vector<std::vector<int>> inside, across;
+  std::size_t k = 0, n = 0;
+  for (const auto& g : groups) {
+    std::map<int, std::vector<int>> by_node;
+    for (int gpu : g) by_node[gpu / fabric.gpus_per_node].push_back(gpu);
+    k = by_node.begin()->second.size();
+    n = by_node.size();
+    for (auto& [node, members] : by_node) {
+      if (members.size() != k) return ring_all_reduce(fabric, state, groups, bytes, timeout_s);  // uneven: flat
+      inside.push_back(members);
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      across.emplace_back();
+      for (auto& [node, members] : by_node) across.back().push_back(members[j]);
+    }
+  }
+  if (k < 2 || n < 2) return ring_all_reduce(fabric, state, groups, bytes, timeout_s);
+  const double share = bytes / static_cast<double>(k);
+  // Reduce-scatter and all-gather inside the nodes: k - 1 phases of bytes/k each way.
+  const PhaseResult local = times(simulate_phase(fabric, state, ring_phase(inside, share), timeout_s), 2.0 * static_cast<double>(k - 1));
+  return plus(local, ring_all_reduce(fabric, state, across, share, timeout_s));
+}
+
+StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, const StepState& state,
+                        AllReduceAlgorithm dp_algorithm) {
+  Workload w = given;
+  const ParallelLayout full = given.layout;
+  if (state.dp_width > 0 && state.dp_width < full.dp) {
+    // Shrunk: fewer replicas carry the same global batch, each with more micro-batches.
+    w.layout.dp = state.dp_width;
+    const int per_replica = full.global_batch / (full.micro_batch * full.dp);
+    w.layout.global_batch = full.micro_batch * state.dp_width * std::max(1, per_replica * full.dp / state.dp_width);
+  }
+  const WorkloadCosts c = workload_costs(w);
+  const ParallelLayout& p = w.layout;
+  const Ranks ranks{p, p.dp};
+  StepBreakdown b;
+  b.gpus = c.gpus;
+
+  double slowest = 1.0;
+  for (const auto& [gpu, speed] : state.gpu_speed)
+    if (gpu < c.gpus) slowest = std::min(slowest, speed);
+  const double micro_batch_s = c.compute_per_micro_batch_s / std::max(slowest, 1e-9);
+  b.compute_s = micro_batch_s * c.micro_batches;
+  b.bubble_s = micro_batch_s * (p.pp - 1) / p.virtual_stages;
+
+  // Tensor parallel: node 0's group and every group with a degraded NVLink port.
+  if (c.tp_bytes > 0) {
+    std::set<int> chosen{0};
+    for (const auto& [gpu, factor] : state.fabric.nvlink_factor)
+      if (factor != 1.0 && gpu < c.gpus) chosen.insert(gpu / p.tp);
+    std::vector<std::vector<int>> groups;
+    for (int first : chosen) {
+      groups.emplace_back();
+      for (int t = 0; t < p.tp; ++t) groups.back().push_back(first * p.tp + t);
+    }
+    const PhaseResult tp = ring_all_reduce(fabric, state.fabric, groups, c.tp_bytes, state.timeout_s);
+    b.hung |= tp.hung;
+    b.tp_collective_s = tp.seconds;
+    b.tp_exposed_s = tp.seconds * c.tp_collectives_per_micro_batch * c.micro_batches * (1 - w.efficiency.tp_overlap);
+  }
+  // Pipeline: every stage boundary sends at once.
+  if (c.pp_bytes > 0) {
+    std::vector<Flow> flows;
+    for (int s = 0; s + 1 < p.pp; ++s)
+      for (int d = 0; d < p.dp; ++d)
+        for (int x = 0; x < p.cp; ++x)
+          for (int t = 0; t < p.tp; ++t) flows.push_back({ranks.gpu(s, d, x, t), ranks.gpu(s + 1, d, x, t), c.pp_bytes});
+    const PhaseResult pp = simulate_phase(fabric, state.fabric, flows, state.timeout_s);
+    b.hung |= pp.hung;
+    b.pp_transfer_s = pp.seconds;
+    // Forward activations and backward gradients on the critical path of fill, steady state and drain.
+    b.pp_exposed_s = 2.0 * pp.seconds * (c.micro_batches * p.virtual_stages + p.pp - 1) * (1 - w.efficiency.tp_overlap);
+  }
+  // Data parallel: every group of every stage at once.
+  if (c.dp_bytes > 0) {
+    std::vector<std::vector<int>> groups;
+    for (int s = 0; s < p.pp; ++s)
+      for (int x = 0; x < p.cp; ++x)
+        for (int t = 0; t < p.tp; ++t) {
+          groups.emplace_back();
+          for (int d = 0; d < p.dp; ++d) groups.back().push_back(ranks.gpu(s, d, x, t));
+        }
+    const PhaseResult dp = dp_algorithm == AllReduceAlgorithm::Hierarchical
+                               ? hierarchical_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
+                               : ring_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s);
+    b.hung |= dp.hung;
+    b.dp_collective_s = dp.seconds;
+    b.dp_exposed_s = dp.seconds * (1 - w.efficiency.dp_overlap);
+  }
+  b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s;
+  if (b.hung) b.step_s = state.timeout_s;
+  b.tokens_per_s = b.hung ? 0 : c.tokens_per_step / b.step_s;
+  b.mfu = b.hung ? 0 : c.model_flops_per_token * c.tokens_per_step / (b.step_s * c.gpus * w.gpu_peak_flops);
+  return b;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,58 @@
+#pragma once
+//! Step time as an output of the twin: the workload's compute, and its collectives run as SimGrid
+//! flows on the fabric in a given state (slow GPUs, degraded or dead ports, a shrunk DP width).
+//!
+//! Ranks are laid out as Megatron-LM does (tensor fastest, then context, data, pipeline) and packed
+//! onto nodes in order, so a tensor-parallel group sits inside a node and a data-parallel group of
+//! tensor rank t runs on rail t. A ring collective's phases are identical (each rank sends a 1/p
+//! chunk to its neighbour over the same links), so one phase is simulated, with every ring of the
+//! kind running at once, and multiplied by the phase count. Every phase is simulated where the
+//! degradation is: nothing is assumed symmetric that the state breaks.
+
+#include <map>
+#include <string>
+
+#include "models/workload.hpp"
+#include "sim/simgrid/comm_fabric.hpp"
+
+namespace ctwin {
+
+enum class AllReduceAlgorithm { Ring, Hierarchical };
+const char* to_string(AllReduceAlgorithm a);
+
+struct StepState {
+  FabricState fabric;
+  std::map<int, double> gpu_speed;  //!< by global GPU id; the job runs at the slowest
+  int dp_width = 0;                 //!< data-parallel replicas running (0: all); the global batch is kept
+  double timeout_s = 600;           //!< a collective that cannot finish hangs until this watchdog
+};
+
+struct StepBreakdown {
+  double step_s = 0;
+  double compute_s = 0;       //!< micro-batches x forward + backward on one stage, at the slowest GPU
+  double bubble_s = 0;        //!< pipeline fill and drain
+  double tp_exposed_s = 0;
+  double pp_exposed_s = 0;
+  double dp_exposed_s = 0;
+  double tp_collective_s = 0; //!< one tensor-parallel all-reduce
+  double pp_transfer_s = 0;   //!< one activation transfer between stages
+  double dp_collective_s = 0; //!< the step's gradient reduction, unhidden
+  double tokens_per_s = 0;
+  double mfu = 0;
+  bool hung = false;          //!< a collective crossed a dead port: the step never completes
+  int gpus = 0;
+};
+
+//! Time of a ring all-reduce of `bytes` over each group (all groups at once): 2(p-1) phases of
+//! bytes/p. `groups` hold global GPU ids in ring order.
+PhaseResult ring_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                            const std::vector<std::vector<int>>& groups, double bytes, double timeout_s);
+//! Reduce-scatter inside each node, a ring all-reduce of the node's share on each rail, then an
+//! all-gather inside each node (NCCL's hierarchical variant). Groups must hold whole nodes.
+PhaseResult hierarchical_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                                    const std::vector<std::vector<int>>& groups, double bytes, double timeout_s);
+
+StepBreakdown step_time(const Workload& workload, const CommFabricSpec& fabric, const StepState& state,
+                        AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring);
+
+}  // namespace ctwin

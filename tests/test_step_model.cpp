@@ -1,0 +1,125 @@
+// Step time from the fabric: collectives as SimGrid flows against their closed forms, and a
+// step's response to a slow GPU, a degraded port, a dead one and a shrunk data-parallel width.
+#include <catch2/catch.hpp>
+
+#include "models/workload.hpp"
+#include "sim/step_model.hpp"
+
+using namespace ctwin;
+
+namespace {
+
+CommFabricSpec a100_fabric() {
+  CommFabricSpec f;
+  f.gpus_per_node = 8;
+  f.nvlink_bytes_per_s = 300e9;
+  f.nic_bytes_per_s = 25e9;  // 200 Gb/s
+  f.nvlink_latency_s = 1e-6;
+  f.nic_latency_s = 5e-6;
+  return f;
+}
+
+//! GPT-3 175B as MegaScale trained it: 96 layers, hidden 12,288, 96 heads, sequence 2,048.
+Workload gpt175b(int gpus, int global_batch) {
+  Workload w;
+  w.model.layers = 96;
+  w.model.hidden = 12288;
+  w.model.heads = 96;
+  w.model.vocab = 64000;
+  w.model.seq_len = 2048;
+  w.layout.tp = 8;
+  w.layout.pp = 8;
+  w.layout.dp = gpus / 64;
+  w.layout.micro_batch = 1;
+  w.layout.global_batch = global_batch;
+  w.efficiency.gemm = 0.6;
+  w.gpu_peak_flops = 312e12;
+  return w;
+}
+
+std::vector<std::vector<int>> one_gpu_per_node(int nodes) {
+  std::vector<int> g;
+  for (int n = 0; n < nodes; ++n) g.push_back(n * 8);
+  return {g};
+}
+
+}  // namespace
+
+TEST_CASE("model FLOPs per token follow Megatron-LM's formula, and MegaScale's MFU follows from them", "[step]") {
+  const WorkloadCosts c = workload_costs(gpt175b(256, 768));
+  CHECK(c.active_parameters / 1e9 == Approx(174.7).epsilon(0.01));
+  CHECK(c.model_flops_per_token == Approx(6 * c.active_parameters + 12.0 * 2048 * 12288 * 96));
+  // MegaScale Table 2, Megatron-LM at 256 GPUs: 40.0 s per step is 53.0% MFU.
+  CHECK(c.model_flops_per_token * c.tokens_per_step / (40.0 * 256 * 312e12) == Approx(0.530).epsilon(0.01));
+  CHECK(c.micro_batches == 192);
+  CHECK(c.bubble_fraction == Approx(7.0 / 192));
+  CHECK(check_layout(gpt175b(256, 768), 8).empty());
+  Workload bad = gpt175b(256, 768);
+  bad.layout.tp = 3;
+  CHECK_FALSE(check_layout(bad, 8).empty());
+}
+
+TEST_CASE("a ring all-reduce takes 2(p-1)/p S/B plus its latency terms", "[step][collectives]") {
+  const CommFabricSpec f = a100_fabric();
+  for (int p : {2, 4, 16}) {
+    const double bytes = 1e9;
+    const PhaseResult r = ring_all_reduce(f, {}, one_gpu_per_node(p), bytes, 600);
+    REQUIRE_FALSE(r.hung);
+    const double expected = 2.0 * (p - 1) / p * bytes / f.nic_bytes_per_s + 2.0 * (p - 1) * 2 * f.nic_latency_s;
+    INFO("p = " << p);
+    CHECK(r.seconds == Approx(expected).epsilon(0.02));
+  }
+}
+
+TEST_CASE("with NVLink inside nodes, the hierarchical all-reduce beats the flat ring", "[step][collectives]") {
+  const CommFabricSpec f = a100_fabric();
+  std::vector<int> all;
+  for (int gpu = 0; gpu < 32; ++gpu) all.push_back(gpu);
+  const PhaseResult flat = ring_all_reduce(f, {}, {all}, 1e9, 600);
+  const PhaseResult hierarchical = hierarchical_all_reduce(f, {}, {all}, 1e9, 600);
+  CHECK(hierarchical.seconds < flat.seconds / 2);
+}
+
+TEST_CASE("one port at half bandwidth slows a ring as its bottleneck predicts", "[step][collectives]") {
+  const CommFabricSpec f = a100_fabric();
+  const PhaseResult healthy = ring_all_reduce(f, {}, one_gpu_per_node(8), 1e9, 600);
+  FabricState half;
+  half.nic_factor[3 * 8] = 0.5;  // node 3's NIC on rail 0
+  const PhaseResult slowed = ring_all_reduce(f, half, one_gpu_per_node(8), 1e9, 600);
+  // Every phase waits for the flows through the slow port: twice the bandwidth term.
+  const double latency = 2.0 * 7 * 2 * f.nic_latency_s;
+  CHECK(slowed.seconds - latency == Approx(2 * (healthy.seconds - latency)).epsilon(0.02));
+}
+
+TEST_CASE("a step: a slow GPU stretches compute, a dead port hangs it, a shrunk job takes longer", "[step]") {
+  const CommFabricSpec f = a100_fabric();
+  const Workload w = gpt175b(512, 768);
+  const StepBreakdown healthy = step_time(w, f, {});
+  REQUIRE_FALSE(healthy.hung);
+  CHECK(healthy.step_s == Approx(healthy.compute_s + healthy.bubble_s + healthy.tp_exposed_s + healthy.pp_exposed_s +
+                                 healthy.dp_exposed_s));
+  CHECK(healthy.mfu > 0.3);
+  CHECK(healthy.mfu < 0.6);
+
+  StepState slow;
+  slow.gpu_speed[77] = 0.9;
+  const StepBreakdown slowed = step_time(w, f, slow);
+  CHECK(slowed.compute_s == Approx(healthy.compute_s / 0.9));
+
+  StepState cut;
+  cut.fabric.nic_factor[8 * 9 + 2] = 0;  // a NIC on a data-parallel ring
+  cut.timeout_s = 1800;
+  const StepBreakdown hung = step_time(w, f, cut);
+  CHECK(hung.hung);
+  CHECK(hung.step_s == 1800);
+
+  StepState degraded;
+  degraded.fabric.nic_factor[8 * 9 + 2] = 0.25;
+  CHECK(step_time(w, f, degraded).dp_collective_s > healthy.dp_collective_s * 2);
+
+  StepState shrunk;
+  shrunk.dp_width = 4;  // 4 of 8 replicas, same global batch
+  const StepBreakdown half = step_time(w, f, shrunk);
+  CHECK(half.compute_s == Approx(2 * healthy.compute_s));
+  CHECK(half.tokens_per_s < 0.55 * healthy.tokens_per_s);
+}
