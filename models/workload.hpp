@@ -45,6 +45,7 @@ struct Efficiency {
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
   double grad_bytes = 2;    //!< bytes per gradient element reduced (bf16: 2, fp32: 4)
+  double bandwidth = 1;     //!< achieved share of the simulated collective bandwidth (NCCL, congestion)
 };
 
 struct Workload {

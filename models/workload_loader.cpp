@@ -63,12 +63,14 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* e = r.object(*wl, p, "efficiency", true)) {
     const std::string ep = p + "/efficiency";
-    r.allow_only(*e, ep, {"gemm", "tp_overlap", "dp_overlap", "grad_bytes", "source"});
+    r.allow_only(*e, ep, {"gemm", "tp_overlap", "dp_overlap", "grad_bytes", "bandwidth", "source"});
     w.efficiency.gemm = r.probability(*e, ep, "gemm").value_or(0.5);
     if (!e->contains("gemm")) r.problem(ep + "/gemm", "missing: the achieved share of peak FLOP/s in the layers' kernels");
     w.efficiency.tp_overlap = share(r, *e, ep, "tp_overlap", 0);
     w.efficiency.dp_overlap = share(r, *e, ep, "dp_overlap", 0);
     w.efficiency.grad_bytes = r.number(*e, ep, "grad_bytes", false, 0.0).value_or(2);
+    w.efficiency.bandwidth = r.number(*e, ep, "bandwidth", false, 0.0).value_or(1);
+    if (w.efficiency.bandwidth > 1) r.problem(ep + "/bandwidth", "is a share of the simulated bandwidth: at most 1");
   }
   // The fabric: from the cluster's topology when it has one, unless given here.
   CommFabricSpec& f = spec.fabric;

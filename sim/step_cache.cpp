@@ -55,7 +55,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
       << m.gated_mlp << ' ' << m.vocab << ' ' << m.seq_len << ' ' << m.experts << ' ' << m.top_k << " layout " << l.tp << ' '
       << l.pp << ' ' << l.dp << ' ' << l.cp << ' ' << l.ep << ' ' << l.virtual_stages << ' ' << l.zero_stage << ' '
       << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << " eff " << e.gemm << ' '
-      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.grad_bytes << " peak " << w.gpu_peak_flops << " fabric "
+      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << spec.hierarchical_dp
       << " state " << state.dp_width << ' ' << state.timeout_s;

@@ -106,28 +106,34 @@ StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, con
     }
     const PhaseResult tp = ring_all_reduce(fabric, state.fabric, groups, c.tp_bytes, state.timeout_s);
     b.hung |= tp.hung;
-    b.tp_collective_s = tp.seconds;
-    b.tp_exposed_s = tp.seconds * c.tp_collectives_per_micro_batch * c.micro_batches * (1 - w.efficiency.tp_overlap);
+    b.tp_collective_s = tp.seconds / w.efficiency.bandwidth;
+    b.tp_exposed_s = b.tp_collective_s * c.tp_collectives_per_micro_batch * c.micro_batches * (1 - w.efficiency.tp_overlap);
   }
+  // Across nodes, the GPUs of tensor rank t use only rails t, t + tp, ...: the rails of different
+  // tensor ranks are disjoint and, when healthy, identical. Simulate tensor rank 0 and every rank
+  // whose rails hold a degraded port; the others run as rank 0 does.
+  std::set<int> tensor_ranks{0};
+  for (const auto& [gpu, factor] : state.fabric.nic_factor)
+    if (factor != 1.0 && gpu < c.gpus) tensor_ranks.insert(gpu % p.tp);
   // Pipeline: every stage boundary sends at once.
   if (c.pp_bytes > 0) {
     std::vector<Flow> flows;
     for (int s = 0; s + 1 < p.pp; ++s)
       for (int d = 0; d < p.dp; ++d)
         for (int x = 0; x < p.cp; ++x)
-          for (int t = 0; t < p.tp; ++t) flows.push_back({ranks.gpu(s, d, x, t), ranks.gpu(s + 1, d, x, t), c.pp_bytes});
+          for (int t : tensor_ranks) flows.push_back({ranks.gpu(s, d, x, t), ranks.gpu(s + 1, d, x, t), c.pp_bytes});
     const PhaseResult pp = simulate_phase(fabric, state.fabric, flows, state.timeout_s);
     b.hung |= pp.hung;
-    b.pp_transfer_s = pp.seconds;
+    b.pp_transfer_s = pp.seconds / w.efficiency.bandwidth;
     // Forward activations and backward gradients on the critical path of fill, steady state and drain.
-    b.pp_exposed_s = 2.0 * pp.seconds * (c.micro_batches * p.virtual_stages + p.pp - 1) * (1 - w.efficiency.tp_overlap);
+    b.pp_exposed_s = 2.0 * b.pp_transfer_s * (c.micro_batches * p.virtual_stages + p.pp - 1) * (1 - w.efficiency.tp_overlap);
   }
   // Data parallel: every group of every stage at once.
   if (c.dp_bytes > 0) {
     std::vector<std::vector<int>> groups;
     for (int s = 0; s < p.pp; ++s)
       for (int x = 0; x < p.cp; ++x)
-        for (int t = 0; t < p.tp; ++t) {
+        for (int t : tensor_ranks) {
           groups.emplace_back();
           for (int d = 0; d < p.dp; ++d) groups.back().push_back(ranks.gpu(s, d, x, t));
         }
@@ -135,8 +141,8 @@ StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, con
                                ? hierarchical_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
                                : ring_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s);
     b.hung |= dp.hung;
-    b.dp_collective_s = dp.seconds;
-    b.dp_exposed_s = dp.seconds * (1 - w.efficiency.dp_overlap);
+    b.dp_collective_s = dp.seconds / w.efficiency.bandwidth;
+    b.dp_exposed_s = b.dp_collective_s * (1 - w.efficiency.dp_overlap);
   }
   b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s;
   if (b.hung) b.step_s = state.timeout_s;

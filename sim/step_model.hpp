@@ -6,8 +6,9 @@
 //! onto nodes in order, so a tensor-parallel group sits inside a node and a data-parallel group of
 //! tensor rank t runs on rail t. A ring collective's phases are identical (each rank sends a 1/p
 //! chunk to its neighbour over the same links), so one phase is simulated, with every ring of the
-//! kind running at once, and multiplied by the phase count. Every phase is simulated where the
-//! degradation is: nothing is assumed symmetric that the state breaks.
+//! kind running at once, and multiplied by the phase count. Across nodes, tensor rank t's GPUs use
+//! only their own rails, so one healthy tensor rank stands for the others; every rank whose rails
+//! hold a degraded port is simulated too: nothing is assumed symmetric that the state breaks.
 
 #include <map>
 #include <string>

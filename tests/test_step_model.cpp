@@ -2,6 +2,11 @@
 // step's response to a slow GPU, a degraded port, a dead one and a shrunk data-parallel width.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <tuple>
+
 #include "models/workload.hpp"
 #include "sim/step_model.hpp"
 
@@ -36,6 +41,8 @@ Workload gpt175b(int gpus, int global_batch) {
   w.gpu_peak_flops = 312e12;
   return w;
 }
+
+std::string test_fixture_minimal() { return std::string(CTWIN_TEST_DIR) + "/scenarios/minimal.json"; }
 
 std::vector<std::vector<int>> one_gpu_per_node(int nodes) {
   std::vector<int> g;
@@ -115,11 +122,53 @@ TEST_CASE("a step: a slow GPU stretches compute, a dead port hangs it, a shrunk 
 
   StepState degraded;
   degraded.fabric.nic_factor[8 * 9 + 2] = 0.25;
-  CHECK(step_time(w, f, degraded).dp_collective_s > healthy.dp_collective_s * 2);
+  const StepBreakdown rail2 = step_time(w, f, degraded);
+  CHECK(rail2.dp_collective_s > healthy.dp_collective_s * 2);
+  StepState on_rail0;  // the same port on rail 0, the rail that stands for the healthy ones
+  on_rail0.fabric.nic_factor[8 * 9] = 0.25;
+  CHECK(step_time(w, f, on_rail0).dp_collective_s == Approx(rail2.dp_collective_s).epsilon(1e-9));
 
   StepState shrunk;
   shrunk.dp_width = 4;  // 4 of 8 replicas, same global batch
   const StepBreakdown half = step_time(w, f, shrunk);
   CHECK(half.compute_s == Approx(2 * healthy.compute_s));
   CHECK(half.tokens_per_s < 0.55 * healthy.tokens_per_s);
+}
+
+TEST_CASE("a ring across leaves runs at the uplink's share when the fabric is oversubscribed", "[step][collectives]") {
+  CommFabricSpec f = a100_fabric();
+  f.nodes_per_leaf = 4;
+  const PhaseResult full = ring_all_reduce(f, {}, one_gpu_per_node(8), 1e9, 600);
+  f.oversubscription = 8;  // the uplink of 4 NICs carries half of one NIC
+  const PhaseResult oversubscribed = ring_all_reduce(f, {}, one_gpu_per_node(8), 1e9, 600);
+  CHECK(oversubscribed.seconds == Approx(2 * full.seconds).epsilon(0.03));
+}
+
+TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from the workload", "[step][cli]") {
+  const std::string scenario = std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json";
+  const std::string env = "CTWIN_CACHE_DIR= ";  // memory only: the test leaves nothing behind
+  auto run = [&](const std::string& args) {
+    const std::string command = env + CTWIN_BINARY + std::string(" ") + args + " 2>&1";
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    while (pipe && fgets(buffer, sizeof buffer, pipe)) out += buffer;
+    const int status = pipe ? pclose(pipe) : -1;
+    return std::pair<int, std::string>{WEXITSTATUS(status), out};
+  };
+  auto [code, out] = run("step " + scenario);
+  CHECK(code == 0);
+  CHECK(out.find("step time        40.") != std::string::npos);  // MegaScale's Megatron-LM row: 40.0 s
+  CHECK(out.find("pipeline bubble") != std::string::npos);
+  std::tie(code, out) = run("step " + scenario + " --nic 74=0");
+  CHECK(code == 0);
+  CHECK(out.find("HUNG") != std::string::npos);
+  std::tie(code, out) = run("step " + scenario + " --nic 74=2");
+  CHECK(code == 2);
+  std::tie(code, out) = run("step " + test_fixture_minimal());
+  CHECK(code == 2);
+  CHECK(out.find("/workload: missing") != std::string::npos);
+  std::tie(code, out) = run("run " + scenario + " --trials 4");
+  CHECK(code == 0);
+  CHECK(out.find("tokens per day") != std::string::npos);
 }

@@ -204,6 +204,8 @@ std::string summary_text(const RunReportInput& in) {
       << "; checkpoint every " << format_duration(micros_to_seconds(r.config.interval_us)) << ", save "
       << format_duration(micros_to_seconds(r.costs.save_us)) << ", restore "
       << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n";
+  if (s.workload)
+    out << "  step     " << format_duration(micros_to_seconds(s.job.step_us)) << " from the workload on the fabric (ctwin step)\n";
   if (const std::string p = policies_line(s); !p.empty()) out << "  policies " << p << "\n";
   out << "\n";
   out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   95% CI [" << fixed(100 * g.ci95_low, 2) << ", "

@@ -15,11 +15,12 @@ namespace ctwin {
 
 void init_simgrid_engine() {
   xbt_log_control_set("root.thres:critical");
-  static int argc = 6;
+  // Guard pages cost a memory mapping per actor: 100k-GPU collective phases need them off.
+  static int argc = 7;
   static char arg0[] = "ctwin", arg1[] = "--cfg=network/model:CM02", arg2[] = "--cfg=network/crosstraffic:0",
               arg3[] = "--cfg=network/TCP-gamma:0", arg4[] = "--cfg=contexts/stack-size:256",
-              arg5[] = "--log=root.thres:critical";
-  static char* argv[] = {arg0, arg1, arg2, arg3, arg4, arg5, nullptr};
+              arg5[] = "--log=root.thres:critical", arg6[] = "--cfg=contexts/guard-size:0";
+  static char* argv[] = {arg0, arg1, arg2, arg3, arg4, arg5, arg6, nullptr};
   static sg4::Engine engine(&argc, argv);
 }
 

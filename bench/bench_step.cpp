@@ -1,0 +1,60 @@
+// Issue 5's benchmark: one step of a 16,384-GPU and of a 100,352-GPU layout (GPT-3 175B, TP 8 x
+// PP 8), cold (every SimGrid phase simulated, platforms built) and cached (the lookup a trial makes
+// by state signature); and peak memory of the simulation processes.
+//   ctwin_bench_step
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "sim/step_cache.hpp"
+
+using namespace ctwin;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+WorkloadSpec gpt175b(int gpus, int global_batch) {
+  WorkloadSpec s;
+  Workload& w = s.workload;
+  w.model = {96, 12288, 96, 0, false, 64000, 2048, 1, 1};
+  w.layout.tp = 8;
+  w.layout.pp = 8;
+  w.layout.dp = gpus / 64;
+  w.layout.global_batch = global_batch;
+  w.efficiency.gemm = 0.739;
+  w.efficiency.bandwidth = 0.4;
+  w.gpu_peak_flops = 312e12;
+  s.fabric.nodes_per_leaf = 32;
+  return s;
+}
+
+void measure(const char* name, const WorkloadSpec& spec) {
+  StepCache cache("");
+  const auto start = Clock::now();
+  const StepBreakdown b = cache.get(spec, {});
+  const double cold_s = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::uint64_t key = StepCache::signature(spec, {});
+  const int lookups = 10'000'000;
+  double sum = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < lookups; ++i) sum += cache.find(key + static_cast<std::uint64_t>(i & 1) * 0)->step_s;
+  const double cached_ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / lookups;
+  const auto t1 = Clock::now();
+  for (int i = 0; i < 1000; ++i) sum += static_cast<double>(StepCache::signature(spec, {}) & 1);
+  const double signature_us = std::chrono::duration<double, std::micro>(Clock::now() - t1).count() / 1000;
+  rusage children{};
+  getrusage(RUSAGE_CHILDREN, &children);
+  std::printf("| %s | %d | %.2f s | %.0f ns | %.2f µs | %.0f MiB | step %.2f s, MFU %.1f%% (checksum %.0f) |\n", name, b.gpus,
+              cold_s, cached_ns, signature_us, static_cast<double>(children.ru_maxrss) / 1024, b.step_s, 100 * b.mfu,
+              sum > 0 ? 1.0 : 0.0);
+}
+
+}  // namespace
+
+int main() {
+  std::printf("| layout | GPUs | cold | cached lookup | signature | peak MiB (simulation processes) | note |\n|---|---:|---:|---:|---:|---:|---|\n");
+  measure("175B, TP 8 x PP 8 x DP 256", gpt175b(16384, 6144));
+  measure("175B, TP 8 x PP 8 x DP 1,568", gpt175b(100352, 6272));
+  return 0;
+}
