@@ -7,6 +7,8 @@
 #include <iostream>
 #include <string>
 
+#include "models/scenario_loader.hpp"
+
 namespace ctwin::cli {
 
 inline constexpr int kExitFailure = 1;
@@ -31,6 +33,20 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
     return false;
   }
   return true;
+}
+
+//! Runs a command: a bad scenario is exit 2 with its problems, any other error exit 1.
+template <class Body>
+int run_reporting_errors(Body&& body) {
+  try {
+    return body();
+  } catch (const ScenarioInvalid& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "ctwin: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }
 
 }  // namespace ctwin::cli

@@ -109,17 +109,11 @@ std::optional<int> ExperimentCommands::dispatch() {
   for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--json", chosen->json}, {"--csv", chosen->csv}, {"--svg", chosen->svg}})
     ok &= cli::check_output_path(flag, path);
   if (!ok) return cli::kExitBadInput;
-  try {
+  return cli::run_reporting_errors([this] {
     if (*sweep_cmd_) return sweep();
     if (*optimize_cmd_) return optimize();
     return compare();
-  } catch (const ScenarioInvalid& e) {
-    std::cerr << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "ctwin: " << e.what() << "\n";
-    return cli::kExitFailure;
-  }
+  });
 }
 
 int ExperimentCommands::sweep() {

@@ -54,15 +54,7 @@ StepCommand::StepCommand(CLI::App& app) {
 std::optional<int> StepCommand::dispatch() {
   if (!*cmd_) return std::nullopt;
   if (!cli::check_output_path("--json", json_)) return cli::kExitBadInput;
-  try {
-    return run();
-  } catch (const ScenarioInvalid& e) {
-    std::cerr << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "ctwin: " << e.what() << "\n";
-    return cli::kExitFailure;
-  }
+  return cli::run_reporting_errors([this] { return run(); });
 }
 
 int StepCommand::run() {
