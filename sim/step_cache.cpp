@@ -142,6 +142,25 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   const Workload& w = s.workload->workload;
   if (!s.job.tokens_per_step) s.job.tokens_per_step = static_cast<double>(w.layout.global_batch) * w.model.seq_len;
   if (s.job.work_steps && !s.job.work_us) s.job.work_us = static_cast<Micros>(std::llround(*s.job.work_steps * static_cast<double>(s.job.step_us)));
+  // A slow part's factor is its own (a GPU's compute, a link's bandwidth); the job's speed is what
+  // the step model makes of it: healthy step / step with that part slow.
+  const int gpus_per_node = s.workload->fabric.gpus_per_node;
+  for (FaultClass& f : s.faults) {
+    if (f.effect != Effect::Slow) continue;
+    StepState slowed;
+    switch (f.rate.component) {
+      case Component::Gpu:
+      case Component::Node: slowed.gpu_speed[0] = f.speed_factor; break;
+      case Component::Cable: slowed.fabric.nic_factor[0] = f.speed_factor; break;
+      case Component::Leaf:  // a rail switch: every port it serves, on rail 0
+        for (int node = 0; node < std::max(1, s.workload->fabric.nodes_per_leaf); ++node)
+          slowed.fabric.nic_factor[node * gpus_per_node] = f.speed_factor;
+        break;
+      case Component::Spine: continue;  // the uplinks are shared: the scenario's factor stands
+    }
+    const StepBreakdown part = StepCache::shared().get(*s.workload, slowed);
+    if (!part.hung && part.step_s > 0) f.speed_factor = std::min(1.0, b.step_s / part.step_s);
+  }
 }
 
 }  // namespace ctwin

@@ -8,7 +8,9 @@
 #include <tuple>
 
 #include "models/workload.hpp"
+#include "sim/step_cache.hpp"
 #include "sim/step_model.hpp"
+#include "test_helpers.hpp"
 
 using namespace ctwin;
 
@@ -146,9 +148,8 @@ TEST_CASE("a ring across leaves runs at the uplink's share when the fabric is ov
 
 TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from the workload", "[step][cli]") {
   const std::string scenario = std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json";
-  const std::string env = "CTWIN_CACHE_DIR= ";  // memory only: the test leaves nothing behind
   auto run = [&](const std::string& args) {
-    const std::string command = env + CTWIN_BINARY + std::string(" ") + args + " 2>&1";
+    const std::string command = CTWIN_BINARY + std::string(" ") + args + " 2>&1";
     std::string out;
     FILE* pipe = popen(command.c_str(), "r");
     char buffer[4096];
@@ -171,4 +172,19 @@ TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from t
   std::tie(code, out) = run("run " + scenario + " --trials 4");
   CHECK(code == 0);
   CHECK(out.find("tokens per day") != std::string::npos);
+}
+
+TEST_CASE("with a workload, a slow GPU's factor becomes the job's speed the step model gives", "[step]") {
+  nlohmann::json doc = test::read_json(std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json");
+  doc["faults"].push_back({{"name", "gpu_slow"}, {"rate", "1/gpu-year"}, {"effect", "slow"}, {"speed_factor", 0.5},
+                           {"detection", "1h"}, {"recovery", {{"action", "none"}, {"duration", "1h"}}}});
+  Scenario s = test::scenario_from(doc);
+  resolve_step_time(s, "megascale_175b.json");
+  const WorkloadSpec& w = *s.workload;
+  StepState slow;
+  slow.gpu_speed[0] = 0.5;
+  const double expected = step_time(w.workload, w.fabric, {}).step_s / step_time(w.workload, w.fabric, slow).step_s;
+  CHECK(s.faults.back().speed_factor == Approx(expected).epsilon(1e-9));
+  CHECK(s.faults.back().speed_factor > 0.5);  // communication does not slow down with the GPU
+  CHECK(s.faults.back().speed_factor < 0.6);   // about a quarter of this step is exposed communication
 }
