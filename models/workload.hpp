@@ -55,11 +55,14 @@ struct Workload {
   double gpu_peak_flops = 0;  //!< dense bf16
 };
 
+//! How data-parallel gradients are all-reduced (NCCL's algorithms).
+enum class AllReduceAlgorithm { Ring, Tree, Hierarchical };
+
 //! A scenario's `workload` section: the workload, the fabric it runs on, the DP algorithm.
 struct WorkloadSpec {
   Workload workload;
   CommFabricSpec fabric;
-  bool hierarchical_dp = false;  //!< NCCL's hierarchical all-reduce for data parallelism, else a ring
+  AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring;
 };
 
 //! The per-step quantities the step model needs.

@@ -93,8 +93,11 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
       else f.oversubscription = *o;
     }
   }
-  spec.hierarchical_dp =
-      choose<bool>(r, *wl, p, "dp_algorithm", false, {{"ring", false}, {"hierarchical", true}}).value_or(false);
+  spec.dp_algorithm = choose<AllReduceAlgorithm>(r, *wl, p, "dp_algorithm", false,
+                                                 {{"ring", AllReduceAlgorithm::Ring},
+                                                  {"tree", AllReduceAlgorithm::Tree},
+                                                  {"hierarchical", AllReduceAlgorithm::Hierarchical}})
+                         .value_or(AllReduceAlgorithm::Ring);
   if (r.problems.empty())
     if (const std::string why = check_layout(w, s.cluster.gpus_per_node); !why.empty()) r.problem(p + "/parallel", why);
   r.string(*wl, p, "source", false);

@@ -57,7 +57,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
       << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << " eff " << e.gemm << ' '
       << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
-      << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << spec.hierarchical_dp
+      << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)
       << " state " << state.dp_width << ' ' << state.timeout_s;
   for (const auto& [gpu, v] : state.gpu_speed) out << " s" << gpu << '=' << v;
   for (const auto& [gpu, v] : state.fabric.nic_factor) out << " n" << gpu << '=' << v;
@@ -119,7 +119,7 @@ StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state) {
     }
   }
   const StepBreakdown b = step_time(spec.workload, spec.fabric, state,
-                                    spec.hierarchical_dp ? AllReduceAlgorithm::Hierarchical : AllReduceAlgorithm::Ring);
+                                    spec.dp_algorithm);
   ++simulated_;
   memory_[key] = b;
   if (!path.empty()) {

@@ -1,11 +1,19 @@
 #include "sim/step_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace ctwin {
 
-const char* to_string(AllReduceAlgorithm a) { return a == AllReduceAlgorithm::Ring ? "ring" : "hierarchical"; }
+const char* to_string(AllReduceAlgorithm a) {
+  switch (a) {
+    case AllReduceAlgorithm::Ring: return "ring";
+    case AllReduceAlgorithm::Tree: return "tree";
+    case AllReduceAlgorithm::Hierarchical: return "hierarchical";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -44,6 +52,32 @@ PhaseResult ring_all_reduce(const CommFabricSpec& fabric, const FabricState& sta
   if (p < 2 || bytes <= 0) return {};
   const PhaseResult phase = simulate_phase(fabric, state, ring_phase(groups, bytes / static_cast<double>(p)), timeout_s);
   return times(phase, 2.0 * static_cast<double>(p - 1));
+}
+
+PhaseResult tree_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                            const std::vector<std::vector<int>>& groups, double bytes, double timeout_s) {
+  std::size_t p = 0;
+  for (const auto& g : groups) p = std::max(p, g.size());
+  if (p < 2 || bytes <= 0) return {};
+  // NCCL-like chunking: at most 64 chunks per tree, none under 512 KiB.
+  const double half = bytes / 2;
+  const double chunks = std::clamp(std::floor(half / (512.0 * 1024)), 1.0, 64.0);
+  const double chunk = half / chunks;
+  std::vector<Flow> flows;
+  for (const auto& g : groups) {
+    const std::size_t n = g.size();
+    // Tree 1: a heap over positions; tree 2: the same over the reversed order, so leaves and inner nodes swap.
+    for (int tree = 0; tree < 2; ++tree)
+      for (std::size_t i = 1; i < n; ++i) {
+        const std::size_t parent = (i - 1) / 2;
+        const int child_gpu = tree == 0 ? g[i] : g[n - 1 - i];
+        const int parent_gpu = tree == 0 ? g[parent] : g[n - 1 - parent];
+        flows.push_back({child_gpu, parent_gpu, chunk});  // reduce, up
+        flows.push_back({parent_gpu, child_gpu, chunk});  // broadcast, down
+      }
+  }
+  const double depth = std::floor(std::log2(static_cast<double>(p)));
+  return times(simulate_phase(fabric, state, flows, timeout_s), chunks + 2 * depth - 1);
 }
 
 PhaseResult hierarchical_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
@@ -139,6 +173,8 @@ StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, con
         }
     const PhaseResult dp = dp_algorithm == AllReduceAlgorithm::Hierarchical
                                ? hierarchical_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
+                           : dp_algorithm == AllReduceAlgorithm::Tree
+                               ? tree_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
                                : ring_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s);
     b.hung |= dp.hung;
     b.dp_collective_s = dp.seconds / w.efficiency.bandwidth;

@@ -18,7 +18,6 @@
 
 namespace ctwin {
 
-enum class AllReduceAlgorithm { Ring, Hierarchical };
 const char* to_string(AllReduceAlgorithm a);
 
 struct StepState {
@@ -47,6 +46,12 @@ struct StepBreakdown {
 //! Time of a ring all-reduce of `bytes` over each group (all groups at once): 2(p-1) phases of
 //! bytes/p. `groups` hold global GPU ids in ring order.
 PhaseResult ring_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
+                            const std::vector<std::vector<int>>& groups, double bytes, double timeout_s);
+//! NCCL's double binary tree: two trees, each carrying half the bytes, where the inner nodes of
+//! one are the leaves of the other. The bytes go in chunks, reduced up and broadcast down in a
+//! pipeline; every edge of both trees carries a chunk each way at once. The phase is simulated once
+//! and the whole takes (chunks + 2 x depth - 1) phases: log p latency, unlike a ring's 2(p - 1).
+PhaseResult tree_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
                             const std::vector<std::vector<int>>& groups, double bytes, double timeout_s);
 //! Reduce-scatter inside each node, a ring all-reduce of the node's share on each rail, then an
 //! all-gather inside each node (NCCL's hierarchical variant). Groups must hold whole nodes.

@@ -188,3 +188,17 @@ TEST_CASE("with a workload, a slow GPU's factor becomes the job's speed the step
   CHECK(s.faults.back().speed_factor > 0.5);  // communication does not slow down with the GPU
   CHECK(s.faults.back().speed_factor < 0.6);   // about a quarter of this step is exposed communication
 }
+
+TEST_CASE("the double binary tree: log p latency for small messages, about a ring's time for large ones",
+          "[step][collectives]") {
+  const CommFabricSpec f = a100_fabric();
+  const auto group = one_gpu_per_node(64);
+  const PhaseResult ring_small = ring_all_reduce(f, {}, group, 1024, 600);
+  const PhaseResult tree_small = tree_all_reduce(f, {}, group, 1024, 600);
+  CHECK(tree_small.seconds < ring_small.seconds / 5);  // 2 x 6 hops against 2 x 63 phases
+  const PhaseResult ring_large = ring_all_reduce(f, {}, group, 4e9, 600);
+  const PhaseResult tree_large = tree_all_reduce(f, {}, group, 4e9, 600);
+  // Each NIC carries a chunk up and down in both trees: about 2 S / B, like the ring.
+  CHECK(tree_large.seconds == Approx(2 * 4e9 / f.nic_bytes_per_s).epsilon(0.25));
+  CHECK(tree_large.seconds == Approx(ring_large.seconds).epsilon(0.25));
+}
