@@ -54,7 +54,6 @@ int run_command(const RunArgs& args) {
   Scenario scenario;
   try {
     scenario = load_scenario(path);
-    resolve_step_time(scenario, path);
   } catch (const ScenarioInvalid& e) {
     std::cerr << e.what() << "\n";
     return kExitBadInput;
@@ -75,6 +74,7 @@ int run_command(const RunArgs& args) {
   options.record_trial0 = !args.events.empty() || !args.timeline.empty();
 
   try {
+    resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
     const RunResult result = run_trials(scenario, options);
     const RunReportInput report{scenario, options, result};
     // Everything is rendered before anything is written.
@@ -86,6 +86,9 @@ int run_command(const RunArgs& args) {
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
     std::cout << summary_text(report);
+  } catch (const ScenarioInvalid& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "ctwin: " << e.what() << "\n";
     return kExitFailure;

@@ -47,6 +47,16 @@ TEST_CASE("values are stored in SI units and integer microseconds", "[scenario]"
   CHECK(s.content_hash.size() == 16);
 }
 
+namespace {
+//! A valid workload for the minimal fixture's 64 GPUs: TP 8 x PP 4 x DP 2.
+json small_workload() {
+  return {{"model", {{"layers", 8}, {"hidden", 1024}, {"heads", 8}, {"vocab", 32000}, {"seq_len", 2048}}},
+          {"parallel", {{"tp", 8}, {"pp", 4}, {"global_batch", 16}}},
+          {"efficiency", {{"gemm", 0.5}}},
+          {"fabric", {{"nvlink", "300GB/s"}, {"nic", "200Gbps"}}}};
+}
+}  // namespace
+
 TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
   struct Case {
     const char* what;
@@ -95,6 +105,17 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/policies/elastic/min_replicas", "only 4 replicas"},
       {"precheck without its duration", [](json& d) { d["policies"]["precheck"] = json::object(); }, "/policies/precheck/duration", "missing"},
       {"straggler policy without a window", [](json& d) { d["policies"]["stragglers"] = {{"evict", true}}; }, "/policies/stragglers/observe", "missing"},
+      {"workload on the wrong GPU count", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["dp"] = 4; },
+       "/workload/parallel", "the job has 64"},
+      {"tensor parallel across nodes", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["tp"] = 16;
+                                                     d["workload"]["parallel"]["pp"] = 1; },
+       "/workload/parallel", "tp must divide the GPUs per node"},
+      {"workload without its GEMM efficiency", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"].erase("gemm"); },
+       "/workload/efficiency/gemm", "missing"},
+      {"unknown all-reduce", [](json& d) { d["workload"] = small_workload(); d["workload"]["dp_algorithm"] = "butterfly"; },
+       "/workload/dp_algorithm", "one of: ring, tree, hierarchical"},
+      {"bandwidth share above 1", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["bandwidth"] = 2; },
+       "/workload/efficiency/bandwidth", "at most 1"},
       {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
   };
   for (const auto& c : cases) {
@@ -125,4 +146,15 @@ TEST_CASE("all problems are reported at once, one line each, with the file name"
 TEST_CASE("malformed JSON and missing files are reported against the file", "[scenario]") {
   CHECK_THROWS_WITH(parse_scenario("{\"schema_version\": 1,", "broken.json"), Catch::Contains("broken.json: /: not valid JSON"));
   CHECK_THROWS_WITH(load_scenario("/nonexistent/x.json"), Catch::Contains("/nonexistent/x.json: /: cannot open"));
+}
+
+TEST_CASE("a workload replaces the step time; without either the job is incomplete", "[scenario]") {
+  CHECK(has(problems_after([](json& d) { d["job"].erase("step_time"); }), "/job/step_time", "or a workload"));
+  json doc = test::read_json(test::fixture("minimal.json"));
+  doc["job"].erase("step_time");
+  doc["workload"] = small_workload();
+  const Scenario s = test::scenario_from(doc);
+  REQUIRE(s.workload);
+  CHECK(s.workload->workload.layout.dp == 2);  // the rest of the 64 GPUs
+  CHECK(s.job.step_us == 0);                   // the step model fills it in
 }
