@@ -1,6 +1,7 @@
 // Issue 5's benchmark: one step of a 16,384-GPU and of a 100,352-GPU layout (GPT-3 175B, TP 8 x
 // PP 8), cold (every SimGrid phase simulated, platforms built) and cached (the lookup a trial makes
-// by state signature); and peak memory of the simulation processes.
+// by state signature); and peak memory of the simulation processes. Also an expert-parallel MoE
+// layout of 16,384 GPUs, and a shrinking job's speed at every data-parallel width.
 //   ctwin_bench_step
 #include <sys/resource.h>
 
@@ -50,11 +51,45 @@ void measure(const char* name, const WorkloadSpec& spec) {
               sum > 0 ? 1.0 : 0.0);
 }
 
+//! Mixtral-8x22B-shaped MoE with expert parallelism 8 (scenarios/moe_8x22b_ep.json), TP 2 x PP 4.
+WorkloadSpec moe(int gpus) {
+  WorkloadSpec s;
+  Workload& w = s.workload;
+  w.model = {56, 6144, 48, 16384, true, 32768, 4096, 8, 2};
+  w.layout.tp = 2;
+  w.layout.pp = 4;
+  w.layout.ep = 8;
+  w.layout.dp = gpus / 8;
+  w.layout.global_batch = gpus / 8 * 4;
+  w.layout.recompute = Recompute::Selective;
+  w.efficiency.gemm = 0.55;
+  w.efficiency.bandwidth = 0.8;
+  w.gpu_peak_flops = 989e12;
+  s.fabric.nvlink_bytes_per_s = 450e9;
+  s.fabric.nic_bytes_per_s = 50e9;
+  s.fabric.nodes_per_leaf = 32;
+  return s;
+}
+
+//! A shrinking job's speed at every data-parallel width, as resolve_step_time computes it.
+void measure_widths(const char* name, const WorkloadSpec& spec) {
+  StepCache cache("");
+  std::vector<int> widths;
+  for (int w = 1; w <= spec.workload.layout.dp; ++w) widths.push_back(w);
+  const auto start = Clock::now();
+  const std::vector<double> speeds = cache.speeds_at_widths(spec, widths);
+  const double cold_s = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("| %s: speed at all %zu widths | %d | %.2f s | | | | %d widths simulated; speed at half width %.3f |\n", name,
+              widths.size(), workload_costs(spec.workload).gpus, cold_s, cache.simulated(), speeds[widths.size() / 2 - 1]);
+}
+
 }  // namespace
 
 int main() {
   std::printf("| layout | GPUs | cold | cached lookup | signature | peak MiB (simulation processes) | note |\n|---|---:|---:|---:|---:|---:|---|\n");
   measure("175B, TP 8 x PP 8 x DP 256", gpt175b(16384, 6144));
   measure("175B, TP 8 x PP 8 x DP 1,568", gpt175b(100352, 6272));
+  measure("MoE 8x22B, TP 2 x PP 4 x DP 2,048, EP 8", moe(16384));
+  measure_widths("175B, TP 8 x PP 8 x DP 256", gpt175b(16384, 6144));
   return 0;
 }

@@ -49,6 +49,8 @@ StepCommand::StepCommand(CLI::App& app) {
   cmd_->add_option("--nvlink", nvlinks_, "GPU=FACTOR: that GPU's NVLink port at this fraction (0: down)");
   cmd_->add_option("--dp-width", dp_width_, "data-parallel replicas running (a shrunk job), the global batch kept")
       ->check(CLI::Range(1, 100000000));
+  cmd_->add_option("--uplink", uplink_, "every leaf's uplink at this fraction of its bandwidth (a slow or failed spine)")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 std::optional<int> StepCommand::dispatch() {
@@ -74,6 +76,7 @@ int StepCommand::run() {
     return cli::kExitBadInput;
   }
   state.dp_width = dp_width_;
+  state.fabric.uplink_factor = uplink_;
   const StepBreakdown b = StepCache::shared().get(*s.workload, state);
   const auto& l = s.workload->workload.layout;
   std::cout << "ctwin step: " << s.name << "  (" << b.gpus << " GPUs: tp " << l.tp << " x pp " << l.pp << " x dp "
@@ -93,17 +96,24 @@ int StepCommand::run() {
     row("tensor-parallel exposed", b.tp_exposed_s);
     row("pipeline transfers exposed", b.pp_exposed_s);
     row("data-parallel exposed", b.dp_exposed_s);
+    if (l.ep > 1) row("expert all-to-alls exposed", b.ep_exposed_s);
+    if (l.cp > 1) row("context K/V ring exposed", b.cp_exposed_s);
     std::cout << "\n  one TP all-reduce " << seconds_text(b.tp_collective_s) << ", one stage transfer "
-              << seconds_text(b.pp_transfer_s) << ", the gradient reduction " << seconds_text(b.dp_collective_s) << "\n";
+              << seconds_text(b.pp_transfer_s) << ", the gradient reduction " << seconds_text(b.dp_collective_s);
+    if (l.ep > 1) std::cout << ", one expert all-to-all " << seconds_text(b.ep_collective_s);
+    if (l.cp > 1) std::cout << ", one K/V ring step " << seconds_text(b.cp_transfer_s);
+    std::cout << "\n";
   }
   if (json_.empty() || !Ranks::world().is_root()) return 0;
   nlohmann::ordered_json j{{"schema_version", 1}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
                            {"gpus", b.gpus}, {"hung", b.hung}, {"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s},
                            {"mfu", b.mfu},
                            {"breakdown_s", {{"compute", b.compute_s}, {"pipeline_bubble", b.bubble_s}, {"tp_exposed", b.tp_exposed_s},
-                                            {"pp_exposed", b.pp_exposed_s}, {"dp_exposed", b.dp_exposed_s}}},
+                                            {"pp_exposed", b.pp_exposed_s}, {"dp_exposed", b.dp_exposed_s},
+                                            {"ep_exposed", b.ep_exposed_s}, {"cp_exposed", b.cp_exposed_s}}},
                            {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
-                                              {"dp_gradients", b.dp_collective_s}}}};
+                                              {"dp_gradients", b.dp_collective_s}, {"ep_all_to_all", b.ep_collective_s},
+                                              {"cp_ring_step", b.cp_transfer_s}}}};
   write_file_atomically(json_, j.dump(2) + "\n");
   return 0;
 }

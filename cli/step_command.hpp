@@ -20,6 +20,7 @@ class StepCommand {
   std::string scenario_, json_;
   std::vector<std::string> slow_gpus_, nics_, nvlinks_;
   int dp_width_ = 0;
+  double uplink_ = 1;
 };
 
 }  // namespace ctwin

@@ -22,6 +22,7 @@ struct CommFabricSpec {
 struct FabricState {
   std::map<int, double> nic_factor;     //!< 0: the NIC or its cable is down
   std::map<int, double> nvlink_factor;
+  double uplink_factor = 1;             //!< every leaf's uplink (a slow or failed spine is shared by all)
   bool operator==(const FabricState&) const = default;
 };
 

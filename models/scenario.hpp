@@ -138,6 +138,9 @@ struct ElasticSpec {
   int replica_nodes = 1;   //!< nodes per data-parallel replica (tensor x pipeline parallel / GPUs per node)
   int min_replicas = 1;    //!< never shrink below this; wait instead
   bool regrow = true;      //!< add replicas back when whole replicas of nodes return
+  //! Job speed with a replicas running, by a (0..replicas), when the step model gives it (a
+  //! workload): the global batch is kept, so it beats a / replicas. Empty: a / replicas.
+  std::vector<double> speed_by_replicas;
 };
 struct PrecheckSpec {
   bool enabled = false;           //!< run DLRover's node check in every diagnosis

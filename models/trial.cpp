@@ -350,7 +350,10 @@ void Trial::update_speed() {
   double speed = 1.0;
   for (const auto& e : slow_) speed = std::min(speed, e.factor);
   slow_speed_ = speed;
-  share_ = static_cast<double>(active_replicas_) / total_replicas_;
+  const auto& table = config_.speed_by_replicas;
+  share_ = static_cast<std::size_t>(active_replicas_) < table.size() && active_replicas_ < total_replicas_
+               ? table[static_cast<std::size_t>(active_replicas_)]
+               : static_cast<double>(active_replicas_) / total_replicas_;
   speed_ = slow_speed_ * share_;
 }
 

@@ -72,6 +72,7 @@ struct TrialConfig {
   //! Null: the catalogue's actions, wait for spares, no precheck.
   std::shared_ptr<const control::Controller> controller;
   int replica_nodes = 0;               //!< nodes per data-parallel replica (0: the job is one replica)
+  std::vector<double> speed_by_replicas;  //!< job speed by active replicas (the step model's); empty: active / total
   Micros step_us = 0;                  //!< failure-free step at full width
   Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
   double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck

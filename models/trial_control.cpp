@@ -71,6 +71,7 @@ control::ClusterView Trial::view(Micros t) const {
   const Micros left = remaining_wall(t);
   v.remaining_s = left == kNever ? 1e12 : micros_to_seconds(left);
   v.restart_cost_s = micros_to_seconds(config_.save_us + config_.restart_overhead_us + config_.restore_us);
+  v.speed_by_replicas = config_.speed_by_replicas;
   return v;
 }
 

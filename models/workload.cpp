@@ -42,7 +42,7 @@ WorkloadCosts workload_costs(const Workload& w) {
   if (p.recompute == Recompute::Selective) c.hardware_flops_per_token += attention / 3;
   if (p.recompute == Recompute::Full) c.hardware_flops_per_token += c.model_flops_per_token / 3;
   c.tokens_per_step = static_cast<double>(p.global_batch) * s;
-  c.micro_batches = p.global_batch / (p.micro_batch * p.dp);
+  c.micro_batches = (p.global_batch + p.micro_batch * p.dp - 1) / (p.micro_batch * p.dp);
   const double tokens_per_micro_batch = static_cast<double>(p.micro_batch) * s;
   const double split = static_cast<double>(p.tp) * p.pp * p.cp;
   c.compute_per_micro_batch_s =
@@ -54,7 +54,21 @@ WorkloadCosts workload_costs(const Workload& w) {
   c.tp_collectives_per_micro_batch = p.tp > 1 ? per_layer * (m.layers / p.pp) : 0;
   c.pp_bytes = p.pp > 1 ? activation_bytes : 0;
   const double params_per_gpu = dense / (p.tp * p.pp) + experts / (static_cast<double>(p.tp) * p.pp * p.ep);
-  c.dp_bytes = p.dp > 1 ? params_per_gpu * w.efficiency.grad_bytes : 0;
+  // Data parallelism spans the context ranks too: they hold the same parameters.
+  c.dp_bytes = p.dp * p.cp > 1 ? params_per_gpu * w.efficiency.grad_bytes : 0;
+  // MoE (every layer): each GPU holds 1/tp of the micro-batch's tokens (sequence parallel) and sends
+  // each to its top_k experts; Megatron's dispatch and combine, again in backward.
+  const int layers_per_stage = m.layers / p.pp;
+  const int recomputed = p.recompute == Recompute::Full ? 1 : 0;
+  if (p.ep > 1) {
+    c.ep_bytes = activation_bytes / p.tp * m.top_k;
+    c.ep_collectives_per_micro_batch = (4 + 2 * recomputed) * layers_per_stage;
+  }
+  // Ring attention: the local K and V chunk (of this GPU's 1/tp of the heads) goes round the ring.
+  if (p.cp > 1) {
+    c.cp_bytes = 2 * activation_bytes / p.tp;
+    c.cp_transfers_per_micro_batch = (p.cp - 1) * (3 + recomputed) * layers_per_stage;
+  }
   return c;
 }
 

@@ -44,6 +44,8 @@ struct Efficiency {
   double gemm = 0.5;        //!< achieved fraction of peak FLOP/s in the layers' kernels
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
+  double ep_overlap = 0;    //!< share of the expert all-to-alls hidden (e.g. behind shared-expert compute)
+  double cp_overlap = 0;    //!< share of the context-parallel K/V ring hidden behind attention compute
   double grad_bytes = 2;    //!< bytes per gradient element reduced (bf16: 2, fp32: 4)
   double bandwidth = 1;     //!< achieved share of the simulated collective bandwidth (NCCL, congestion)
 };
@@ -72,13 +74,17 @@ struct WorkloadCosts {
   double model_flops_per_token = 0;    //!< 6N + 12·s·h·l: what MFU counts
   double hardware_flops_per_token = 0; //!< with recomputation: what the GPUs do
   double tokens_per_step = 0;
-  int micro_batches = 0;               //!< per pipeline, per step
+  int micro_batches = 0;               //!< per pipeline, per step (the ceiling when dp does not divide the batch)
   double compute_per_micro_batch_s = 0;  //!< one pipeline stage, forward + backward, at full speed
   double bubble_fraction = 0;          //!< (pp - 1) / (v·m) of the compute
   double tp_bytes = 0;                 //!< one tensor-parallel all-reduce (per layer, per micro-batch)
   int tp_collectives_per_micro_batch = 0;  //!< on one stage
   double pp_bytes = 0;                 //!< activations sent between stages per micro-batch
   double dp_bytes = 0;                 //!< gradients each GPU reduces per step
+  double ep_bytes = 0;                 //!< tokens x top_k each GPU dispatches in one all-to-all (1/ep stays home)
+  int ep_collectives_per_micro_batch = 0;  //!< dispatch and combine, forward and backward, per MoE layer
+  double cp_bytes = 0;                 //!< the K and V of one sequence chunk, passed round the context ring
+  int cp_transfers_per_micro_batch = 0;    //!< (cp - 1) ring steps forward, twice that backward, per layer
   int gpus = 0;
 };
 

@@ -63,11 +63,13 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* e = r.object(*wl, p, "efficiency", true)) {
     const std::string ep = p + "/efficiency";
-    r.allow_only(*e, ep, {"gemm", "tp_overlap", "dp_overlap", "grad_bytes", "bandwidth", "source"});
+    r.allow_only(*e, ep, {"gemm", "tp_overlap", "dp_overlap", "ep_overlap", "cp_overlap", "grad_bytes", "bandwidth", "source"});
     w.efficiency.gemm = r.probability(*e, ep, "gemm").value_or(0.5);
     if (!e->contains("gemm")) r.problem(ep + "/gemm", "missing: the achieved share of peak FLOP/s in the layers' kernels");
     w.efficiency.tp_overlap = share(r, *e, ep, "tp_overlap", 0);
     w.efficiency.dp_overlap = share(r, *e, ep, "dp_overlap", 0);
+    w.efficiency.ep_overlap = share(r, *e, ep, "ep_overlap", 0);
+    w.efficiency.cp_overlap = share(r, *e, ep, "cp_overlap", 0);
     w.efficiency.grad_bytes = r.number(*e, ep, "grad_bytes", false, 0.0).value_or(2);
     w.efficiency.bandwidth = r.number(*e, ep, "bandwidth", false, 0.0).value_or(1);
     if (w.efficiency.bandwidth > 1) r.problem(ep + "/bandwidth", "is a share of the simulated bandwidth: at most 1");
@@ -100,6 +102,17 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
                          .value_or(AllReduceAlgorithm::Ring);
   if (r.problems.empty())
     if (const std::string why = check_layout(w, s.cluster.gpus_per_node); !why.empty()) r.problem(p + "/parallel", why);
+  // Shrinking drops whole elastic replicas: each must hold whole data-parallel replicas (and whole
+  // expert-parallel groups), or the step model has no layout for the narrower job.
+  if (r.problems.empty() && s.elastic.shrink) {
+    const ParallelLayout& l = w.layout;
+    const int model_parallel = l.tp * l.pp * l.cp;
+    const int replica_gpus = s.elastic.replica_nodes * s.cluster.gpus_per_node;
+    if (replica_gpus % model_parallel != 0 || (replica_gpus / model_parallel) % l.ep != 0)
+      r.problem("/policies/elastic/replica_nodes", "with a workload, a replica must hold whole data-parallel replicas (tp x pp x cp = " +
+                                                       std::to_string(model_parallel) + " GPUs) and whole expert groups (ep " +
+                                                       std::to_string(l.ep) + ")");
+  }
   r.string(*wl, p, "source", false);
   s.workload = spec;
 }

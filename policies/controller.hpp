@@ -64,6 +64,15 @@ struct ClusterView {
   double step_s = 0;         //!< failure-free step at full width
   double remaining_s = 0;    //!< wall time the run has left at full width
   double restart_cost_s = 0; //!< what a planned stop costs: save, restart and restore
+  //! Job speed by active replicas when a step model knows it (the global batch is kept, so a
+  //! narrower job beats active / total); empty: active / total.
+  std::vector<double> speed_by_replicas;
+  double speed_at(int replicas) const {
+    if (replicas >= total_replicas) return 1.0;
+    if (replicas >= 0 && static_cast<std::size_t>(replicas) < speed_by_replicas.size() && speed_by_replicas[static_cast<std::size_t>(replicas)] > 0)
+      return speed_by_replicas[static_cast<std::size_t>(replicas)];
+    return static_cast<double>(replicas) / total_replicas;
+  }
 };
 
 //! Runs one round of the node check: each group of nodes does its burn-in together; the answer is

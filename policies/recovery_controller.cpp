@@ -46,9 +46,9 @@ void RecoveryController::decide(const control::Event& event, const control::Clus
       if (!elastic_.shrink || !elastic_.regrow || view.active_replicas >= view.total_replicas) return;
       const int grow = std::min(view.spares_available / view.replica_nodes, view.total_replicas - view.active_replicas);
       if (grow <= 0) return;
-      // Progress runs at active/total of full speed: growing saves that share of the time left.
-      const double now_share = static_cast<double>(view.active_replicas) / view.total_replicas;
-      const double after_share = static_cast<double>(view.active_replicas + grow) / view.total_replicas;
+      // Growing runs the time left at the wider job's speed.
+      const double now_share = view.speed_at(view.active_replicas);
+      const double after_share = view.speed_at(view.active_replicas + grow);
       const double saved_s = view.remaining_s / now_share - view.remaining_s / after_share;
       if (saved_s > view.restart_cost_s) actions.push_back({Act::Grow, -1, grow, -1});
       return;

@@ -1,5 +1,7 @@
 #include "sim/step_cache.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,11 +17,13 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kStepModelVersion = 1;  //!< bump when the step model's answers change
+constexpr int kStepModelVersion = 2;  //!< bump when the step model's answers change
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"step_s", b.step_s},           {"compute_s", b.compute_s},     {"bubble_s", b.bubble_s},
           {"tp_exposed_s", b.tp_exposed_s}, {"pp_exposed_s", b.pp_exposed_s}, {"dp_exposed_s", b.dp_exposed_s},
+          {"ep_exposed_s", b.ep_exposed_s}, {"cp_exposed_s", b.cp_exposed_s}, {"ep_collective_s", b.ep_collective_s},
+          {"cp_transfer_s", b.cp_transfer_s},
           {"tp_collective_s", b.tp_collective_s}, {"pp_transfer_s", b.pp_transfer_s},
           {"dp_collective_s", b.dp_collective_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu},
           {"hung", b.hung},                 {"gpus", b.gpus}};
@@ -33,6 +37,10 @@ StepBreakdown breakdown_from(const nlohmann::json& j) {
   b.tp_exposed_s = j.at("tp_exposed_s");
   b.pp_exposed_s = j.at("pp_exposed_s");
   b.dp_exposed_s = j.at("dp_exposed_s");
+  b.ep_exposed_s = j.at("ep_exposed_s");
+  b.cp_exposed_s = j.at("cp_exposed_s");
+  b.ep_collective_s = j.at("ep_collective_s");
+  b.cp_transfer_s = j.at("cp_transfer_s");
   b.tp_collective_s = j.at("tp_collective_s");
   b.pp_transfer_s = j.at("pp_transfer_s");
   b.dp_collective_s = j.at("dp_collective_s");
@@ -55,10 +63,10 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
       << m.gated_mlp << ' ' << m.vocab << ' ' << m.seq_len << ' ' << m.experts << ' ' << m.top_k << " layout " << l.tp << ' '
       << l.pp << ' ' << l.dp << ' ' << l.cp << ' ' << l.ep << ' ' << l.virtual_stages << ' ' << l.zero_stage << ' '
       << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << " eff " << e.gemm << ' '
-      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
+      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)
-      << " state " << state.dp_width << ' ' << state.timeout_s;
+      << " state " << state.dp_width << ' ' << state.timeout_s << ' ' << state.fabric.uplink_factor;
   for (const auto& [gpu, v] : state.gpu_speed) out << " s" << gpu << '=' << v;
   for (const auto& [gpu, v] : state.fabric.nic_factor) out << " n" << gpu << '=' << v;
   for (const auto& [gpu, v] : state.fabric.nvlink_factor) out << " l" << gpu << '=' << v;
@@ -134,6 +142,45 @@ StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state) {
   return b;
 }
 
+std::vector<double> StepCache::speeds_at_widths(const WorkloadSpec& spec, const std::vector<int>& widths, int anchors) {
+  const int full = spec.workload.layout.dp;
+  std::vector<int> sorted(widths);
+  sorted.push_back(full);
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  // Anchors: every width when few, else geometric steps from the narrowest to the full width.
+  std::map<int, Collectives> at;
+  const int lo = std::max(1, sorted.front());
+  const int n = std::max(2, anchors);
+  for (int i = 0; i < n; ++i) {
+    const double target = static_cast<double>(sorted.size()) <= n ? sorted[std::min<std::size_t>(i, sorted.size() - 1)]
+                                                                     : lo * std::pow(static_cast<double>(full) / lo, i / (n - 1.0));
+    const int width = *std::min_element(sorted.begin(), sorted.end(), [target](int a, int b) { return std::abs(a - target) < std::abs(b - target); });
+    if (!at.count(width)) {
+      StepState state;
+      state.dp_width = width;
+      at[width] = collectives_of(get(spec, state));
+    }
+  }
+  const double full_rate = assemble_step(spec.workload, at.at(full), 1.0, StepState{}.timeout_s).tokens_per_s;
+  std::vector<double> speeds;
+  for (int width : widths) {
+    auto hi = at.lower_bound(width);
+    Collectives k = hi->second;
+    if (hi->first != width && hi != at.begin()) {
+      const auto below = std::prev(hi);
+      const double t = static_cast<double>(width - below->first) / (hi->first - below->first);
+      const Collectives& a = below->second;
+      const Collectives& b = hi->second;
+      auto mix = [t](double x, double y) { return x + t * (y - x); };
+      k = {mix(a.tp_s, b.tp_s), mix(a.pp_s, b.pp_s), mix(a.dp_s, b.dp_s), mix(a.ep_s, b.ep_s), mix(a.cp_s, b.cp_s), a.hung || b.hung};
+    }
+    const StepBreakdown step = assemble_step(at_width(spec.workload, width), k, 1.0, StepState{}.timeout_s);
+    speeds.push_back(full_rate > 0 ? step.tokens_per_s / full_rate : 0);
+  }
+  return speeds;
+}
+
 void resolve_step_time(Scenario& s, const std::string& file) {
   if (!s.workload || s.job.step_us > 0) return;
   const StepBreakdown b = StepCache::shared().get(*s.workload, {});
@@ -156,10 +203,25 @@ void resolve_step_time(Scenario& s, const std::string& file) {
         for (int node = 0; node < std::max(1, s.workload->fabric.nodes_per_leaf); ++node)
           slowed.fabric.nic_factor[node * gpus_per_node] = f.speed_factor;
         break;
-      case Component::Spine: continue;  // the uplinks are shared: the scenario's factor stands
+      case Component::Spine:  // shared by every leaf: the factor is the cross-leaf bandwidth left
+        if (s.workload->fabric.nodes_per_leaf <= 0) continue;  // no spine hop modelled: the factor stands
+        slowed.fabric.uplink_factor = f.speed_factor;
+        break;
     }
     const StepBreakdown part = StepCache::shared().get(*s.workload, slowed);
     if (!part.hung && part.step_s > 0) f.speed_factor = std::min(1.0, b.step_s / part.step_s);
+  }
+  // A shrunk job keeps the global batch: its speed at each width comes from the step model too.
+  if (s.elastic.shrink) {
+    const ParallelLayout& l = w.layout;
+    const int replicas = s.job.nodes / std::max(1, s.elastic.replica_nodes);
+    const int dp_per_replica = l.dp / std::max(1, replicas);
+    std::vector<int> widths;
+    for (int a = s.elastic.min_replicas; a <= replicas; ++a) widths.push_back(a * dp_per_replica);
+    const std::vector<double> speeds = StepCache::shared().speeds_at_widths(*s.workload, widths);
+    s.elastic.speed_by_replicas.assign(static_cast<std::size_t>(replicas) + 1, 0.0);
+    for (std::size_t i = 0; i < widths.size(); ++i)
+      s.elastic.speed_by_replicas[static_cast<std::size_t>(s.elastic.min_replicas) + i] = speeds[i];
   }
 }
 

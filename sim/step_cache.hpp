@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "models/scenario.hpp"
 #include "sim/step_model.hpp"
@@ -26,6 +27,12 @@ class StepCache {
   const StepBreakdown* find(std::uint64_t signature) const;
   //! From memory, else from disk, else simulated (and stored in both).
   StepBreakdown get(const WorkloadSpec& spec, const StepState& state);
+
+  //! Job speed (tokens/s over the full width's) at each data-parallel width in `widths`. At most
+  //! `anchors` widths are simulated, spread geometrically; between them the collectives' times are
+  //! interpolated linearly in the width and the step is assembled exactly (micro-batches, bubble,
+  //! exposure): one simulation per width would cost minutes for a 16k-GPU layout's 128 widths.
+  std::vector<double> speeds_at_widths(const WorkloadSpec& spec, const std::vector<int>& widths, int anchors = 5);
 
   int simulated() const { return simulated_; }
   int read_from_disk() const { return read_from_disk_; }

@@ -105,29 +105,34 @@ PhaseResult hierarchical_all_reduce(const CommFabricSpec& fabric, const FabricSt
   return plus(local, ring_all_reduce(fabric, state, across, share, timeout_s));
 }
 
-StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, const StepState& state,
-                        AllReduceAlgorithm dp_algorithm) {
+Collectives collectives_of(const StepBreakdown& b) {
+  return {b.tp_collective_s, b.pp_transfer_s, b.dp_collective_s, b.ep_collective_s, b.cp_transfer_s, b.hung};
+}
+
+Workload at_width(const Workload& given, int dp_width) {
   Workload w = given;
-  const ParallelLayout full = given.layout;
-  if (state.dp_width > 0 && state.dp_width < full.dp) {
-    // Shrunk: fewer replicas carry the same global batch, each with more micro-batches.
-    w.layout.dp = state.dp_width;
-    const int per_replica = full.global_batch / (full.micro_batch * full.dp);
-    w.layout.global_batch = full.micro_batch * state.dp_width * std::max(1, per_replica * full.dp / state.dp_width);
-  }
+  if (dp_width > 0 && dp_width < given.layout.dp) w.layout.dp = dp_width;
+  return w;
+}
+
+double slowest_speed(const StepState& state, int gpus) {
+  double slowest = 1.0;
+  for (const auto& [gpu, speed] : state.gpu_speed)
+    if (gpu < gpus) slowest = std::min(slowest, speed);
+  return slowest;
+}
+
+Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric, const StepState& state,
+                                 AllReduceAlgorithm dp_algorithm) {
   const WorkloadCosts c = workload_costs(w);
   const ParallelLayout& p = w.layout;
   const Ranks ranks{p, p.dp};
-  StepBreakdown b;
-  b.gpus = c.gpus;
-
-  double slowest = 1.0;
-  for (const auto& [gpu, speed] : state.gpu_speed)
-    if (gpu < c.gpus) slowest = std::min(slowest, speed);
-  const double micro_batch_s = c.compute_per_micro_batch_s / std::max(slowest, 1e-9);
-  b.compute_s = micro_batch_s * c.micro_batches;
-  b.bubble_s = micro_batch_s * (p.pp - 1) / p.virtual_stages;
-
+  const double share = w.efficiency.bandwidth;
+  Collectives out;
+  auto take = [&](const PhaseResult& r) {
+    out.hung |= r.hung;
+    return r.seconds / share;
+  };
   // Tensor parallel: node 0's group and every group with a degraded NVLink port.
   if (c.tp_bytes > 0) {
     std::set<int> chosen{0};
@@ -138,10 +143,7 @@ StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, con
       groups.emplace_back();
       for (int t = 0; t < p.tp; ++t) groups.back().push_back(first * p.tp + t);
     }
-    const PhaseResult tp = ring_all_reduce(fabric, state.fabric, groups, c.tp_bytes, state.timeout_s);
-    b.hung |= tp.hung;
-    b.tp_collective_s = tp.seconds / w.efficiency.bandwidth;
-    b.tp_exposed_s = b.tp_collective_s * c.tp_collectives_per_micro_batch * c.micro_batches * (1 - w.efficiency.tp_overlap);
+    out.tp_s = take(ring_all_reduce(fabric, state.fabric, groups, c.tp_bytes, state.timeout_s));
   }
   // Across nodes, the GPUs of tensor rank t use only rails t, t + tp, ...: the rails of different
   // tensor ranks are disjoint and, when healthy, identical. Simulate tensor rank 0 and every rank
@@ -156,35 +158,81 @@ StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, con
       for (int d = 0; d < p.dp; ++d)
         for (int x = 0; x < p.cp; ++x)
           for (int t : tensor_ranks) flows.push_back({ranks.gpu(s, d, x, t), ranks.gpu(s + 1, d, x, t), c.pp_bytes});
-    const PhaseResult pp = simulate_phase(fabric, state.fabric, flows, state.timeout_s);
-    b.hung |= pp.hung;
-    b.pp_transfer_s = pp.seconds / w.efficiency.bandwidth;
-    // Forward activations and backward gradients on the critical path of fill, steady state and drain.
-    b.pp_exposed_s = 2.0 * b.pp_transfer_s * (c.micro_batches * p.virtual_stages + p.pp - 1) * (1 - w.efficiency.tp_overlap);
+    out.pp_s = take(simulate_phase(fabric, state.fabric, flows, state.timeout_s));
   }
-  // Data parallel: every group of every stage at once.
+  // Data parallel, over the data and context ranks of each stage: every group at once.
   if (c.dp_bytes > 0) {
     std::vector<std::vector<int>> groups;
     for (int s = 0; s < p.pp; ++s)
-      for (int x = 0; x < p.cp; ++x)
-        for (int t : tensor_ranks) {
-          groups.emplace_back();
-          for (int d = 0; d < p.dp; ++d) groups.back().push_back(ranks.gpu(s, d, x, t));
-        }
-    const PhaseResult dp = dp_algorithm == AllReduceAlgorithm::Hierarchical
-                               ? hierarchical_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
-                           : dp_algorithm == AllReduceAlgorithm::Tree
-                               ? tree_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
-                               : ring_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s);
-    b.hung |= dp.hung;
-    b.dp_collective_s = dp.seconds / w.efficiency.bandwidth;
-    b.dp_exposed_s = b.dp_collective_s * (1 - w.efficiency.dp_overlap);
+      for (int t : tensor_ranks) {
+        groups.emplace_back();
+        for (int d = 0; d < p.dp; ++d)
+          for (int x = 0; x < p.cp; ++x) groups.back().push_back(ranks.gpu(s, d, x, t));
+      }
+    out.dp_s = take(dp_algorithm == AllReduceAlgorithm::Hierarchical
+                        ? hierarchical_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
+                    : dp_algorithm == AllReduceAlgorithm::Tree ? tree_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s)
+                                                               : ring_all_reduce(fabric, state.fabric, groups, c.dp_bytes, state.timeout_s));
   }
-  b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s;
-  if (b.hung) b.step_s = state.timeout_s;
+  // Expert parallel: consecutive data ranks form an EP group; its all-to-all sends every member
+  // 1/ep of each GPU's routed tokens, all at once.
+  if (c.ep_bytes > 0) {
+    std::vector<Flow> flows;
+    for (int s = 0; s < p.pp; ++s)
+      for (int first = 0; first + p.ep <= p.dp; first += p.ep)
+        for (int x = 0; x < p.cp; ++x)
+          for (int t : tensor_ranks)
+            for (int a = first; a < first + p.ep; ++a)
+              for (int b = first; b < first + p.ep; ++b)
+                if (a != b) flows.push_back({ranks.gpu(s, a, x, t), ranks.gpu(s, b, x, t), c.ep_bytes / p.ep});
+    out.ep_s = take(simulate_phase(fabric, state.fabric, flows, state.timeout_s));
+  }
+  // Context parallel: one step of every K/V ring at once.
+  if (c.cp_bytes > 0) {
+    std::vector<Flow> flows;
+    for (int s = 0; s < p.pp; ++s)
+      for (int d = 0; d < p.dp; ++d)
+        for (int t : tensor_ranks)
+          for (int x = 0; x < p.cp; ++x) flows.push_back({ranks.gpu(s, d, x, t), ranks.gpu(s, d, (x + 1) % p.cp, t), c.cp_bytes});
+    out.cp_s = take(simulate_phase(fabric, state.fabric, flows, state.timeout_s));
+  }
+  return out;
+}
+
+StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slowest, double timeout_s) {
+  const WorkloadCosts c = workload_costs(w);
+  const ParallelLayout& p = w.layout;
+  const Efficiency& e = w.efficiency;
+  const double m = c.micro_batches;
+  StepBreakdown b;
+  b.gpus = c.gpus;
+  const double micro_batch_s = c.compute_per_micro_batch_s / std::max(slowest, 1e-9);
+  b.compute_s = micro_batch_s * m;
+  b.bubble_s = micro_batch_s * (p.pp - 1) / p.virtual_stages;
+  b.tp_collective_s = k.tp_s;
+  b.pp_transfer_s = k.pp_s;
+  b.dp_collective_s = k.dp_s;
+  b.ep_collective_s = k.ep_s;
+  b.cp_transfer_s = k.cp_s;
+  b.tp_exposed_s = k.tp_s * c.tp_collectives_per_micro_batch * m * (1 - e.tp_overlap);
+  // Forward activations and backward gradients on the critical path of fill, steady state and drain.
+  if (p.pp > 1) b.pp_exposed_s = 2.0 * k.pp_s * (m * p.virtual_stages + p.pp - 1) * (1 - e.tp_overlap);
+  b.dp_exposed_s = k.dp_s * (1 - e.dp_overlap);
+  b.ep_exposed_s = k.ep_s * c.ep_collectives_per_micro_batch * m * (1 - e.ep_overlap);
+  b.cp_exposed_s = k.cp_s * c.cp_transfers_per_micro_batch * m * (1 - e.cp_overlap);
+  b.hung = k.hung;
+  b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s;
+  if (b.hung) b.step_s = timeout_s;
   b.tokens_per_s = b.hung ? 0 : c.tokens_per_step / b.step_s;
   b.mfu = b.hung ? 0 : c.model_flops_per_token * c.tokens_per_step / (b.step_s * c.gpus * w.gpu_peak_flops);
   return b;
+}
+
+StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, const StepState& state,
+                        AllReduceAlgorithm dp_algorithm) {
+  const Workload w = at_width(given, state.dp_width);
+  const Collectives k = simulate_collectives(w, fabric, state, dp_algorithm);
+  return assemble_step(w, k, slowest_speed(state, workload_costs(w).gpus), state.timeout_s);
 }
 
 }  // namespace ctwin

@@ -34,9 +34,13 @@ struct StepBreakdown {
   double tp_exposed_s = 0;
   double pp_exposed_s = 0;
   double dp_exposed_s = 0;
+  double ep_exposed_s = 0;
+  double cp_exposed_s = 0;
   double tp_collective_s = 0; //!< one tensor-parallel all-reduce
   double pp_transfer_s = 0;   //!< one activation transfer between stages
   double dp_collective_s = 0; //!< the step's gradient reduction, unhidden
+  double ep_collective_s = 0; //!< one expert-parallel all-to-all (token dispatch or combine)
+  double cp_transfer_s = 0;   //!< one step of the context-parallel ring: a K/V chunk to the neighbour
   double tokens_per_s = 0;
   double mfu = 0;
   bool hung = false;          //!< a collective crossed a dead port: the step never completes
@@ -57,6 +61,23 @@ PhaseResult tree_all_reduce(const CommFabricSpec& fabric, const FabricState& sta
 //! all-gather inside each node (NCCL's hierarchical variant). Groups must hold whole nodes.
 PhaseResult hierarchical_all_reduce(const CommFabricSpec& fabric, const FabricState& state,
                                     const std::vector<std::vector<int>>& groups, double bytes, double timeout_s);
+
+//! Every collective of a step once, at the fabric's state: what the SimGrid side answers.
+struct Collectives {
+  double tp_s = 0, pp_s = 0, dp_s = 0, ep_s = 0, cp_s = 0;  //!< as in StepBreakdown's *_collective_s / *_transfer_s
+  bool hung = false;
+};
+Collectives collectives_of(const StepBreakdown& b);
+
+//! The workload as `dp_width` replicas run it (0: all): the global batch is kept, so each replica
+//! takes more micro-batches (the slowest path takes the ceiling of the share).
+Workload at_width(const Workload& workload, int dp_width);
+//! Simulates every collective of the step on the fabric (the costly part).
+Collectives simulate_collectives(const Workload& workload, const CommFabricSpec& fabric, const StepState& state,
+                                 AllReduceAlgorithm dp_algorithm);
+//! Adds compute, bubble and the exposed part of each collective into a step (arithmetic only).
+StepBreakdown assemble_step(const Workload& workload, const Collectives& collectives, double slowest_speed, double timeout_s);
+double slowest_speed(const StepState& state, int gpus);
 
 StepBreakdown step_time(const Workload& workload, const CommFabricSpec& fabric, const StepState& state,
                         AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring);

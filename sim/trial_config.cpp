@@ -58,6 +58,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   if (!scenario.xid_actions.empty() || scenario.elastic.shrink || scenario.precheck.enabled || scenario.stragglers.evict)
     c.controller = std::make_shared<const RecoveryController>(scenario);
   c.replica_nodes = scenario.elastic.shrink ? scenario.elastic.replica_nodes : 0;
+  c.speed_by_replicas = scenario.elastic.speed_by_replicas;
   c.step_us = scenario.job.step_us;
   c.straggler_observe_us = scenario.stragglers.evict ? scenario.stragglers.observe_us : 0;
   c.precheck_detect_probability = scenario.precheck.detect_probability;

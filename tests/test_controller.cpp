@@ -277,6 +277,17 @@ TEST_CASE("the drivers agree on a scenario that uses every policy, and the ledge
   CHECK(shrunk > 0);
 }
 
+TEST_CASE("trial: a step model's speed for 3 of 4 replicas sets the shrunk share of the ledger", "[controller][elastic]") {
+  TrialConfig config = elastic_config(shrink_policies());
+  config.speed_by_replicas = {0, 0.3, 0.6, 0.9, 1.0};  // 3 of 4 replicas run at 90%, not 75%
+  const test::Scripted run = test::run_scripted(config, {{1 * day, 0, 3, 0, -1}});
+  const Ledger& l = run.result.ledger;
+  CHECK(l.total() == run.result.wall_us);
+  REQUIRE(run.count(EventKind::Shrunk) == 1);
+  // The same two days of repair as above: a tenth of them lost instead of a quarter.
+  CHECK(micros_to_seconds(l[Category::Shrunk]) / 86400 == Approx(0.2).epsilon(0.02));
+}
+
 TEST_CASE("with no spares and long repairs, shrinking beats waiting on common faults", "[controller][elastic]") {
   const std::string file = test::fixture("policies.json");
   const auto variants = run_variants(read_scenario_document(file), file, {{}, {{"/policies/elastic/mode", "wait"}}},

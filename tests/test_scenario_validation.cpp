@@ -1,6 +1,8 @@
 // Every kind of bad scenario input gets its own error line `FILE: /pointer: reason`, all at once.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include <functional>
 
 #include "models/scenario_loader.hpp"
@@ -112,6 +114,9 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/workload/parallel", "tp must divide the GPUs per node"},
       {"workload without its GEMM efficiency", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"].erase("gemm"); },
        "/workload/efficiency/gemm", "missing"},
+      {"elastic replica splitting a data-parallel replica",
+       [](json& d) { d["workload"] = small_workload(); d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 2}}; },
+       "/policies/elastic/replica_nodes", "whole data-parallel replicas"},
       {"unknown all-reduce", [](json& d) { d["workload"] = small_workload(); d["workload"]["dp_algorithm"] = "butterfly"; },
        "/workload/dp_algorithm", "one of: ring, tree, hierarchical"},
       {"bandwidth share above 1", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["bandwidth"] = 2; },
@@ -157,4 +162,15 @@ TEST_CASE("a workload replaces the step time; without either the job is incomple
   REQUIRE(s.workload);
   CHECK(s.workload->workload.layout.dp == 2);  // the rest of the 64 GPUs
   CHECK(s.job.step_us == 0);                   // the step model fills it in
+}
+
+TEST_CASE("every scenario shipped in scenarios/ loads", "[scenario]") {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::repo_file("scenarios"))) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_scenario(entry.path().string()));
+    ++loaded;
+  }
+  CHECK(loaded >= 8);
 }

@@ -85,7 +85,7 @@ class PhaseFabric {
       std::vector<sg4::LinkInRoute> up;
       if (spine)
         up.push_back({link(top, "uplink-" + std::to_string(key.first) + "-" + std::to_string(key.second), uplink_bytes_per_s(),
-                           spec_.nic_latency_s, 1.0),
+                           spec_.nic_latency_s, state_.uplink_factor),
                       Direction::UP});
       top->add_route(leaf.first->get_netpoint(), nullptr, leaf.second, nullptr, up, true);
       leaf.first->seal();
@@ -118,7 +118,7 @@ class PhaseFabric {
   sg4::Link* uplink(sg4::NetZone* zone, int leaf, int rail) {
     auto [it, added] = uplinks_.try_emplace(leaf * spec_.gpus_per_node + rail, nullptr);
     if (added)
-      it->second = link(zone, "uplink-" + std::to_string(leaf) + "-" + std::to_string(rail), uplink_bytes_per_s(), spec_.nic_latency_s, 1.0);
+      it->second = link(zone, "uplink-" + std::to_string(leaf) + "-" + std::to_string(rail), uplink_bytes_per_s(), spec_.nic_latency_s, state_.uplink_factor);
     return it->second;
   }
 
