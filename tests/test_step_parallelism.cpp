@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/controller.hpp"
+#include "sim/monte_carlo.hpp"
 #include "sim/step_cache.hpp"
 #include "sim/step_model.hpp"
 #include "step_fixtures.hpp"
@@ -139,4 +140,21 @@ TEST_CASE("with a workload, the elastic policy's shrunk speeds come from the ste
   CHECK(view.speed_at(2) == speeds[2]);
   view.speed_by_replicas.clear();
   CHECK(view.speed_at(2) == 0.5);
+}
+
+TEST_CASE("both drivers run a shrinking MoE job at the step model's speeds, and the ledger adds up", "[step][engines]") {
+  nlohmann::json doc = read_json(repo_file("scenarios/moe_8x22b_ep.json"));
+  doc["faults"][0]["rate"] = "2/gpu-year";  // enough faults in a fortnight to shrink
+  Scenario scenario = scenario_from(doc);
+  resolve_step_time(scenario, "moe_8x22b_ep.json");
+  REQUIRE(scenario.elastic.speed_by_replicas.size() == 5);
+  const RunResult native = run_trials(scenario, run_options(4, 9));
+  const RunResult simgrid = run_trials(scenario, run_options(4, 9, 2, EngineKind::Simgrid));
+  require_same_trials(native, simgrid);
+  Micros shrunk = 0;
+  for (const auto& t : native.trials) {
+    CHECK(t.ledger.total() == t.wall_us);
+    shrunk += t.ledger[Category::Shrunk];
+  }
+  CHECK(shrunk > 0);
 }
