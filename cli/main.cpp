@@ -11,6 +11,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/experiment_commands.hpp"
+#include "cli/calibrate_command.hpp"
 #include "cli/step_command.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
 
   ExperimentCommands experiments(app);
   StepCommand step(app);
+  CalibrateCommand calibrate(app);
 
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
@@ -181,5 +183,6 @@ int main(int argc, char** argv) {
   if (*catalog_cmd) return catalog_command(catalog_json);
   if (auto code = experiments.dispatch()) return *code;
   if (auto code = step.dispatch()) return *code;
+  if (auto code = calibrate.dispatch()) return *code;
   return kExitBadInput;
 }

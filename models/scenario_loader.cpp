@@ -212,7 +212,7 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
   }
   r.allow_only(f, p,
                {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "detection", "diagnosis",
-                "recovery", "escalation", "xid", "source", "notes"});
+                "recovery", "escalation", "xid", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
@@ -517,7 +517,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   s.content_hash = content_hash(text);
   r.allow_only(root, "",
                {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
-                "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload"});
+                "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload", "calibration"});
   if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
     if (*version != kScenarioSchemaVersion)
       r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +

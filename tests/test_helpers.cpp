@@ -1,6 +1,9 @@
 #include "test_helpers.hpp"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -85,6 +88,16 @@ void require_same_trials(const RunResult& a, const RunResult& b) {
     REQUIRE(a.trials[i].interruptions == b.trials[i].interruptions);
     REQUIRE(a.trials[i].finished_work == b.trials[i].finished_work);
   }
+}
+
+std::pair<int, std::string> run_ctwin(const std::string& args) {
+  const std::string command = CTWIN_BINARY + std::string(" ") + args + " 2>&1";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  while (pipe && fgets(buffer, sizeof buffer, pipe)) out += buffer;
+  const int status = pipe ? pclose(pipe) : -1;
+  return {WEXITSTATUS(status), out};
 }
 
 }  // namespace ctwin::test

@@ -19,6 +19,8 @@ inline std::string fixture(const std::string& name) { return std::string(CTWIN_T
 inline std::string repo_file(const std::string& relative) { return std::string(CTWIN_TEST_DIR) + "/../" + relative; }
 
 nlohmann::json read_json(const std::string& path);
+//! Runs the ctwin binary with `args` (stderr merged into stdout): its exit code and output.
+std::pair<int, std::string> run_ctwin(const std::string& args);
 Scenario scenario_from(const nlohmann::json& doc, const std::string& name = "test.json");
 
 //! A job of one node with one exponential crash class of mean time between failures `mtbf`,

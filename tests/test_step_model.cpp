@@ -122,15 +122,7 @@ TEST_CASE("a ring across leaves runs at the uplink's share when the fabric is ov
 
 TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from the workload", "[step][cli]") {
   const std::string scenario = std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json";
-  auto run = [&](const std::string& args) {
-    const std::string command = CTWIN_BINARY + std::string(" ") + args + " 2>&1";
-    std::string out;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    while (pipe && fgets(buffer, sizeof buffer, pipe)) out += buffer;
-    const int status = pipe ? pclose(pipe) : -1;
-    return std::pair<int, std::string>{WEXITSTATUS(status), out};
-  };
+  auto run = [](const std::string& args) { return test::run_ctwin(args); };
   auto [code, out] = run("step " + scenario);
   CHECK(code == 0);
   CHECK(out.find("step time        40.") != std::string::npos);  // MegaScale's Megatron-LM row: 40.0 s

@@ -1,0 +1,229 @@
+#include "calibration/calibrate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "calibration/evidence.hpp"
+#include "models/scenario_loader.hpp"
+
+namespace ctwin::calib {
+
+namespace {
+
+constexpr double kHoursPerYear = 24 * 365.25;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceUnreadable(path + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string first_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') return line;
+  return "";
+}
+
+std::string host_of(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.substr(0, name.find('.'));
+}
+
+std::string number(double x) {
+  char out[32];
+  std::snprintf(out, sizeof out, "%.6g", x);
+  return out;
+}
+
+nlohmann::ordered_json interval_json(const Interval& i, double scale = 1) {
+  return {{"estimate", i.estimate * scale}, {"lower", i.lower * scale}, {"upper", i.upper * scale}};
+}
+
+//! A base scenario's document, or a skeleton to hold the fitted classes.
+nlohmann::ordered_json base_document(const CalibrateOptions& options, const Evidence& evidence) {
+  if (options.base) return nlohmann::ordered_json::parse(read_file(*options.base));
+  const int nodes = std::max<int>(1, static_cast<int>(evidence.nodes.size()));
+  return {{"schema_version", 1},
+          {"name", "calibrated"},
+          {"description", "Fitted by ctwin calibrate without a base: the cluster, job, checkpoint and recovery numbers are "
+                          "placeholders to edit; the fault rates are fitted (see each class's calibration)."},
+          {"cluster", {{"nodes", nodes}, {"gpus_per_node", options.gpus_per_node}, {"gpu", {{"model", "unknown"}, {"peak_bf16", "989TFLOP/s"}}}, {"spare_nodes", 0}}},
+          {"job", {{"nodes", nodes}, {"step_time", "10s"}, {"horizon", "30d"}}},
+          {"faults", nlohmann::ordered_json::array()},
+          {"checkpoint", {{"save_time", "60s"}, {"restore_time", "5min"}}},
+          {"restart", {{"overhead", "10min"}}},
+          {"spares", {{"repair_time", "2d"}}},
+          {"policies", {{"checkpoint", {{"type", "fixed"}, {"interval", "1h"}}}}}};
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::vector<std::string>& traces, const CalibrateOptions& options) {
+  std::optional<Scenario> base;
+  if (options.base) base = load_scenario(*options.base);
+  Evidence evidence;
+  for (const std::string& path : traces) {
+    const std::string text = read_file(path);
+    const std::string head = first_line(text);
+    std::istringstream in(text);
+    if (head.rfind("time_s,node,gpu,kind", 0) == 0) {
+      const EventLog log = read_event_log(in, path);
+      log.report.require_some();
+      if (!base) throw TraceUnreadable(path + ": an event log needs --base: the job's nodes and each class's component");
+      add_event_log(evidence, log, *base);
+    } else if (head.rfind("JobID|", 0) == 0 || head.find("|JobID|") != std::string::npos) {
+      const SlurmLog log = read_sacct(in, path);
+      log.report.require_some();
+      add_sacct(evidence, log);
+    } else if (head.rfind("class,", 0) == 0) {
+      const IncidentTable table = read_incident_table(in, path);
+      table.report.require_some();
+      add_incidents(evidence, table);
+    } else {
+      const XidLog log = read_xid_log(in, path, host_of(path), options.year);
+      log.report.require_some();
+      add_xid_log(evidence, log, base ? &*base : nullptr, options);
+    }
+  }
+
+  CalibrationResult out;
+  nlohmann::ordered_json& report = out.report;
+  report["schema_version"] = 1;
+  report["command"] = "calibrate";
+  report["confidence"] = options.confidence;
+  report["traces"] = evidence.traces;
+  std::vector<ClassEstimate> estimates;
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (const auto& [name, c] : evidence.classes) {
+    ClassEstimate e;
+    e.name = name;
+    e.component = c.component;
+    e.xid = c.xid;
+    e.count = c.count;
+    e.exposure_hours = c.exposure_hours;
+    e.rate_per_hour = poisson_rate(c.count, c.exposure_hours, options.confidence);
+    e.effect = c.effect;
+    e.provenance = c.provenance;
+    nlohmann::ordered_json j{{"class", name},
+                             {"component", c.component},
+                             {"count", c.count},
+                             {"exposure_" + c.component + "_hours", c.exposure_hours},
+                             {"rate_per_" + c.component + "_year", interval_json(e.rate_per_hour, kHoursPerYear)},
+                             {"provenance", c.provenance}};
+    if (c.xid > 0) j["xid"] = c.xid;
+    if (std::count_if(c.lives.begin(), c.lives.end(), [](const Life& l) { return l.failed; }) >= 2) {
+      e.lifetimes = fit_weibull(c.lives, options.confidence);
+      j["weibull"] = {{"shape", interval_json(e.lifetimes->shape)},
+                      {"scale_hours", interval_json(e.lifetimes->scale)},
+                      {"shape_one_p_value", e.lifetimes->shape_one_p_value},
+                      {"failures", e.lifetimes->failures},
+                      {"censored", e.lifetimes->censored}};
+      j["weibull"]["mean_life_hours"] = interval_json(e.lifetimes->mean_life);
+      // A decreasing (or increasing) hazard biases count / exposure away from 1 / mean life, which
+      // is what a scenario's rate means: take the rate from the fitted mean when shape 1 is rejected.
+      if (e.lifetimes->shape_one_p_value < 1 - options.confidence) {
+        const Interval& m = e.lifetimes->mean_life;
+        e.rate_per_hour = {1 / m.estimate, 1 / m.upper, 1 / m.lower};
+        j["rate_per_" + c.component + "_year"] = interval_json(e.rate_per_hour, kHoursPerYear);
+        j["rate_from"] = "the Weibull mean life (shape 1 rejected)";
+      } else {
+        j["rate_from"] = "count / exposure (exact Poisson interval)";
+      }
+    }
+    classes.push_back(j);
+    estimates.push_back(std::move(e));
+  }
+  report["classes"] = classes;
+
+  std::optional<LognormalFit> repair, recovery;
+  if (evidence.repair_hours.size() >= 2) {
+    repair = fit_lognormal(evidence.repair_hours, options.confidence);
+    report["repair_hours"] = {{"n", repair->n}, {"median", repair->median}, {"mean", repair->mean},
+                              {"log_mu", interval_json(repair->mu)}, {"log_sigma", interval_json(repair->sigma)}};
+  }
+  if (evidence.recovery_hours.size() >= 2) {
+    recovery = fit_lognormal(evidence.recovery_hours, options.confidence);
+    report["recovery_hours"] = {{"n", recovery->n}, {"median", recovery->median}, {"mean", recovery->mean},
+                                {"log_mu", interval_json(recovery->mu)}, {"log_sigma", interval_json(recovery->sigma)}};
+  }
+  if (std::count_if(evidence.job_lives.begin(), evidence.job_lives.end(), [](const Life& l) { return l.failed; }) >= 2) {
+    const WeibullFit job = fit_weibull(evidence.job_lives, options.confidence);
+    report["job_interruptions"] = {{"interruptions", job.failures},
+                                   {"mttf_hours", job.exponential_scale},
+                                   {"weibull_shape", interval_json(job.shape)},
+                                   {"shape_one_p_value", job.shape_one_p_value}};
+  }
+  if (!evidence.jobs.empty()) {
+    std::vector<JobExposure> jobs;
+    for (const SlurmJob& j : evidence.jobs) jobs.push_back({static_cast<double>(j.nodes), (j.end_s - j.start_s) / 3600, j.failed() ? 1 : 0});
+    const MttfScaling s = fit_mttf_scaling(jobs, options.confidence);
+    report["job_mttf_vs_size"] = {{"jobs", s.jobs}, {"failures", s.failures},
+                                  {"exponent", std::isnan(s.exponent.estimate) ? nlohmann::ordered_json() : interval_json(s.exponent)},
+                                  {"exponent_one_p_value", s.exponent_one_p_value},
+                                  {"per_node_rate_per_year", interval_json(s.per_node_rate, kHoursPerYear)},
+                                  {"law", "job MTTF = 1 / (nodes x per-node rate) when the exponent is 1"}};
+  }
+  std::vector<NodeCount> nodes;
+  for (const auto& [name, n] : evidence.nodes) nodes.push_back(n);
+  nlohmann::ordered_json lemons = nlohmann::ordered_json::array();
+  for (const Lemon& l : find_lemons(nodes))
+    lemons.push_back({{"node", l.node}, {"faults", l.count}, {"expected", l.expected}, {"p_value", l.p_value}});
+  report["lemons"] = lemons;
+
+  // The scenario: the base (or a skeleton) with each class's rate replaced by the fit.
+  nlohmann::ordered_json doc = base_document(options, evidence);
+  auto& faults = doc["faults"];
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
+  for (const ClassEstimate& e : estimates) {
+    nlohmann::ordered_json* target = nullptr;
+    for (auto& f : faults)
+      if (f.value("name", "") == e.name) target = &f;
+    if (!target && e.name.rfind("xid_", 0) != 0 && e.effect.empty()) continue;  // report only: no effect to simulate
+    if (!target) {
+      faults.push_back({{"name", e.name}, {"effect", e.effect.empty() ? "crash" : e.effect}, {"detection", "10s"},
+                        {"recovery", {{"action", "reboot"}, {"duration", "10min"}}}});
+      if (e.xid > 0) faults.back()["xid"] = e.xid;
+      target = &faults.back();
+      added.push_back(e.name);
+    }
+    nlohmann::ordered_json cal{{"count", e.count}, {"exposure", number(e.exposure_hours) + " " + e.component + "-hours"},
+                               {"rate_ci", {number(e.rate_per_hour.lower * kHoursPerYear) + "/" + e.component + "-year",
+                                            number(e.rate_per_hour.upper * kHoursPerYear) + "/" + e.component + "-year"}},
+                               {"confidence", options.confidence}, {"provenance", e.provenance}};
+    if (e.count > 0) {
+      (*target)["rate"] = number(e.rate_per_hour.estimate * kHoursPerYear) + "/" + e.component + "-year";
+    } else {
+      if (!target->contains("rate")) (*target)["rate"] = "0/" + e.component + "-year";
+      cal["note"] = "no faults observed: the rate is kept; the interval bounds it";
+    }
+    if (e.lifetimes && e.lifetimes->shape_one_p_value < 1 - options.confidence && e.count > 0) {
+      (*target)["distribution"] = "weibull";
+      (*target)["weibull_shape"] = std::round(e.lifetimes->shape.estimate * 1000) / 1000;
+      cal["weibull_shape_ci"] = {e.lifetimes->shape.lower, e.lifetimes->shape.upper};
+    } else if (target->value("distribution", "") == "weibull" && e.count > 0) {
+      target->erase("distribution");  // the data do not reject shape 1
+      target->erase("weibull_shape");
+    }
+    (*target)["calibration"] = cal;
+  }
+  if (repair) {
+    doc["spares"].erase("repair_time");
+    doc["spares"]["repair"] = {{"distribution", "lognormal"},
+                               {"median", number(repair->median * 3600) + "s"},
+                               {"sigma", std::round(repair->sigma.estimate * 1000) / 1000},
+                               {"source", "ctwin calibrate: " + std::to_string(repair->n) + " repairs in the traces"}};
+  }
+  doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
+                        {"report", "see the calibration report for every fit"}};
+  out.scenario = doc;
+  parse_scenario(doc.dump(), "the calibrated scenario");  // never write a scenario that does not load
+  return out;
+}
+
+}  // namespace ctwin::calib

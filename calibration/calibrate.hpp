@@ -1,0 +1,50 @@
+#pragma once
+//! `ctwin calibrate`: fleet traces in, a scenario with every fitted number, its confidence
+//! interval and its provenance out, plus a report of the fits.
+//!
+//! Each trace is recognised by its first line (an event log's header, sacct's "JobID|...", an
+//! incident table's "class,count,..." header; anything else is read as a kernel log). Faults
+//! become per-class rates with exact Poisson intervals over the trace's exposure; lifetimes a
+//! Weibull fit with a test of shape = 1; repair and recovery durations lognormal fits; per-node
+//! counts a lemon list; Slurm jobs the job-MTTF-against-size law.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibration/estimators.hpp"
+
+namespace ctwin::calib {
+
+struct CalibrateOptions {
+  std::optional<std::string> base;  //!< scenario whose classes, cluster and job the fit updates
+  int gpus_per_node = 8;            //!< without a base
+  int year = 1970;                  //!< for syslog lines, which carry no year
+  double dedupe_s = 60;             //!< repeats of an Xid on one GPU within this are one fault
+  double confidence = 0.95;
+};
+
+//! The rate of one fault class, as fitted.
+struct ClassEstimate {
+  std::string name;
+  std::string component = "gpu";  //!< exposure unit: gpu or node
+  int xid = -1;
+  double count = 0;
+  double exposure_hours = 0;       //!< component-hours
+  Interval rate_per_hour;
+  std::optional<WeibullFit> lifetimes;
+  std::string effect;
+  std::vector<std::string> provenance;
+};
+
+struct CalibrationResult {
+  nlohmann::ordered_json scenario;
+  nlohmann::ordered_json report;
+};
+
+//! Throws TraceUnreadable (a file where nothing parses) and ScenarioInvalid (a bad base).
+CalibrationResult calibrate(const std::vector<std::string>& traces, const CalibrateOptions& options);
+
+}  // namespace ctwin::calib

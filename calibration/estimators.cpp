@@ -1,0 +1,199 @@
+#include "calibration/estimators.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <Eigen/Dense>
+#include <boost/math/distributions/chi_squared.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/poisson.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/tools/roots.hpp>
+
+namespace ctwin::calib {
+
+namespace {
+
+double z_of(double confidence) {
+  return boost::math::quantile(boost::math::normal_distribution<double>(), 0.5 + confidence / 2);
+}
+
+//! Log-likelihood of right-censored Weibull data at shape k and scale lambda.
+double weibull_log_likelihood(const std::vector<Life>& lives, double k, double lambda) {
+  double sum = 0;
+  for (const Life& l : lives) {
+    const double x = l.time / lambda;
+    if (l.failed) sum += std::log(k / lambda) + (k - 1) * std::log(x);
+    sum -= std::pow(x, k);
+  }
+  return sum;
+}
+
+}  // namespace
+
+Interval poisson_rate(double count, double exposure, double confidence) {
+  const double alpha = 1 - confidence;
+  Interval r;
+  if (exposure <= 0) return r;
+  r.estimate = count / exposure;
+  r.lower = count > 0 ? boost::math::quantile(boost::math::chi_squared_distribution<double>(2 * count), alpha / 2) / (2 * exposure) : 0;
+  r.upper = boost::math::quantile(boost::math::chi_squared_distribution<double>(2 * count + 2), 1 - alpha / 2) / (2 * exposure);
+  return r;
+}
+
+WeibullFit fit_weibull(const std::vector<Life>& given, double confidence) {
+  WeibullFit fit;
+  std::vector<Life> lives;
+  double longest = 0;
+  for (const Life& l : given)
+    if (l.time > 0) {
+      lives.push_back(l);
+      longest = std::max(longest, l.time);
+    }
+  for (const Life& l : lives) (l.failed ? fit.failures : fit.censored)++;
+  if (fit.failures < 2) return fit;
+  for (Life& l : lives) l.time /= longest;  // scale-free: no overflow in t^k
+  const double r = fit.failures;
+  double sum_log_failed = 0;
+  for (const Life& l : lives)
+    if (l.failed) sum_log_failed += std::log(l.time);
+  // The profile score in k is decreasing: r/k + sum(log t | failed) - r sum(t^k log t) / sum(t^k).
+  auto score = [&](double k) {
+    double a = 0, b = 0;
+    for (const Life& l : lives) {
+      const double p = std::pow(l.time, k);
+      a += p * std::log(l.time);
+      b += p;
+    }
+    return r / k + sum_log_failed - r * a / b;
+  };
+  boost::math::tools::eps_tolerance<double> tolerance(50);
+  std::uintmax_t iterations = 200;
+  const auto [k_lo, k_hi] = boost::math::tools::toms748_solve(score, 1e-3, 100.0, score(1e-3), score(100.0), tolerance, iterations);
+  const double k = (k_lo + k_hi) / 2;
+  double sum_pow = 0;
+  for (const Life& l : lives) sum_pow += std::pow(l.time, k);
+  const double lambda = std::pow(sum_pow / r, 1 / k);
+  fit.log_likelihood = weibull_log_likelihood(lives, k, lambda);
+  // Observed information on (log k, log lambda), by central differences.
+  const double h = 1e-4;
+  auto ll = [&](double a, double b) { return weibull_log_likelihood(lives, std::exp(a), std::exp(b)); };
+  const double a0 = std::log(k), b0 = std::log(lambda);
+  Eigen::Matrix2d info;
+  info(0, 0) = -(ll(a0 + h, b0) - 2 * ll(a0, b0) + ll(a0 - h, b0)) / (h * h);
+  info(1, 1) = -(ll(a0, b0 + h) - 2 * ll(a0, b0) + ll(a0, b0 - h)) / (h * h);
+  info(0, 1) = info(1, 0) = -(ll(a0 + h, b0 + h) - ll(a0 + h, b0 - h) - ll(a0 - h, b0 + h) + ll(a0 - h, b0 - h)) / (4 * h * h);
+  const Eigen::Matrix2d cov = info.inverse();
+  const double z = z_of(confidence);
+  const double se_a = std::sqrt(std::max(0.0, cov(0, 0))), se_b = std::sqrt(std::max(0.0, cov(1, 1)));
+  fit.shape = {k, std::exp(a0 - z * se_a), std::exp(a0 + z * se_a)};
+  fit.scale = {lambda * longest, std::exp(b0 - z * se_b) * longest, std::exp(b0 + z * se_b) * longest};
+  // log mean = log lambda + log Gamma(1 + 1/k): its gradient in (log k, log lambda) is (-psi(1 + 1/k) / k, 1).
+  const Eigen::Vector2d gradient(-boost::math::digamma(1 + 1 / k) / k, 1.0);
+  const double se_mean = std::sqrt(std::max(0.0, gradient.dot(cov * gradient)));
+  const double log_mean = b0 + std::lgamma(1 + 1 / k);
+  fit.mean_life = {std::exp(log_mean) * longest, std::exp(log_mean - z * se_mean) * longest, std::exp(log_mean + z * se_mean) * longest};
+  // Likelihood ratio against the exponential (shape 1), whose MLE is the total time over failures.
+  double total = 0;
+  for (const Life& l : lives) total += l.time;
+  const double exponential = total / r;
+  const double lr = std::max(0.0, 2 * (fit.log_likelihood - weibull_log_likelihood(lives, 1.0, exponential)));
+  fit.exponential_scale = exponential * longest;
+  fit.shape_one_p_value = boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<double>(1), lr));
+  // Report the likelihood in the original time unit: each failure's density carries 1/longest.
+  fit.log_likelihood -= r * std::log(longest);
+  return fit;
+}
+
+LognormalFit fit_lognormal(const std::vector<double>& durations, double confidence) {
+  LognormalFit fit;
+  std::vector<double> logs;
+  for (double d : durations)
+    if (d > 0) logs.push_back(std::log(d));
+  fit.n = static_cast<int>(logs.size());
+  if (fit.n < 2) return fit;
+  const double n = fit.n;
+  const double mu = std::accumulate(logs.begin(), logs.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : logs) ss += (x - mu) * (x - mu);
+  const double s = std::sqrt(ss / (n - 1));
+  const double alpha = 1 - confidence;
+  const double t = boost::math::quantile(boost::math::students_t_distribution<double>(n - 1), 1 - alpha / 2);
+  fit.mu = {mu, mu - t * s / std::sqrt(n), mu + t * s / std::sqrt(n)};
+  const boost::math::chi_squared_distribution<double> chi(n - 1);
+  fit.sigma = {s, std::sqrt(ss / boost::math::quantile(chi, 1 - alpha / 2)), std::sqrt(ss / boost::math::quantile(chi, alpha / 2))};
+  fit.median = std::exp(mu);
+  fit.mean = std::exp(mu + s * s / 2);
+  return fit;
+}
+
+MttfScaling fit_mttf_scaling(const std::vector<JobExposure>& jobs, double confidence) {
+  MttfScaling fit;
+  double failures = 0, node_hours = 0;
+  std::vector<const JobExposure*> used;
+  for (const JobExposure& j : jobs)
+    if (j.hours > 0 && j.nodes > 0) {
+      used.push_back(&j);
+      failures += j.failures;
+      node_hours += j.nodes * j.hours;
+    }
+  fit.jobs = static_cast<int>(used.size());
+  fit.failures = static_cast<int>(failures);
+  fit.per_node_rate = poisson_rate(failures, node_hours, confidence);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  fit.exponent = {nan, nan, nan};
+  const auto [lo, hi] = std::minmax_element(used.begin(), used.end(), [](auto* a, auto* b) { return a->nodes < b->nodes; });
+  if (used.empty() || failures < 2 || (*lo)->nodes == (*hi)->nodes) return fit;  // no spread in size: no exponent
+  // Poisson regression, log mu = log T + c + b log N, by iteratively reweighted least squares.
+  const Eigen::Index n = static_cast<Eigen::Index>(used.size());
+  Eigen::MatrixXd x(n, 2);
+  Eigen::VectorXd y(n), offset(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    x(i, 0) = 1;
+    x(i, 1) = std::log(used[static_cast<std::size_t>(i)]->nodes);
+    y(i) = used[static_cast<std::size_t>(i)]->failures;
+    offset(i) = std::log(used[static_cast<std::size_t>(i)]->hours);
+  }
+  Eigen::Vector2d beta(std::log(failures / node_hours), 1.0);
+  Eigen::Matrix2d information = Eigen::Matrix2d::Identity();
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const Eigen::VectorXd eta = x * beta + offset;
+    const Eigen::VectorXd mu = eta.array().exp();
+    const Eigen::VectorXd z = (eta - offset).array() + (y - mu).array() / mu.array();
+    information = x.transpose() * mu.asDiagonal() * x;
+    const Eigen::Vector2d next = information.ldlt().solve(x.transpose() * mu.asDiagonal() * z);
+    const bool converged = (next - beta).cwiseAbs().maxCoeff() < 1e-10;
+    beta = next;
+    if (converged) break;
+  }
+  const double se = std::sqrt(information.inverse()(1, 1));
+  const double z = z_of(confidence);
+  fit.exponent = {beta(1), beta(1) - z * se, beta(1) + z * se};
+  fit.exponent_one_p_value =
+      2 * boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), std::abs(beta(1) - 1) / se));
+  return fit;
+}
+
+std::vector<Lemon> find_lemons(const std::vector<NodeCount>& nodes, double alpha) {
+  double count = 0, exposure = 0;
+  for (const NodeCount& n : nodes) {
+    count += n.count;
+    exposure += n.exposure;
+  }
+  std::vector<Lemon> lemons;
+  if (nodes.empty() || exposure <= 0 || count <= 0) return lemons;
+  const double rate = count / exposure;
+  for (const NodeCount& n : nodes) {
+    const double expected = rate * n.exposure;
+    if (n.count < 1 || expected <= 0) continue;
+    const double p = boost::math::cdf(boost::math::complement(boost::math::poisson_distribution<double>(expected), n.count - 1));
+    if (p < alpha / static_cast<double>(nodes.size())) lemons.push_back({n.node, n.count, expected, p});
+  }
+  std::sort(lemons.begin(), lemons.end(), [](const Lemon& a, const Lemon& b) { return a.p_value < b.p_value; });
+  return lemons;
+}
+
+}  // namespace ctwin::calib

@@ -1,0 +1,72 @@
+#pragma once
+//! Estimators that turn counts, lifetimes and durations from fleet traces into scenario numbers,
+//! each with its confidence interval. Boost.Math gives the distributions' quantiles and Eigen the
+//! linear algebra; nothing here is a hand-rolled special function.
+
+#include <string>
+#include <vector>
+
+namespace ctwin::calib {
+
+struct Interval {
+  double estimate = 0, lower = 0, upper = 0;
+};
+
+//! Events per unit of exposure, with the exact (Garwood) Poisson interval from chi-squared quantiles.
+Interval poisson_rate(double count, double exposure, double confidence = 0.95);
+
+//! A lifetime: failed at `time`, or still running then (right-censored).
+struct Life {
+  double time = 0;
+  bool failed = true;
+};
+
+struct WeibullFit {
+  Interval shape, scale;       //!< intervals from the observed information (Wald, on the log scale)
+  Interval mean_life;          //!< scale x Gamma(1 + 1/shape), interval by the delta method
+  double log_likelihood = 0;
+  double exponential_scale = 0;  //!< the MLE with the shape held at 1 (the mean life)
+  double shape_one_p_value = 1;  //!< likelihood-ratio test of shape = 1 (a Poisson process)
+  int failures = 0, censored = 0;
+};
+//! Maximum likelihood with right-censoring. Needs at least two failures.
+WeibullFit fit_weibull(const std::vector<Life>& lives, double confidence = 0.95);
+
+struct LognormalFit {
+  Interval mu, sigma;  //!< of log(duration): Student t for mu, chi-squared for sigma
+  double median = 0, mean = 0;
+  int n = 0;
+};
+//! Needs at least two positive durations.
+LognormalFit fit_lognormal(const std::vector<double>& durations, double confidence = 0.95);
+
+//! A job of `nodes` nodes that ran `hours` and ended in `failures` interruptions (0 or more).
+struct JobExposure {
+  double nodes = 1, hours = 0;
+  int failures = 0;
+};
+//! failures ~ Poisson(r · N^b · T), fitted by Poisson regression (IRLS). b = 1 is the 1/(N·r) law
+//! of job MTTF against size; `per_node_rate` is r with b held at 1, per node-hour.
+struct MttfScaling {
+  Interval exponent;        //!< b
+  Interval per_node_rate;   //!< r with b = 1 (exact Poisson interval)
+  double exponent_one_p_value = 1;  //!< Wald test of b = 1
+  int jobs = 0, failures = 0;
+};
+MttfScaling fit_mttf_scaling(const std::vector<JobExposure>& jobs, double confidence = 0.95);
+
+//! Per-node counts against the fleet's rate: nodes whose count is improbably high (one-sided
+//! Poisson tail below alpha / nodes, Bonferroni) are lemons.
+struct NodeCount {
+  std::string node;
+  int count = 0;
+  double exposure = 0;
+};
+struct Lemon {
+  std::string node;
+  int count = 0;
+  double expected = 0, p_value = 1;
+};
+std::vector<Lemon> find_lemons(const std::vector<NodeCount>& nodes, double alpha = 0.01);
+
+}  // namespace ctwin::calib

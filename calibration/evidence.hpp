@@ -1,0 +1,49 @@
+#pragma once
+//! What the traces say, pooled across files before anything is fitted: per-class counts,
+//! exposures and lifetimes, durations, per-node counts and Slurm jobs. One function per trace
+//! kind adds to it (calibration/evidence_*.cpp).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibration/calibrate.hpp"
+#include "calibration/readers/event_log.hpp"
+#include "calibration/readers/incident_table.hpp"
+#include "calibration/readers/slurm_sacct.hpp"
+#include "calibration/readers/xid_log.hpp"
+#include "models/scenario.hpp"
+
+namespace ctwin::calib {
+
+struct ClassEvidence {
+  std::string component = "gpu";
+  int xid = -1;
+  double count = 0, exposure_hours = 0;
+  std::vector<Life> lives;  //!< per component, in hours
+  std::string effect;
+  std::vector<std::string> provenance;
+};
+
+struct Evidence {
+  std::map<std::string, ClassEvidence> classes;
+  std::vector<double> repair_hours;    //!< a node sent to repair until it is back
+  std::vector<double> recovery_hours;  //!< the job interrupted until it runs again
+  std::vector<Life> job_lives;         //!< time between the job's interruptions, in hours
+  std::map<std::string, NodeCount> nodes;
+  std::vector<SlurmJob> jobs;
+  nlohmann::ordered_json traces = nlohmann::ordered_json::array();
+};
+
+void add_event_log(Evidence& into, const EventLog& log, const Scenario& base);
+void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const CalibrateOptions& options);
+void add_sacct(Evidence& into, const SlurmLog& log);
+void add_incidents(Evidence& into, const IncidentTable& table);
+
+//! The read report as JSON: counts and the first malformed lines with their numbers.
+nlohmann::ordered_json report_json(const ReadReport& report);
+
+}  // namespace ctwin::calib

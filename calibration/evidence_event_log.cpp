@@ -1,0 +1,117 @@
+// An event log (the simulator's or the live controller's) as evidence: every fault of a class
+// named in the base scenario, each node's time in the job, and the lifetimes of its parts.
+#include <algorithm>
+#include <set>
+
+#include "calibration/evidence.hpp"
+
+namespace ctwin::calib {
+
+namespace {
+
+constexpr double kHour = 3600;
+
+const char* component_name(Component c) { return c == Component::Gpu ? "gpu" : "node"; }
+
+}  // namespace
+
+void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
+  const int job_nodes = base.job.nodes;
+  const int gpus = std::max(1, base.cluster.gpus_per_node);
+  double end = 0;
+  for (const LoggedEvent& e : log.events) end = std::max(end, e.time_s);
+  // Each node's spells in the job: the first job nodes from the start, spares from their assignment.
+  std::map<int, std::vector<std::pair<double, double>>> spells;
+  std::map<int, double> since;
+  for (int n = 0; n < job_nodes; ++n) since[n] = 0;
+  // Faults by class and part (node, gpu), and the events that time repairs and recoveries.
+  std::map<std::string, std::map<std::pair<int, int>, std::vector<double>>> faults;
+  std::map<int, double> sent_to_repair;
+  double interrupted = -1, last_interruption = 0;  // -1: the job is running
+  std::set<std::string> unknown;
+  int first_line = 0, last_line = 0;
+  for (const LoggedEvent& e : log.events) {
+    if (e.kind == "fault") {
+      const FaultClass* fc = nullptr;
+      for (const FaultClass& f : base.faults)
+        if (f.name == e.detail) fc = &f;
+      if (!fc || is_network(fc->rate.component)) {
+        unknown.insert(e.detail);
+        continue;
+      }
+      faults[e.detail][{e.node, fc->rate.component == Component::Gpu ? std::max(0, e.gpu) : -1}].push_back(e.time_s);
+      if (!first_line) first_line = e.line;
+      last_line = e.line;
+      auto& node = into.nodes["node-" + std::to_string(e.node)];
+      node.node = "node-" + std::to_string(e.node);
+      ++node.count;
+    } else if (e.kind == "to_repair" || e.kind == "evicted" || e.kind == "retired") {
+      if (auto it = since.find(e.node); it != since.end()) {
+        spells[e.node].emplace_back(it->second, e.time_s);
+        since.erase(it);
+      }
+      if (e.kind == "to_repair") sent_to_repair[e.node] = e.time_s;
+    } else if (e.kind == "spare_assigned") {
+      since.try_emplace(e.node, e.time_s);
+    } else if (e.kind == "node_up") {
+      if (auto it = sent_to_repair.find(e.node); it != sent_to_repair.end()) {
+        into.repair_hours.push_back((e.time_s - it->second) / kHour);
+        sent_to_repair.erase(it);
+      }
+    } else if (e.kind == "interrupted") {
+      if (interrupted < 0) interrupted = e.time_s;
+      into.job_lives.push_back({(e.time_s - last_interruption) / kHour, true});
+      last_interruption = e.time_s;
+    } else if (e.kind == "running" && interrupted >= 0) {
+      into.recovery_hours.push_back((e.time_s - interrupted) / kHour);
+      interrupted = -1;
+    }
+  }
+  for (const auto& [node, start] : since) spells[node].emplace_back(start, end);
+  into.job_lives.push_back({(end - last_interruption) / kHour, false});
+  double node_hours = 0;
+  for (const auto& [node, list] : spells) {
+    double hours = 0;
+    for (const auto& [a, b] : list) hours += (b - a) / kHour;
+    node_hours += hours;
+    auto& count = into.nodes["node-" + std::to_string(node)];
+    count.node = "node-" + std::to_string(node);
+    count.exposure += hours;
+  }
+  // Lifetimes: within each spell a part's life runs from the spell's start or its last fault to
+  // its next fault (failed) or the spell's end (censored).
+  for (const FaultClass& fc : base.faults) {
+    if (is_network(fc.rate.component)) continue;
+    ClassEvidence& c = into.classes[fc.name];
+    c.component = component_name(fc.rate.component);
+    c.xid = fc.xid.value_or(-1);
+    const auto& by_part = faults[fc.name];
+    const int parts = fc.rate.component == Component::Gpu ? gpus : 1;
+    for (const auto& [node, list] : spells)
+      for (int p = 0; p < parts; ++p) {
+        const auto it = by_part.find({node, fc.rate.component == Component::Gpu ? p : -1});
+        for (const auto& [a, b] : list) {
+          double start = a;
+          if (it != by_part.end())
+            for (double t : it->second)
+              if (t >= a && t <= b) {
+                c.lives.push_back({(t - start) / kHour, true});
+                start = t;
+                c.count += 1;
+              }
+          c.lives.push_back({(b - start) / kHour, false});
+        }
+      }
+    c.exposure_hours += node_hours * parts;
+    c.provenance.push_back(log.report.file + ": " + std::to_string(static_cast<long long>(c.count)) + " faults over " +
+                           std::to_string(static_cast<long long>(node_hours)) + " node-hours" +
+                           (first_line ? " (lines " + std::to_string(first_line) + "-" + std::to_string(last_line) + ")" : ""));
+  }
+  nlohmann::ordered_json j = report_json(log.report);
+  j["span_hours"] = end / kHour;
+  j["node_hours"] = node_hours;
+  if (!unknown.empty()) j["classes_not_in_base"] = unknown;
+  into.traces.push_back(j);
+}
+
+}  // namespace ctwin::calib

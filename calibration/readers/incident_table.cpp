@@ -1,0 +1,55 @@
+#include "calibration/readers/incident_table.hpp"
+
+#include <map>
+
+namespace ctwin::calib {
+
+IncidentTable read_incident_table(std::istream& in, const std::string& file) {
+  IncidentTable table;
+  table.report.file = file;
+  table.report.kind = "incident-table";
+  static const std::map<std::string, double> kHours{{"hours", 1}, {"days", 24}, {"years", 24 * 365.25}};
+  std::vector<int> at;
+  auto header = [&](int number, const std::string& text) {
+    at = columns_of(split_csv(text), {"class", "count", "exposure", "unit", "effect", "source"});
+    for (int i = 0; i < 4; ++i)
+      if (at[static_cast<std::size_t>(i)] < 0) {
+        table.report.problem(number, "the header needs class, count, exposure and unit");
+        return false;
+      }
+    return true;
+  };
+  read_lines(in, table.report, header, [&](int number, const std::string& text) {
+    const std::vector<std::string> f = split_csv(text);
+    IncidentRow row;
+    row.line = number;
+    row.category = field_at(f, at, 0);
+    const std::string unit = field_at(f, at, 3);
+    const std::size_t dash = unit.find('-');
+    const std::string component = unit.substr(0, dash), per = dash == std::string::npos ? "" : unit.substr(dash + 1);
+    try {
+      row.count = std::stod(field_at(f, at, 1));
+      row.exposure_hours = std::stod(field_at(f, at, 2));
+    } catch (const std::exception&) {
+      table.report.problem(number, "count and exposure must be numbers");
+      return;
+    }
+    if (row.category.empty() || row.count < 0 || row.exposure_hours <= 0) {
+      table.report.problem(number, row.category.empty() ? "class is empty" : "count must be >= 0 and exposure > 0");
+      return;
+    }
+    if ((component != "gpu" && component != "node") || !kHours.count(per)) {
+      table.report.problem(number, "unit must be gpu- or node- hours, days or years, not \"" + unit + "\"");
+      return;
+    }
+    row.exposure_hours *= kHours.at(per);
+    row.component = component;
+    row.effect = field_at(f, at, 4);
+    row.source = field_at(f, at, 5);
+    table.rows.push_back(std::move(row));
+    ++table.report.parsed;
+  }, true);
+  return table;
+}
+
+}  // namespace ctwin::calib

@@ -1,0 +1,74 @@
+#pragma once
+//! What every trace reader reports besides its records: how many lines it read, which it skipped
+//! on purpose (other kernel messages, job steps) and which it could not parse, by line number.
+//! A malformed line is never fatal unless nothing in the file parses.
+
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctwin::calib {
+
+struct ReadProblem {
+  int line = 0;
+  std::string reason;
+};
+
+struct ReadReport {
+  std::string file;
+  std::string kind;   //!< "kernel-log", "sacct", "event-log", "incident-table"
+  int lines = 0;      //!< non-empty lines, header included
+  int parsed = 0;     //!< records read
+  int skipped = 0;    //!< lines that are not records of this kind (other kernel messages, job steps)
+  std::vector<ReadProblem> malformed;
+  void problem(int line, std::string reason) { malformed.push_back({line, std::move(reason)}); }
+  //! Throws TraceUnreadable when the file had lines to parse and none parsed.
+  void require_some() const;
+};
+
+class TraceUnreadable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+//! Reads a header-first text format: `header(number, line)` sees the first non-empty line and
+//! returns false to stop (a wrong header); `row(number, line)` each later one. Counts the lines,
+//! strips a trailing CR, skips empty lines and, if asked, lines starting with '#'.
+template <class Header, class Row>
+void read_lines(std::istream& in, ReadReport& report, Header&& header, Row&& row, bool comments = false) {
+  std::string text;
+  int number = 0;
+  bool seen_header = false;
+  while (std::getline(in, text)) {
+    ++number;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.empty() || (comments && text[0] == '#')) continue;
+    ++report.lines;
+    if (!seen_header) {
+      seen_header = true;
+      if (!header(number, text)) return;
+      continue;
+    }
+    row(number, text);
+  }
+}
+
+//! One CSV line into fields: quoted fields may hold commas and doubled quotes.
+std::vector<std::string> split_csv(std::string_view line);
+//! Column index of each wanted header name, -1 where missing.
+std::vector<int> columns_of(const std::vector<std::string>& header, const std::vector<std::string>& wanted);
+
+//! The field in wanted column `which` (see columns_of), or "" where the column or the field is missing.
+inline std::string field_at(const std::vector<std::string>& fields, const std::vector<int>& at, int which) {
+  const int i = at[static_cast<std::size_t>(which)];
+  return i >= 0 && static_cast<std::size_t>(i) < fields.size() ? fields[static_cast<std::size_t>(i)] : "";
+}
+
+//! Seconds since 1970-01-01 UTC of a civil date and time.
+double epoch_seconds(int year, int month, int day, int hour, int minute, double second);
+//! "2024-03-21T13:34:34[.frac][Z|+hh:mm|+hhmm]" (or a space for the T); false if it does not parse.
+bool parse_iso_time(std::string_view text, double& seconds, std::size_t* used = nullptr);
+
+}  // namespace ctwin::calib

@@ -1,0 +1,37 @@
+#pragma once
+//! NVIDIA Xid lines from kernel logs, as fleets collect them:
+//!   dmesg:            [ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.
+//!   dmesg -T:         [Mon Mar 21 13:34:34 2022] NVRM: Xid (PCI:0000:3b:00): 79, ...
+//!   syslog/journalctl: Mar 21 13:34:34 node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...
+//!   journalctl -o short-iso: 2022-03-21T13:34:34+0100 node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...
+//! Older drivers print the bus id without "PCI:". Lines without "NVRM: Xid" are other kernel
+//! messages: skipped, but their timestamps bound the observation window of their host.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibration/readers/trace.hpp"
+
+namespace ctwin::calib {
+
+struct XidEvent {
+  double time_s = 0;  //!< seconds since 1970 (UTC), or since boot for plain dmesg
+  std::string host;
+  std::string pci;    //!< the GPU's bus id: with the host, which GPU
+  int xid = 0;
+  std::string message;
+  int line = 0;
+};
+
+struct XidLog {
+  std::vector<XidEvent> events;
+  std::map<std::string, std::pair<double, double>> window;  //!< per host: first and last timestamp seen
+  ReadReport report;
+};
+
+//! `host` names the machine for formats that do not (dmesg); `year` dates syslog lines, which
+//! carry none (a later line in an earlier month is taken as the next year).
+XidLog read_xid_log(std::istream& in, const std::string& file, const std::string& host, int year = 1970);
+
+}  // namespace ctwin::calib

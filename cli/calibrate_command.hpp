@@ -1,0 +1,26 @@
+#pragma once
+//! `ctwin calibrate TRACE... [--base SCENARIO] --out calibrated.json [--report report.json]`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ctwin {
+
+class CalibrateCommand {
+ public:
+  explicit CalibrateCommand(CLI::App& app);
+  std::optional<int> dispatch();
+
+ private:
+  int run();
+  CLI::App* cmd_ = nullptr;
+  std::vector<std::string> traces_;
+  std::string base_, out_, report_;
+  int year_ = 1970, gpus_per_node_ = 8;
+  double dedupe_s_ = 60, confidence_ = 0.95;
+};
+
+}  // namespace ctwin
