@@ -14,16 +14,21 @@ namespace {
 
 constexpr double kHoursPerYear = 24 * 365.25;
 
-std::string read_file(const std::string& path) {
+std::ifstream open_trace(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceUnreadable(path + ": cannot open");
+  return in;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in = open_trace(path);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-std::string first_line(const std::string& text) {
-  std::istringstream in(text);
+std::string first_line(const std::string& path) {
+  std::ifstream in = open_trace(path);
   std::string line;
   while (std::getline(in, line))
     if (!line.empty() && line[0] != '#') return line;
@@ -69,9 +74,8 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   if (options.base) base = load_scenario(*options.base);
   Evidence evidence;
   for (const std::string& path : traces) {
-    const std::string text = read_file(path);
-    const std::string head = first_line(text);
-    std::istringstream in(text);
+    const std::string head = first_line(path);
+    std::ifstream in = open_trace(path);  // streamed: a million-line log is never held whole
     if (head.rfind("time_s,node,gpu,kind", 0) == 0) {
       const EventLog log = read_event_log(in, path);
       log.report.require_some();
