@@ -32,7 +32,6 @@ namespace {
 
 using cli::check_output_path;
 using cli::kExitBadInput;
-using cli::kExitFailure;
 
 //! scenarios/default.json from the working directory, else from the source tree this was built from.
 std::string default_scenario_path() {
@@ -74,7 +73,7 @@ int run_command(const RunArgs& args) {
   options.engine = args.engine == "simgrid" ? EngineKind::Simgrid : EngineKind::Native;
   options.record_trial0 = !args.events.empty() || !args.timeline.empty();
 
-  try {
+  return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
     const RunResult result = run_trials(scenario, options);
     const RunReportInput report{scenario, options, result};
@@ -87,14 +86,8 @@ int run_command(const RunArgs& args) {
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
     std::cout << summary_text(report);
-  } catch (const ScenarioInvalid& e) {
-    std::cerr << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "ctwin: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 int check_command(const std::string& path) {

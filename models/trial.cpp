@@ -350,10 +350,7 @@ void Trial::update_speed() {
   double speed = 1.0;
   for (const auto& e : slow_) speed = std::min(speed, e.factor);
   slow_speed_ = speed;
-  const auto& table = config_.speed_by_replicas;
-  share_ = static_cast<std::size_t>(active_replicas_) < table.size() && active_replicas_ < total_replicas_
-               ? table[static_cast<std::size_t>(active_replicas_)]
-               : static_cast<double>(active_replicas_) / total_replicas_;
+  share_ = control::replica_speed(config_.speed_by_replicas, active_replicas_, total_replicas_);
   speed_ = slow_speed_ * share_;
 }
 

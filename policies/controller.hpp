@@ -7,7 +7,9 @@
 //! This header is the whole interface and depends on nothing, so the trial (models/) can consult a
 //! controller without linking the implementations in policies/.
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -52,6 +54,14 @@ struct Event {
   const std::vector<std::pair<int, double>>* step_times = nullptr;  //!< StepTimes: (node, seconds per step)
 };
 
+//! Speed of a job running `active` of `total` replicas: from `table` (by active replicas) where it
+//! has a positive entry, else active / total.
+inline double replica_speed(std::span<const double> table, int active, int total) {
+  if (active >= total) return 1.0;
+  const auto i = static_cast<std::size_t>(std::max(active, 0));
+  return i < table.size() && table[i] > 0 ? table[i] : static_cast<double>(active) / total;
+}
+
 //! What the controller may read about the cluster; filled by the trial or by the live agent.
 struct ClusterView {
   double now_s = 0;
@@ -66,14 +76,10 @@ struct ClusterView {
   double restart_cost_s = 0; //!< what a planned stop costs: save, restart and restore
   //! Job speed by active replicas when a step model knows it (the global batch is kept, so a
   //! narrower job beats active / total); empty: active / total.
-  std::vector<double> speed_by_replicas;
-  double speed_at(int replicas) const {
-    if (replicas >= total_replicas) return 1.0;
-    if (replicas >= 0 && static_cast<std::size_t>(replicas) < speed_by_replicas.size() && speed_by_replicas[static_cast<std::size_t>(replicas)] > 0)
-      return speed_by_replicas[static_cast<std::size_t>(replicas)];
-    return static_cast<double>(replicas) / total_replicas;
-  }
+  std::span<const double> speed_by_replicas;  //!< the owner outlives the view
+  double speed_at(int replicas) const;
 };
+inline double ClusterView::speed_at(int replicas) const { return replica_speed(speed_by_replicas, replicas, total_replicas); }
 
 //! Runs one round of the node check: each group of nodes does its burn-in together; the answer is
 //! each group's time in seconds (the timeout when it failed). The simulator draws them; the live

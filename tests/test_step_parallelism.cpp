@@ -138,7 +138,7 @@ TEST_CASE("with a workload, the elastic policy's shrunk speeds come from the ste
   view.total_replicas = 4;
   view.speed_by_replicas = speeds;
   CHECK(view.speed_at(2) == speeds[2]);
-  view.speed_by_replicas.clear();
+  view.speed_by_replicas = {};
   CHECK(view.speed_at(2) == 0.5);
 }
 
