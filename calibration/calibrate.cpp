@@ -14,25 +14,11 @@ namespace {
 
 constexpr double kHoursPerYear = 24 * 365.25;
 
-std::ifstream open_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceUnreadable(path + ": cannot open");
-  return in;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in = open_trace(path);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::string first_line(const std::string& path) {
-  std::ifstream in = open_trace(path);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty() && line[0] != '#') return line;
-  return "";
 }
 
 std::string host_of(const std::string& path) {
@@ -216,17 +202,28 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     }
     (*target)["calibration"] = cal;
   }
-  if (repair) {
+  const std::string repairs_seen = "ctwin calibrate: " + (repair ? std::to_string(repair->n) : "") + " repairs in the traces";
+  if (repair && std::round(repair->sigma.estimate * 1000) == 0) {
+    // Every repair took the same time (a fixed turnaround): no spread to fit.
+    doc["spares"].erase("repair");
+    doc["spares"]["repair_time"] = number(repair->median * 3600) + "s";
+    doc["spares"]["source"] = repairs_seen + ", all of one duration";
+  } else if (repair) {
     doc["spares"].erase("repair_time");
     doc["spares"]["repair"] = {{"distribution", "lognormal"},
                                {"median", number(repair->median * 3600) + "s"},
                                {"sigma", std::round(repair->sigma.estimate * 1000) / 1000},
-                               {"source", "ctwin calibrate: " + std::to_string(repair->n) + " repairs in the traces"}};
+                               {"source", repairs_seen}};
   }
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
   out.scenario = doc;
-  parse_scenario(doc.dump(), "the calibrated scenario");  // never write a scenario that does not load
+  try {
+    parse_scenario(doc.dump(), "the calibrated scenario");  // never write a scenario that does not load
+  } catch (const ScenarioInvalid& e) {
+    // The traces were read; a scenario that does not load is this program's fault, not bad input.
+    throw std::logic_error(std::string("internal error: calibration produced a scenario that does not load: ") + e.what());
+  }
   return out;
 }
 

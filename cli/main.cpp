@@ -13,6 +13,7 @@
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/step_command.hpp"
+#include "cli/validate_command.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
 #include "sim/distributed.hpp"
@@ -81,7 +82,7 @@ int run_command(const RunArgs& args) {
     std::vector<std::pair<std::string, std::string>> outputs;
     if (!args.json.empty()) outputs.emplace_back(args.json, report_json(report));
     if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
-    if (!args.events.empty()) outputs.emplace_back(args.events, event_log_csv(scenario, result.trial0_events));
+    if (!args.events.empty()) outputs.emplace_back(args.events, event_log_csv(scenario, result.trial0_events, &result.trials.front()));
     if (!args.timeline.empty())
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
   ExperimentCommands experiments(app);
   StepCommand step(app);
   CalibrateCommand calibrate(app);
+  ValidateCommand validate(app);
 
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
@@ -177,5 +179,6 @@ int main(int argc, char** argv) {
   if (auto code = experiments.dispatch()) return *code;
   if (auto code = step.dispatch()) return *code;
   if (auto code = calibrate.dispatch()) return *code;
+  if (auto code = validate.dispatch()) return *code;
   return kExitBadInput;
 }

@@ -50,6 +50,7 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   assert((config.interval_us > 0 || config.interval_policy) && "the checkpoint interval must be positive (the loader checks it)");
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
+  result_.interruptions_by_class.assign(config.faults.size(), 0);
   slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
   node_slot_.assign(static_cast<std::size_t>(config.job_nodes + config.spare_nodes), -1);
   if (config.shop.retire_after > 0) {
@@ -531,7 +532,8 @@ void Trial::on_fault(const FaultStrike& strike) {
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
 void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down) {
   ++result_.interruptions;
-  emit(t, EventKind::Interrupted);
+  ++result_.interruptions_by_class[static_cast<std::size_t>(&fc - config_.faults.data())];
+  emit(t, EventKind::Interrupted, -1, -1, &fc);
   if (phase_ != Phase::Up) result_.ledger[phase_category()] += t - phase_start_;  // a save, recovery or maintenance cut short
   if (phase_ == Phase::FailureSave) {  // the save on failure did not finish: that work is lost too
     result_.ledger[Category::LostProgress] += failure_save_work_;

@@ -86,6 +86,7 @@ struct TrialResult {
   std::int64_t checkpoints = 0;
   std::int64_t interruptions = 0;          //!< the job (or its recovery) stopped and had to restart
   std::vector<std::int64_t> fault_counts;  //!< per fault class, faults that struck the job
+  std::vector<std::int64_t> interruptions_by_class;  //!< per fault class, the interruptions it caused
 };
 
 class Trial {

@@ -84,6 +84,7 @@ void require_same_trials(const RunResult& a, const RunResult& b) {
     REQUIRE(a.trials[i].ledger == b.trials[i].ledger);
     REQUIRE(a.trials[i].wall_us == b.trials[i].wall_us);
     REQUIRE(a.trials[i].fault_counts == b.trials[i].fault_counts);
+    REQUIRE(a.trials[i].interruptions_by_class == b.trials[i].interruptions_by_class);
     REQUIRE(a.trials[i].checkpoints == b.trials[i].checkpoints);
     REQUIRE(a.trials[i].interruptions == b.trials[i].interruptions);
     REQUIRE(a.trials[i].finished_work == b.trials[i].finished_work);

@@ -75,4 +75,18 @@ bool parse_iso_time(std::string_view text, double& seconds, std::size_t* used) {
   return true;
 }
 
+std::ifstream open_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceUnreadable(path + ": cannot open");
+  return in;
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in = open_trace(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') return line;
+  return "";
+}
+
 }  // namespace ctwin::calib

@@ -3,6 +3,7 @@
 //! on purpose (other kernel messages, job steps) and which it could not parse, by line number.
 //! A malformed line is never fatal unless nothing in the file parses.
 
+#include <fstream>
 #include <istream>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,11 @@ class TraceUnreadable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+//! Opens a trace for streaming; throws TraceUnreadable when it cannot.
+std::ifstream open_trace(const std::string& path);
+//! The first line that is neither empty nor a '#' comment: what a trace's kind is told by.
+std::string first_line(const std::string& path);
 
 //! Reads a header-first text format: `header(number, line)` sees the first non-empty line and
 //! returns false to stop (a wrong header); `row(number, line)` each later one. Counts the lines,

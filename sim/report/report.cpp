@@ -289,14 +289,23 @@ std::string trials_csv(const RunReportInput& in) {
   return out.str();
 }
 
-std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events) {
+namespace {
+
+//! Seconds with exactly six decimals: the microseconds survive the round trip.
+std::string exact_seconds(Micros us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(us / kMicrosPerSecond),
+                static_cast<long long>(us % kMicrosPerSecond));
+  return text;
+}
+
+}  // namespace
+
+std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial) {
   std::ostringstream out;
   out << "time_s,node,gpu,kind,code,detail\n";
   for (const auto& e : events) {
-    char time[32];
-    std::snprintf(time, sizeof time, "%lld.%06lld", static_cast<long long>(e.time / kMicrosPerSecond),
-                  static_cast<long long>(e.time % kMicrosPerSecond));
-    out << time << ',';
+    out << exact_seconds(e.time) << ',';
     if (e.node >= 0) out << "node-" << e.node;
     out << ',';
     if (e.gpu >= 0) out << e.gpu;
@@ -312,6 +321,9 @@ std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent
     if (e.kind == EventKind::Shrunk || e.kind == EventKind::Grown) out << "replicas=" << e.component;
     out << '\n';
   }
+  if (trial)
+    for (std::size_t c = 0; c < kCategoryCount; ++c)
+      out << exact_seconds(trial->wall_us) << ",,,ledger,," << kCategoryKeys[c] << '=' << exact_seconds(trial->ledger.us[c]) << '\n';
   return out.str();
 }
 

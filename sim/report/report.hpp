@@ -24,7 +24,8 @@ struct RunReportInput {
 std::string report_json(const RunReportInput& in);
 std::string summary_text(const RunReportInput& in);
 std::string trials_csv(const RunReportInput& in);
-std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events);
+//! With a ledger, closing `ledger` rows give the trial's seconds by category (ctwin validate reads them).
+std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial = nullptr);
 std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events);
 
 const char* engine_name(EngineKind engine);

@@ -161,6 +161,7 @@ void encode(ByteWriter& out, const TrialResult& r, const std::vector<TrialEvent>
   out.put(r.interruptions);
   out.put(static_cast<std::uint64_t>(r.fault_counts.size()));
   for (auto c : r.fault_counts) out.put(c);
+  for (auto c : r.interruptions_by_class) out.put(c);
   out.put(static_cast<std::uint64_t>(events.size()));
   for (const auto& e : events) out.put(e);
 }
@@ -174,6 +175,8 @@ void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
   r.interruptions = in.get<std::int64_t>();
   r.fault_counts.resize(in.get<std::uint64_t>());
   for (auto& c : r.fault_counts) c = in.get<std::int64_t>();
+  r.interruptions_by_class.resize(r.fault_counts.size());
+  for (auto& c : r.interruptions_by_class) c = in.get<std::int64_t>();
   events.resize(in.get<std::uint64_t>());
   for (auto& e : events) e = in.get<TrialEvent>();
 }

@@ -1,0 +1,239 @@
+#include "calibration/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "sim/report/report.hpp"
+#include "sim/statistics.hpp"
+
+namespace ctwin {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr double kDay = 86400, kHour = 3600;
+
+//! Type 7 quantile of sorted samples.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(position));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
+}
+
+//! One compared figure: the trials' values of it and the run's.
+struct Row {
+  std::string group, metric, fault_class, unit;
+  std::vector<double> trials;
+  std::optional<double> observed;  //!< nullopt: the trace does not say
+  std::string missing_reason;
+};
+
+ordered_json judge(const Row& row, double confidence) {
+  std::vector<double> sorted = row.trials;
+  std::sort(sorted.begin(), sorted.end());
+  const Summary s = summarize(row.trials);
+  const double lo = quantile(sorted, (1 - confidence) / 2), hi = quantile(sorted, (1 + confidence) / 2);
+  ordered_json j{{"group", row.group}, {"metric", row.metric}};
+  if (!row.fault_class.empty()) j["class"] = row.fault_class;
+  j["unit"] = row.unit;
+  j["observed"] = row.observed ? ordered_json(*row.observed) : ordered_json(nullptr);
+  j["simulated"] = {{"mean", s.mean}, {"mean_ci95", {s.ci95_low, s.ci95_high}}, {"trials_interval", {lo, hi}}};
+  if (!row.observed) {
+    j["verdict"] = "not in trace";
+    j["why"] = row.missing_reason;
+    return j;
+  }
+  // Where the run falls among the trials (mid-rank: ties count half).
+  const double x = *row.observed;
+  const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
+  const auto upto = std::upper_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
+  j["percentile"] = 100.0 * (static_cast<double>(below) + 0.5 * static_cast<double>(upto - below)) / static_cast<double>(sorted.size());
+  j["verdict"] = (x >= lo && x <= hi) ? "inside" : "outside";
+  return j;
+}
+
+//! Job MTTF is wall time over interruptions: its figures are the interruption row's, inverted
+//! (a monotone map keeps quantiles). A run or trial without interruptions has no finite MTTF.
+ordered_json mttf_from(const ordered_json& interruptions) {
+  auto inverse = [](double per_day) { return per_day > 0 ? ordered_json(24 / per_day) : ordered_json(nullptr); };
+  const auto& sim = interruptions["simulated"];
+  ordered_json j{{"group", "job"}, {"metric", "job_mttf"}, {"unit", "hours"}};
+  j["observed"] = interruptions["observed"].is_null() ? ordered_json(nullptr) : inverse(interruptions["observed"].get<double>());
+  j["simulated"] = {{"mean", inverse(sim["mean"].get<double>())},
+                    {"mean_ci95", {inverse(sim["mean_ci95"][1].get<double>()), inverse(sim["mean_ci95"][0].get<double>())}},
+                    {"trials_interval", {inverse(sim["trials_interval"][1].get<double>()), inverse(sim["trials_interval"][0].get<double>())}}};
+  if (interruptions.contains("percentile")) j["percentile"] = 100 - interruptions["percentile"].get<double>();
+  j["verdict"] = interruptions["verdict"];
+  j["note"] = "wall time / interruptions: the ratio of means, with the interruptions' intervals inverted; null is no interruption";
+  return j;
+}
+
+}  // namespace
+
+Scenario over_traced_period(Scenario scenario, const calib::ObservedRun& observed) {
+  scenario.job.horizon_us = std::max<Micros>(1, std::llround(observed.wall_s * 1e6));
+  scenario.job.work_us.reset();
+  scenario.job.work_steps.reset();
+  return scenario;
+}
+
+ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun& observed, const ValidateOptions& options) {
+  const RunResult result = run_trials(scenario, options.run);
+  const double wall_days = observed.wall_s / kDay;
+  const double gpus = static_cast<double>(scenario.job.nodes) * scenario.cluster.gpus_per_node;
+  auto per_trial = [&](auto f) {
+    std::vector<double> v;
+    for (const TrialResult& t : result.trials) v.push_back(f(t));
+    return v;
+  };
+  auto trial_days = [](const TrialResult& t) { return std::max(1e-12, static_cast<double>(t.wall_us) / 1e6 / kDay); };
+
+  std::vector<ordered_json> rows;
+  // Interruptions by class: the scenario's classes, then any the trace names that it lacks.
+  std::set<std::string> known;
+  for (std::size_t f = 0; f < scenario.faults.size(); ++f) {
+    const std::string& name = scenario.faults[f].name;
+    known.insert(name);
+    const auto seen = observed.interruptions.find(name);
+    const double observed_count = seen == observed.interruptions.end() ? 0 : static_cast<double>(seen->second);
+    Row row{"interruptions per day", "interruptions_per_day", name, "per day",
+            per_trial([&](const TrialResult& t) { return static_cast<double>(t.interruptions_by_class[f]) / trial_days(t); }),
+            observed_count / wall_days, ""};
+    if (observed.unattributed_interruptions > 0) {
+      row.observed.reset();
+      row.missing_reason = "the trace's interrupted rows do not name their class";
+    }
+    if (row.observed.value_or(0) > 0 || std::any_of(row.trials.begin(), row.trials.end(), [](double v) { return v > 0; }))
+      rows.push_back(judge(row, options.confidence));
+    // Faults that need not interrupt (slow nodes, corrected errors): their own rate.
+    const auto faulted = observed.faults.find(name);
+    const double observed_faults = faulted == observed.faults.end() ? 0 : static_cast<double>(faulted->second);
+    bool differs = observed_faults != observed_count;
+    for (const TrialResult& t : result.trials) differs |= t.fault_counts[f] != t.interruptions_by_class[f];
+    if (differs)
+      rows.push_back(judge({"faults per day", "faults_per_day", name, "per day",
+                            per_trial([&](const TrialResult& t) { return static_cast<double>(t.fault_counts[f]) / trial_days(t); }),
+                            observed_faults / wall_days, ""},
+                           options.confidence));
+  }
+  // A class the scenario lacks never happens in it.
+  ordered_json unknown = ordered_json::array();
+  for (const auto& [name, n] : observed.interruptions)
+    if (!known.count(name)) {
+      unknown.push_back({{"class", name}, {"interruptions", n}});
+      rows.push_back(judge({"interruptions per day", "interruptions_per_day", name, "per day", std::vector<double>(result.trials.size(), 0.0),
+                            static_cast<double>(n) / wall_days, ""},
+                           options.confidence));
+    }
+
+  const ordered_json total = judge({"job", "interruptions_per_day", "", "per day",
+                                    per_trial([&](const TrialResult& t) { return static_cast<double>(t.interruptions) / trial_days(t); }),
+                                    static_cast<double>(observed.total_interruptions()) / wall_days, ""},
+                                   options.confidence);
+  rows.push_back(total);
+  rows.push_back(mttf_from(total));
+
+  // Where the time went: only a trace with its ledger says.
+  const std::optional<std::array<double, kCategoryCount>>& ledger = observed.ledger_s;
+  auto from_ledger = [&](auto f) -> std::optional<double> { return ledger ? std::optional<double>(f(*ledger)) : std::nullopt; };
+  const std::string no_ledger = "the trace has no ledger rows (docs/event-log.md)";
+  const auto productive = static_cast<std::size_t>(Category::Productive);
+  const auto lost = static_cast<std::size_t>(Category::LostProgress);
+  rows.push_back(judge({"job", "ettr", "", "fraction of wall time",
+                        per_trial([&](const TrialResult& t) { return static_cast<double>(t.ledger.us[productive]) / static_cast<double>(std::max<Micros>(1, t.wall_us)); }),
+                        from_ledger([&](const auto& l) { return l[productive] / observed.wall_s; }), no_ledger},
+                       options.confidence));
+  rows.push_back(judge({"job", "lost_gpu_hours", "", "GPU-hours of work redone",
+                        per_trial([&](const TrialResult& t) { return gpus * static_cast<double>(t.ledger.us[lost]) / 1e6 / kHour; }),
+                        from_ledger([&](const auto& l) { return gpus * l[lost] / kHour; }), no_ledger},
+                       options.confidence));
+  rows.push_back(judge({"job", "unproductive_gpu_hours", "", "GPU-hours not training",
+                        per_trial([&](const TrialResult& t) { return gpus * static_cast<double>(t.wall_us - t.ledger.us[productive]) / 1e6 / kHour; }),
+                        from_ledger([&](const auto& l) { return gpus * (observed.wall_s - l[productive]) / kHour; }), no_ledger},
+                       options.confidence));
+  if (ledger)
+    for (std::size_t c = 0; c < kCategoryCount; ++c)
+      if (c != productive)
+        rows.push_back(judge({"ledger", kCategoryKeys[c], "", "hours",
+                              per_trial([&](const TrialResult& t) { return static_cast<double>(t.ledger.us[c]) / 1e6 / kHour; }),
+                              (*ledger)[c] / kHour, ""},
+                             options.confidence));
+
+  ordered_json report;
+  report["schema_version"] = 1;
+  report["command"] = "validate";
+  report["scenario"] = {{"name", scenario.name}, {"content_hash", scenario.content_hash}};
+  report["trace"] = {{"file", observed.file},
+                     {"wall_days", wall_days},
+                     {"ends_with_end_row", observed.has_end},
+                     {"has_ledger", ledger.has_value()},
+                     {"interruptions", observed.total_interruptions()},
+                     {"unattributed_interruptions", observed.unattributed_interruptions}};
+  if (!unknown.empty()) report["trace"]["classes_not_in_scenario"] = unknown;
+  const int nodes_known = scenario.job.nodes + scenario.cluster.spare_nodes;
+  if (observed.highest_node >= nodes_known)
+    report["trace"]["warning"] = "the trace names node-" + std::to_string(observed.highest_node) + "; the scenario has " +
+                                 std::to_string(nodes_known) + " job and spare nodes";
+  report["trials"] = options.run.trials;
+  report["seed"] = options.run.seed;
+  report["engine"] = engine_name(options.run.engine);
+  report["confidence"] = options.confidence;
+  report["rows"] = rows;
+  int judged = 0, outside = 0;
+  for (const auto& r : rows) {
+    judged += r["verdict"] != "not in trace";
+    outside += r["verdict"] == "outside";
+  }
+  report["summary"] = {{"judged", judged}, {"outside", outside}, {"expected_outside_by_chance", judged * (1 - options.confidence)}};
+  return report;
+}
+
+std::string validation_text(const ordered_json& report) {
+  std::ostringstream out;
+  const auto& trace = report["trace"];
+  char line[320];
+  std::snprintf(line, sizeof line, "ctwin validate: scenario \"%s\" against %s\n  %.2f days traced, %ld interruptions; %d trials, seed %llu\n\n",
+                report["scenario"]["name"].get<std::string>().c_str(), trace["file"].get<std::string>().c_str(),
+                trace["wall_days"].get<double>(), trace["interruptions"].get<long>(), report["trials"].get<int>(),
+                static_cast<unsigned long long>(report["seed"].get<std::uint64_t>()));
+  out << line;
+  const double confidence = report["confidence"].get<double>();
+  std::snprintf(line, sizeof line, "  %-46s %12s %12s   %-25s %s\n", "", "observed", "sim. mean", (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");
+  out << line;
+  auto num = [](const ordered_json& v) {
+    if (v.is_null()) return std::string("-");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", v.get<double>());
+    return std::string(text);
+  };
+  std::string group;
+  for (const auto& r : report["rows"]) {
+    if (r["group"] != group) {
+      group = r["group"].get<std::string>();
+      out << "  " << group << "\n";
+    }
+    const std::string name = r.contains("class") ? r["class"].get<std::string>() : r["metric"].get<std::string>();
+    const auto& sim = r["simulated"];
+    char interval[80];
+    std::snprintf(interval, sizeof interval, "[%s, %s]", num(sim["trials_interval"][0]).c_str(), num(sim["trials_interval"][1]).c_str());
+    std::snprintf(line, sizeof line, "    %-44s %12s %12s   %-25s %s\n", name.c_str(), num(r["observed"]).c_str(), num(sim["mean"]).c_str(),
+                  interval, r["verdict"].get<std::string>().c_str());
+    out << line;
+  }
+  const auto& s = report["summary"];
+  std::snprintf(line, sizeof line, "\n  %d of %d figures outside the interval of single trials (about %.1f would be by chance alone)\n",
+                s["outside"].get<int>(), s["judged"].get<int>(), s["expected_outside_by_chance"].get<double>());
+  out << line;
+  if (trace.contains("classes_not_in_scenario")) out << "  the trace names classes the scenario lacks: " << trace["classes_not_in_scenario"].dump() << "\n";
+  if (trace.contains("warning")) out << "  warning: " << trace["warning"].get<std::string>() << "\n";
+  if (!trace["ends_with_end_row"].get<bool>()) out << "  note: the trace has no end row; it is taken to end at its last event\n";
+  return out.str();
+}
+
+}  // namespace ctwin

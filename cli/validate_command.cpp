@@ -1,0 +1,69 @@
+#include "cli/validate_command.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "calibration/observed_run.hpp"
+#include "calibration/validation.hpp"
+#include "cli/cli_common.hpp"
+#include "sim/report/atomic_file.hpp"
+#include "sim/step_cache.hpp"
+
+namespace ctwin {
+
+ValidateCommand::ValidateCommand(CLI::App& app) {
+  cmd_ = app.add_subcommand("validate", "simulate the period an event log covers and judge each observed figure against the trials");
+  cmd_->add_option("scenario", scenario_, "scenario (e.g. from ctwin calibrate)")->required();
+  cmd_->add_option("--against", against_, "event log of the run: ctwin run --events, or the live controller's")->required();
+  cmd_->add_option("--trials", trials_, "simulated runs of the traced period")->check(CLI::Range(2, 1000000));
+  cmd_->add_option("--seed", seed_, "run seed");
+  cmd_->add_option("--jobs", jobs_, "parallel workers (results do not depend on it)")->check(CLI::Range(1, 4096));
+  cmd_->add_option("--engine", engine_, "native (default) or simgrid")->check(CLI::IsMember({"native", "simgrid"}));
+  cmd_->add_option("--confidence", confidence_, "share of single trials an observed figure must fall among")->check(CLI::Range(0.5, 0.9999));
+  cmd_->add_option("--json", json_, "write the comparison (JSON) here");
+  jobs_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::optional<int> ValidateCommand::dispatch() {
+  if (!*cmd_) return std::nullopt;
+  if (!cli::check_output_path("--json", json_)) return cli::kExitBadInput;
+  return cli::run_reporting_errors([this] {
+    try {
+      return run();
+    } catch (const calib::TraceUnreadable& e) {
+      std::cerr << "ctwin: " << e.what() << "\n";
+      return cli::kExitBadInput;
+    }
+  });
+}
+
+int ValidateCommand::run() {
+  Scenario scenario = load_scenario(scenario_);
+  std::ifstream in = calib::open_trace(against_);
+  const std::string head = calib::first_line(against_);
+  if (head.rfind("time_s,node,gpu,kind", 0) != 0)
+    throw calib::TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
+  const calib::EventLog log = calib::read_event_log(in, against_);
+  log.report.require_some();
+  const calib::ObservedRun observed = calib::observe_run(log);
+  if (observed.wall_s <= 0) throw calib::TraceUnreadable(against_ + ": the run lasts no time");
+  resolve_step_time(scenario, scenario_);
+  scenario = over_traced_period(std::move(scenario), observed);
+
+  ValidateOptions options;
+  options.run.trials = trials_;
+  options.run.seed = seed_;
+  options.run.jobs = jobs_;
+  options.run.engine = engine_ == "simgrid" ? EngineKind::Simgrid : EngineKind::Native;
+  options.confidence = confidence_;
+  const nlohmann::ordered_json report = validate_against(scenario, observed, options);
+  if (!log.report.malformed.empty())
+    std::cerr << "ctwin: " << against_ << ": " << log.report.malformed.size() << " malformed line(s) skipped (first at line "
+              << log.report.malformed.front().line << ": " << log.report.malformed.front().reason << ")\n";
+  if (!json_.empty()) write_file_atomically(json_, report.dump(2) + "\n");
+  std::cout << validation_text(report);
+  return 0;
+}
+
+}  // namespace ctwin
