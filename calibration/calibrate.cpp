@@ -53,6 +53,23 @@ nlohmann::ordered_json base_document(const CalibrateOptions& options, const Evid
           {"policies", {{"checkpoint", {{"type", "fixed"}, {"interval", "1h"}}}}}};
 }
 
+//! A class the traces name and the base lacks: only its rate is fitted; how it strikes and how
+//! long it takes to recover are placeholders by effect, said so in its notes.
+nlohmann::ordered_json new_class(const std::string& name, const std::string& effect) {
+  nlohmann::ordered_json c{{"name", name}, {"effect", effect}};
+  if (effect == "slow") {
+    c["speed_factor"] = 0.95;
+    c["detection"] = "6h";
+    c["recovery"] = {{"action", "none"}, {"duration", "1d"}};
+  } else {
+    c["detection"] = effect == "hang" ? "30min" : effect == "sdc" ? "2h" : "10s";  // NCCL's default watchdog for hangs
+    c["recovery"] = {{"action", "reboot"}, {"duration", "10min"}};
+  }
+  c["notes"] = "added by ctwin calibrate: the rate is fitted; detection, recovery" + std::string(effect == "slow" ? " and speed factor" : "") +
+               " are placeholders to set";
+  return c;
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const std::vector<std::string>& traces, const CalibrateOptions& options) {
@@ -176,8 +193,7 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
       if (f.value("name", "") == e.name) target = &f;
     if (!target && e.name.rfind("xid_", 0) != 0 && e.effect.empty()) continue;  // report only: no effect to simulate
     if (!target) {
-      faults.push_back({{"name", e.name}, {"effect", e.effect.empty() ? "crash" : e.effect}, {"detection", "10s"},
-                        {"recovery", {{"action", "reboot"}, {"duration", "10min"}}}});
+      faults.push_back(new_class(e.name, e.effect.empty() ? "crash" : e.effect));
       if (e.xid > 0) faults.back()["xid"] = e.xid;
       target = &faults.back();
       added.push_back(e.name);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -266,4 +267,48 @@ TEST_CASE("calibrate from fleet records without a base: Xid classes, sacct jobs 
   CHECK(names.count("node_hang"));
   CHECK_FALSE(names.count("slurm_node_fail"));  // no effect to simulate: report only
   CHECK_NOTHROW(parse_scenario(r.scenario.dump(), "calibrated"));
+}
+
+TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli]") {
+  namespace fs = std::filesystem;
+  // The tables are generated: a hand edit, or a script change without rerunning it, fails here.
+  const std::string check = "python3 " + test::repo_file("scripts/convert_public_traces.py") + " --check";
+  REQUIRE(std::system(check.c_str()) == 0);
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-public-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string report = (dir / "bloom.json").string();
+  const auto [code, out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/bloom176b_incidents.csv") + " --out " +
+                                           (dir / "s.json").string() + " --report " + report);
+  INFO(out);
+  REQUIRE(code == 0);
+  const nlohmann::json r = test::read_json(report);
+  CHECK(r["traces"][0]["malformed"] == 0);
+  std::map<std::string, nlohmann::json> classes;
+  for (const auto& c : r["classes"]) classes[c["class"]] = c;
+  // One dated GPU crash in March, then "every week or so" over 13.43 weeks: 14.43 over 114 days of 384 GPUs.
+  const auto& gpu = classes.at("gpu_failure");
+  CHECK(gpu["count"].get<double>() == Approx(14.43));
+  CHECK(gpu["exposure_gpu_hours"].get<double>() == Approx(384 * 114.18 * 24).epsilon(1e-3));
+  const double weekly = 365.25 / 7 / 384;  // one GPU a week among 384, per GPU-year
+  CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < weekly);
+  CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > weekly);
+  CHECK(classes.at("software_hang")["count"] == 3);
+  // The calibrated scenario runs: the placeholders it adds for hangs and slow GPUs load.
+  const Scenario s = load_scenario((dir / "s.json").string());
+  CHECK(s.faults.size() == 4);
+
+  const auto [br_code, br_out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/byterobust_incident_table.csv") +
+                                                 " --out " + (dir / "br.json").string() + " --report " + report);
+  INFO(br_out);
+  REQUIRE(br_code == 0);
+  const nlohmann::json br = test::read_json(report);
+  CHECK(br["classes"].size() == 16);  // 17 symptoms less the manual restarts
+  for (const auto& c : br["classes"])
+    if (c["class"] == "cuda_error") {
+      CHECK(c["count"] == 19968);
+      const auto& rate = c["rate_per_gpu_year"];
+      CHECK(rate["estimate"].get<double>() == Approx(19968 / (200000 * 91.3125) * 365.25).epsilon(1e-4));
+      CHECK((rate["upper"].get<double>() - rate["lower"].get<double>()) / rate["estimate"].get<double>() < 0.03);
+    }
+  fs::remove_all(dir);
 }
