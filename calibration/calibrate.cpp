@@ -1,6 +1,9 @@
 #include "calibration/calibrate.hpp"
 
 #include <cmath>
+#include <functional>
+
+#include <boost/math/distributions/normal.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -51,6 +54,37 @@ nlohmann::ordered_json base_document(const CalibrateOptions& options, const Evid
           {"restart", {{"overhead", "10min"}}},
           {"spares", {{"repair_time", "2d"}}},
           {"policies", {{"checkpoint", {{"type", "fixed"}, {"interval", "1h"}}}}}};
+}
+
+using Model = std::pair<const char*, std::function<double(double)>>;
+
+//! The empirical CDF beside fitted ones at the same times: what the report's plots draw.
+nlohmann::ordered_json cdf_json(const std::vector<CdfPoint>& points, const std::vector<Model>& models) {
+  nlohmann::ordered_json j;
+  std::vector<double> hours, empirical;
+  for (const CdfPoint& p : points) {
+    hours.push_back(p.time);
+    empirical.push_back(p.cdf);
+  }
+  j["hours"] = hours;
+  j["empirical"] = empirical;
+  for (const auto& [name, cdf] : models) {
+    std::vector<double> fitted;
+    for (double t : hours) fitted.push_back(cdf(t));
+    j[name] = fitted;
+  }
+  return j;
+}
+
+nlohmann::ordered_json duration_cdf_json(const std::vector<double>& durations, const LognormalFit& fit) {
+  std::vector<Life> lives;
+  for (double d : durations) lives.push_back({d, true});
+  const boost::math::normal normal;
+  return cdf_json(empirical_cdf(lives), {{"lognormal", [&](double t) {
+                                            if (t <= 0) return 0.0;
+                                            if (!(fit.sigma.estimate > 0)) return t >= fit.median ? 1.0 : 0.0;  // all one duration
+                                            return boost::math::cdf(normal, (std::log(t) - fit.mu.estimate) / fit.sigma.estimate);
+                                          }}});
 }
 
 //! A class the traces name and the base lacks: only its rate is fitted; how it strikes and how
@@ -132,6 +166,9 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
                       {"failures", e.lifetimes->failures},
                       {"censored", e.lifetimes->censored}};
       j["weibull"]["mean_life_hours"] = interval_json(e.lifetimes->mean_life);
+      const WeibullFit& w = *e.lifetimes;
+      j["lifetime_cdf"] = cdf_json(empirical_cdf(c.lives), {{"weibull", [&w](double t) { return 1 - std::exp(-std::pow(t / w.scale.estimate, w.shape.estimate)); }},
+                                                            {"exponential", [&w](double t) { return 1 - std::exp(-t / w.exponential_scale); }}});
       // A decreasing (or increasing) hazard biases count / exposure away from 1 / mean life, which
       // is what a scenario's rate means: take the rate from the fitted mean when shape 1 is rejected.
       if (e.lifetimes->shape_one_p_value < 1 - options.confidence) {
@@ -153,11 +190,13 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     repair = fit_lognormal(evidence.repair_hours, options.confidence);
     report["repair_hours"] = {{"n", repair->n}, {"median", repair->median}, {"mean", repair->mean},
                               {"log_mu", interval_json(repair->mu)}, {"log_sigma", interval_json(repair->sigma)}};
+    report["repair_hours"]["cdf"] = duration_cdf_json(evidence.repair_hours, *repair);
   }
   if (evidence.recovery_hours.size() >= 2) {
     recovery = fit_lognormal(evidence.recovery_hours, options.confidence);
     report["recovery_hours"] = {{"n", recovery->n}, {"median", recovery->median}, {"mean", recovery->mean},
                                 {"log_mu", interval_json(recovery->mu)}, {"log_sigma", interval_json(recovery->sigma)}};
+    report["recovery_hours"]["cdf"] = duration_cdf_json(evidence.recovery_hours, *recovery);
   }
   if (std::count_if(evidence.job_lives.begin(), evidence.job_lives.end(), [](const Life& l) { return l.failed; }) >= 2) {
     const WeibullFit job = fit_weibull(evidence.job_lives, options.confidence);

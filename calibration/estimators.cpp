@@ -196,4 +196,27 @@ std::vector<Lemon> find_lemons(const std::vector<NodeCount>& nodes, double alpha
   return lemons;
 }
 
+std::vector<CdfPoint> empirical_cdf(std::vector<Life> lives, std::size_t points) {
+  // Failures before censorings at equal times: a life censored at t was still at risk at t.
+  std::sort(lives.begin(), lives.end(), [](const Life& a, const Life& b) { return a.time != b.time ? a.time < b.time : a.failed > b.failed; });
+  std::vector<CdfPoint> steps;
+  double survival = 1;
+  auto at_risk = static_cast<double>(lives.size());
+  for (std::size_t i = 0; i < lives.size();) {
+    std::size_t j = i;
+    double failed = 0;
+    for (; j < lives.size() && lives[j].time == lives[i].time; ++j) failed += lives[j].failed ? 1 : 0;
+    if (failed > 0) {
+      survival *= 1 - failed / at_risk;
+      steps.push_back({lives[i].time, 1 - survival});
+    }
+    at_risk -= static_cast<double>(j - i);
+    i = j;
+  }
+  if (steps.size() <= points || points < 2) return steps;
+  std::vector<CdfPoint> thinned;
+  for (std::size_t k = 0; k < points; ++k) thinned.push_back(steps[k * (steps.size() - 1) / (points - 1)]);
+  return thinned;
+}
+
 }  // namespace ctwin::calib

@@ -40,6 +40,13 @@ struct LognormalFit {
 //! Needs at least two positive durations.
 LognormalFit fit_lognormal(const std::vector<double>& durations, double confidence = 0.95);
 
+//! The empirical lifetime CDF (1 - Kaplan-Meier survival, so censored lives count) at failure
+//! times, thinned to at most `points` evenly spread in rank. Uncensored lives give the ECDF.
+struct CdfPoint {
+  double time = 0, cdf = 0;
+};
+std::vector<CdfPoint> empirical_cdf(std::vector<Life> lives, std::size_t points = 100);
+
 //! A job of `nodes` nodes that ran `hours` and ended in `failures` interruptions (0 or more).
 struct JobExposure {
   double nodes = 1, hours = 0;

@@ -1,14 +1,70 @@
 #include "cli/calibrate_command.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "calibration/calibrate.hpp"
 #include "calibration/readers/trace.hpp"
 #include "cli/cli_common.hpp"
 #include "sim/report/atomic_file.hpp"
+#include "sim/report/svg_plot.hpp"
 
 namespace ctwin {
+
+namespace {
+
+std::vector<double> numbers(const nlohmann::ordered_json& array) { return array.get<std::vector<double>>(); }
+
+//! Fitted CDFs (dashed in spirit: lines) against the empirical one (points).
+Plot cdf_plot(const std::string& title, const nlohmann::ordered_json& cdf, const std::vector<std::string>& models) {
+  Plot plot;
+  plot.title = title;
+  plot.x_label = "hours";
+  plot.y_label = "fraction failed by then";
+  plot.log_x = true;
+  PlotSeries empirical{"empirical (Kaplan-Meier)", numbers(cdf["hours"]), numbers(cdf["empirical"]), {}, {}, false};
+  plot.series.push_back(empirical);
+  for (const std::string& m : models)
+    if (cdf.contains(m)) plot.series.push_back({m + " fit", numbers(cdf["hours"]), numbers(cdf[m]), {}, {}, true});
+  return plot;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohmann::ordered_json& report) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // Rates by class with their intervals, one plot per exposure unit (log scale: they span decades).
+  for (const char* component : {"gpu", "node"}) {
+    Plot plot;
+    plot.title = std::string("fitted rates per ") + component + "-year, with " +
+                 std::to_string(static_cast<int>(std::lround(100 * report["confidence"].get<double>()))) + "% intervals";
+    plot.y_label = std::string("failures per ") + component + "-year";
+    plot.log_y = true;
+    PlotSeries rates{"", {}, {}, {}, {}, false};
+    for (const auto& c : report["classes"]) {
+      const auto& rate = c["rate_per_" + c["component"].get<std::string>() + "_year"];
+      if (c["component"] != component || !(rate["estimate"].get<double>() > 0)) continue;
+      rates.x.push_back(static_cast<double>(plot.x_labels.size()));
+      plot.x_labels.push_back(c["class"].get<std::string>());
+      rates.y.push_back(rate["estimate"].get<double>());
+      rates.y_low.push_back(std::max(rate["lower"].get<double>(), 1e-3 * rate["estimate"].get<double>()));  // a log axis has no 0
+      rates.y_high.push_back(rate["upper"].get<double>());
+    }
+    if (rates.x.empty()) continue;
+    plot.series.push_back(rates);
+    out.emplace_back(std::string("rates_") + component + ".svg", plot_svg(plot));
+  }
+  for (const auto& c : report["classes"])
+    if (c.contains("lifetime_cdf"))
+      out.emplace_back("lifetimes_" + c["class"].get<std::string>() + ".svg",
+                       plot_svg(cdf_plot(c["class"].get<std::string>() + ": lifetimes", c["lifetime_cdf"], {"weibull", "exponential"})));
+  for (const char* durations : {"repair_hours", "recovery_hours"})
+    if (report.contains(durations) && report[durations].contains("cdf"))
+      out.emplace_back(std::string(durations) + ".svg", plot_svg(cdf_plot(durations, report[durations]["cdf"], {"lognormal"})));
+  return out;
+}
 
 CalibrateCommand::CalibrateCommand(CLI::App& app) {
   cmd_ = app.add_subcommand("calibrate", "fit a scenario to fleet traces: Xid kernel logs, sacct records, event logs, incident tables");
@@ -16,6 +72,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   cmd_->add_option("--base", base_, "scenario whose classes, cluster and job the fit updates");
   cmd_->add_option("--out", out_, "write the calibrated scenario here")->required();
   cmd_->add_option("--report", report_, "write the fits (JSON) here");
+  cmd_->add_option("--plots", plots_, "write SVG plots here (an existing directory): rates by class, fitted against empirical CDFs");
   cmd_->add_option("--year", year_, "year of syslog lines, which carry none")->check(CLI::Range(1970, 9999));
   cmd_->add_option("--gpus-per-node", gpus_per_node_, "without --base")->check(CLI::Range(1, 1024));
   cmd_->add_option("--dedupe", dedupe_s_, "seconds within which a repeated Xid on one GPU is the same fault")->check(CLI::Range(0.0, 1e9));
@@ -25,6 +82,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
 std::optional<int> CalibrateCommand::dispatch() {
   if (!*cmd_) return std::nullopt;
   if (!cli::check_output_path("--out", out_) || !cli::check_output_path("--report", report_)) return cli::kExitBadInput;
+  if (!plots_.empty() && !cli::check_output_path("--plots", (std::filesystem::path(plots_) / "rates.svg").string())) return cli::kExitBadInput;
   return cli::run_reporting_errors([this] {
     try {
       return run();
@@ -72,9 +130,13 @@ int CalibrateCommand::run() {
                 r["job_mttf_vs_size"]["exponent"]["upper"].get<double>());
   if (!r["lemons"].empty()) std::cout << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";
   std::fflush(stdout);
-  write_file_atomically(out_, result.scenario.dump(2) + "\n");
-  if (!report_.empty()) write_file_atomically(report_, r.dump(2) + "\n");
-  std::cout << "\n  wrote " << out_ << (report_.empty() ? "" : " and " + report_) << "\n";
+  std::vector<std::pair<std::string, std::string>> outputs{{out_, result.scenario.dump(2) + "\n"}};
+  if (!report_.empty()) outputs.emplace_back(report_, r.dump(2) + "\n");
+  if (!plots_.empty())
+    for (auto& [name, svg] : calibration_plots(r)) outputs.emplace_back((std::filesystem::path(plots_) / name).string(), std::move(svg));
+  for (const auto& [path, content] : outputs) write_file_atomically(path, content);
+  std::cout << "\n  wrote " << out_ << (report_.empty() ? "" : " and " + report_)
+            << (plots_.empty() ? "" : ", plots in " + plots_ + "/") << "\n";
   return 0;
 }
 

@@ -1,13 +1,20 @@
 #pragma once
-//! `ctwin calibrate TRACE... [--base SCENARIO] --out calibrated.json [--report report.json]`.
+//! `ctwin calibrate TRACE... [--base SCENARIO] --out calibrated.json [--report report.json] [--plots DIR]`.
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 namespace ctwin {
+
+//! The calibration report's plots as (file name, SVG): rates by class with their intervals
+//! (`rates_gpu.svg`, `rates_node.svg`), and fitted against empirical CDFs of each class's
+//! lifetimes (`lifetimes_<class>.svg`) and of repairs and recoveries.
+std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohmann::ordered_json& report);
 
 class CalibrateCommand {
  public:
@@ -18,7 +25,7 @@ class CalibrateCommand {
   int run();
   CLI::App* cmd_ = nullptr;
   std::vector<std::string> traces_;
-  std::string base_, out_, report_;
+  std::string base_, out_, report_, plots_;
   int year_ = 1970, gpus_per_node_ = 8;
   double dedupe_s_ = 60, confidence_ = 0.95;
 };

@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -162,6 +163,23 @@ TEST_CASE("estimators: exact Poisson intervals, censored Weibull MLE and its tes
   CHECK(l.mu.lower < l.mu.estimate);
 }
 
+TEST_CASE("empirical CDF: Kaplan-Meier with censored lives, thinned by rank", "[calibration]") {
+  // Lives 1, 2+, 3, 4+, 5: S(1) = 4/5, S(3) = 4/5 * 2/3, S(5) = 0.
+  const auto km = empirical_cdf({{3, true}, {2, false}, {1, true}, {5, true}, {4, false}});
+  REQUIRE(km.size() == 3);
+  CHECK(km[0].time == 1);
+  CHECK(km[0].cdf == Approx(0.2));
+  CHECK(km[1].cdf == Approx(1 - 0.8 * 2 / 3.0));
+  CHECK(km[2].cdf == Approx(1.0));
+  std::vector<Life> many;
+  for (int i = 1; i <= 1000; ++i) many.push_back({static_cast<double>(i), true});
+  const auto thinned = empirical_cdf(many, 11);
+  REQUIRE(thinned.size() == 11);
+  CHECK(thinned.front().time == 1);
+  CHECK(thinned.back().cdf == Approx(1.0));
+  CHECK(thinned[5].cdf == Approx(0.5).margin(0.001));
+}
+
 TEST_CASE("job MTTF against size: Poisson regression finds the exponent; lemons stand out", "[calibration]") {
   boost::random::mt19937_64 rng(7);
   auto jobs_with = [&](double exponent) {
@@ -211,7 +229,8 @@ TEST_CASE("round trip: an event log simulated from known rates and a Weibull sha
   const std::string calibrated = (dir / "calibrated.json").string(), report = (dir / "report.json").string();
   std::ofstream(scenario) << truth.dump(2);
   REQUIRE(test::run_ctwin("run " + scenario + " --trials 1 --seed 4 --events " + events).first == 0);
-  const auto [code, out] = test::run_ctwin("calibrate " + events + " --base " + scenario + " --out " + calibrated + " --report " + report);
+  const auto [code, out] = test::run_ctwin("calibrate " + events + " --base " + scenario + " --out " + calibrated + " --report " + report +
+                                           " --plots " + dir.string());
   INFO(out);
   REQUIRE(code == 0);
   const nlohmann::json r = test::read_json(report);
@@ -222,6 +241,18 @@ TEST_CASE("round trip: an event log simulated from known rates and a Weibull sha
   CHECK(gpu["weibull"]["shape"]["lower"].get<double>() < 0.7);
   CHECK(gpu["weibull"]["shape"]["upper"].get<double>() > 0.7);
   CHECK(gpu["weibull"]["shape_one_p_value"].get<double>() < 1e-6);
+  // The fitted Weibull follows the Kaplan-Meier CDF (within a Kolmogorov distance of 0.03); the
+  // exponential, with shape 1 rejected, does not.
+  double weibull_gap = 0, exponential_gap = 0;
+  const auto& cdf = gpu["lifetime_cdf"];
+  for (std::size_t i = 0; i < cdf["hours"].size(); ++i) {
+    weibull_gap = std::max(weibull_gap, std::abs(cdf["empirical"][i].get<double>() - cdf["weibull"][i].get<double>()));
+    exponential_gap = std::max(exponential_gap, std::abs(cdf["empirical"][i].get<double>() - cdf["exponential"][i].get<double>()));
+  }
+  CHECK(weibull_gap < 0.03);
+  CHECK(exponential_gap > 2 * weibull_gap);
+  for (const char* plot : {"rates_gpu.svg", "rates_node.svg", "lifetimes_gpu_xid79.svg", "lifetimes_node_crash.svg", "recovery_hours.svg"})
+    CHECK(fs::file_size(dir / plot) > 1000);
   CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < 2.0);
   CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > 2.0);
   const auto& node = classes.at("node_crash");
