@@ -1,5 +1,6 @@
 #include "calibration/calibrate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "calibration/evidence.hpp"
+#include "calibration/step_times.hpp"
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::calib {
@@ -54,6 +56,37 @@ nlohmann::ordered_json base_document(const CalibrateOptions& options, const Evid
           {"restart", {{"overhead", "10min"}}},
           {"spares", {{"repair_time", "2d"}}},
           {"policies", {{"checkpoint", {{"type", "fixed"}, {"interval", "1h"}}}}}};
+}
+
+//! A trainer's log: Megatron-LM iteration lines among its first few thousand lines.
+bool is_megatron_log(const std::string& path) {
+  std::ifstream in = open_trace(path);
+  std::string line;
+  for (int n = 0; n < 5000 && std::getline(in, line); ++n)
+    if (is_megatron_line(line)) return true;
+  return false;
+}
+
+void add_steps(Evidence& into, const StepLog& log) {
+  log.report.require_some();
+  into.steps.insert(into.steps.end(), log.records.begin(), log.records.end());
+  into.step_sources.push_back(log.report.file + " (" + std::to_string(log.records.size()) + " step times)");
+  into.traces.push_back(report_json(log.report));
+}
+
+nlohmann::ordered_json step_times_json(const StepTimeFit& f, double confidence) {
+  nlohmann::ordered_json j{{"records", f.records}, {"nodes", f.nodes}, {"median_s", f.median_s}, {"mean_s", f.mean_s},
+                           {"p5_s", f.p5_s}, {"p95_s", f.p95_s}, {"p99_s", f.p99_s}};
+  j["slow_steps"] = {{"above_median_times", f.slow_step_factor}, {"share", interval_json(f.slow_step_share)}, {"confidence", confidence}};
+  if (f.nodes >= 3) {
+    nlohmann::ordered_json slow = nlohmann::ordered_json::array();
+    for (const SlowNode& n : f.slow_nodes)
+      slow.push_back({{"node", n.node}, {"median_s", n.median_s}, {"speed_factor", n.speed_factor}, {"robust_z", n.robust_z}, {"steps", n.steps}});
+    j["slow_nodes"] = slow;
+    j["slow_node_share"] = interval_json(f.slow_node_share);
+    j["slow_node_rule"] = "robust z of the node's median step time above 3.5 among the nodes' medians (the straggler policy's)";
+  }
+  return j;
 }
 
 using Model = std::pair<const char*, std::function<double(double)>>;
@@ -122,6 +155,10 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
       const SlurmLog log = read_sacct(in, path);
       log.report.require_some();
       add_sacct(evidence, log);
+    } else if (const auto cols = split_csv(head); std::find(cols.begin(), cols.end(), "duration_s") != cols.end()) {
+      add_steps(evidence, read_step_csv(in, path));
+    } else if (is_megatron_log(path)) {
+      add_steps(evidence, read_megatron_log(in, path));
     } else if (head.rfind("class,", 0) == 0) {
       const IncidentTable table = read_incident_table(in, path);
       table.report.require_some();
@@ -184,6 +221,11 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     estimates.push_back(std::move(e));
   }
   report["classes"] = classes;
+  std::optional<StepTimeFit> steps;
+  if (!evidence.steps.empty()) {
+    steps = fit_step_times(evidence.steps, options.confidence);
+    report["step_times"] = step_times_json(*steps, options.confidence);
+  }
 
   std::optional<LognormalFit> repair, recovery;
   if (evidence.repair_hours.size() >= 2) {
@@ -272,6 +314,13 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   }
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
+  // A failure-free step is the logs' median (slow steps are the tail). With a workload the step
+  // model computes it, and the logs are for checking that instead.
+  if (steps && !doc.contains("workload")) {
+    doc["job"]["step_time"] = number(steps->median_s) + "s";
+    doc["job"].erase("tokens_per_s");  // the measured step replaces a throughput figure
+    doc["calibration"]["step_time"] = {{"median_s", steps->median_s}, {"records", steps->records}, {"provenance", evidence.step_sources}};
+  }
   out.scenario = doc;
   try {
     parse_scenario(doc.dump(), "the calibrated scenario");  // never write a scenario that does not load

@@ -14,6 +14,7 @@
 #include "calibration/readers/event_log.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
+#include "calibration/readers/step_log.hpp"
 #include "calibration/readers/xid_log.hpp"
 #include "models/scenario.hpp"
 
@@ -35,6 +36,8 @@ struct Evidence {
   std::vector<Life> job_lives;         //!< time between the job's interruptions, in hours
   std::map<std::string, NodeCount> nodes;
   std::vector<SlurmJob> jobs;
+  std::vector<StepRecord> steps;
+  std::vector<std::string> step_sources;
   nlohmann::ordered_json traces = nlohmann::ordered_json::array();
 };
 

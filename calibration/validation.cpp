@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/report/report.hpp"
+#include "policies/robust_statistics.hpp"
 #include "sim/statistics.hpp"
 
 namespace ctwin {
@@ -17,14 +18,6 @@ using nlohmann::ordered_json;
 namespace {
 
 constexpr double kDay = 86400, kHour = 3600;
-
-//! Type 7 quantile of sorted samples.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
 
 //! One compared figure: the trials' values of it and the run's.
 struct Row {
@@ -38,7 +31,7 @@ ordered_json judge(const Row& row, double confidence) {
   std::vector<double> sorted = row.trials;
   std::sort(sorted.begin(), sorted.end());
   const Summary s = summarize(row.trials);
-  const double lo = quantile(sorted, (1 - confidence) / 2), hi = quantile(sorted, (1 + confidence) / 2);
+  const double lo = quantile_of_sorted(sorted, (1 - confidence) / 2), hi = quantile_of_sorted(sorted, (1 + confidence) / 2);
   ordered_json j{{"group", row.group}, {"metric", row.metric}};
   if (!row.fault_class.empty()) j["class"] = row.fault_class;
   j["unit"] = row.unit;

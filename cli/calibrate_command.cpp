@@ -128,6 +128,21 @@ int CalibrateCommand::run() {
     std::printf("\n  job MTTF against size: exponent %.2f [%.2f, %.2f] (1 is the 1/(N r) law)\n",
                 r["job_mttf_vs_size"]["exponent"]["estimate"].get<double>(), r["job_mttf_vs_size"]["exponent"]["lower"].get<double>(),
                 r["job_mttf_vs_size"]["exponent"]["upper"].get<double>());
+  if (r.contains("step_times")) {
+    const auto& st = r["step_times"];
+    const auto& share = st["slow_steps"]["share"];
+    std::printf("\n  step times: %zu records, median %.4g s (p95 %.4g s, p99 %.4g s); steps over %.2gx the median: %.3g%% [%.3g%%, %.3g%%]\n",
+                st["records"].get<std::size_t>(), st["median_s"].get<double>(), st["p95_s"].get<double>(), st["p99_s"].get<double>(),
+                st["slow_steps"]["above_median_times"].get<double>(), 100 * share["estimate"].get<double>(),
+                100 * share["lower"].get<double>(), 100 * share["upper"].get<double>());
+    if (st.contains("slow_nodes")) {
+      const auto& nodes = st["slow_node_share"];
+      std::printf("  slow nodes: %zu of %zu, share %.3g%% [%.3g%%, %.3g%%]", st["slow_nodes"].size(), st["nodes"].get<std::size_t>(),
+                  100 * nodes["estimate"].get<double>(), 100 * nodes["lower"].get<double>(), 100 * nodes["upper"].get<double>());
+      for (const auto& n : st["slow_nodes"]) std::printf("  %s at %.3g", n["node"].get<std::string>().c_str(), n["speed_factor"].get<double>());
+      std::printf("\n");
+    }
+  }
   if (!r["lemons"].empty()) std::cout << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";
   std::fflush(stdout);
   std::vector<std::pair<std::string, std::string>> outputs{{out_, result.scenario.dump(2) + "\n"}};

@@ -13,11 +13,7 @@ std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& 
   if (step_time_s.size() < 3) return std::nullopt;
   std::vector<double> times;
   for (const auto& [node, t] : step_time_s) times.push_back(t);
-  const double median = median_of(times);
-  std::vector<double> deviations;
-  for (double t : times) deviations.push_back(std::abs(t - median));
-  // MAD floored at 0.1% of the median: identical healthy times must not make noise an outlier.
-  const double mad = std::max(median_of(deviations), 1e-3 * median);
+  const RobustScale scale = robust_scale(times);
   int slowest = -1;
   double slowest_time = -1, second_time = -1;
   for (const auto& [node, t] : step_time_s) {
@@ -29,7 +25,7 @@ std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& 
       second_time = t;
     }
   }
-  const double z = 0.6745 * (slowest_time - median) / mad;
+  const double z = scale.z(slowest_time);
   if (z <= z_threshold) return std::nullopt;
   StragglerDecision d;
   d.node = slowest;

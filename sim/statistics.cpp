@@ -1,5 +1,7 @@
 #include "sim/statistics.hpp"
 
+#include "policies/robust_statistics.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,13 +10,7 @@
 namespace ctwin {
 namespace {
 
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(std::floor(position));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[above] - sorted[below]);
-}
+double percentile(const std::vector<double>& sorted, double q) { return sorted.empty() ? 0 : quantile_of_sorted(sorted, q); }
 
 }  // namespace
 

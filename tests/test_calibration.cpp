@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
+#include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/poisson_distribution.hpp>
 #include <boost/random/weibull_distribution.hpp>
@@ -21,7 +23,9 @@
 #include "calibration/readers/event_log.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
+#include "calibration/readers/step_log.hpp"
 #include "calibration/readers/xid_log.hpp"
+#include "calibration/step_times.hpp"
 #include "models/scenario_loader.hpp"
 #include "test_helpers.hpp"
 
@@ -342,4 +346,48 @@ TEST_CASE("public records: the committed incident tables are the script's, and B
       CHECK((rate["upper"].get<double>() - rate["lower"].get<double>()) / rate["estimate"].get<double>() < 0.03);
     }
   fs::remove_all(dir);
+}
+
+TEST_CASE("step logs: Megatron-LM iteration lines and per-node timings; slow nodes by the straggler policy's robust z", "[calibration][readers]") {
+  const StepLog megatron = read("megatron_train.log", read_megatron_log);
+  REQUIRE(megatron.records.size() == 5);
+  CHECK(megatron.records[0].step == 10);
+  CHECK(megatron.records[0].duration_s == Approx(11.4026));
+  CHECK(megatron.records[2].duration_s == Approx(11.1984));  // "current/mean": the current one
+  CHECK(megatron.report.skipped == 5);
+  REQUIRE(megatron.report.malformed.size() == 1);
+  CHECK(megatron.report.malformed[0].line == 8);  // "elapsed time per iteration (ms): nan"
+
+  // 64 nodes, 300 steps each, 1% lognormal noise; nodes 7, 21 and 50 run at 90% speed.
+  boost::random::mt19937 rng(17);
+  boost::random::lognormal_distribution<double> noise(0.0, 0.01);
+  std::ostringstream csv;
+  csv << "step,node,duration_s\n";
+  for (int step = 0; step < 300; ++step)
+    for (int node = 0; node < 64; ++node)
+      csv << step << ",node-" << node << "," << 10.0 * noise(rng) / (node == 7 || node == 21 || node == 50 ? 0.9 : 1.0) << "\n";
+  csv << "300,node-3,-1\n";
+  std::istringstream in(csv.str());
+  const StepLog log = read_step_csv(in, "steps.csv");
+  CHECK(log.records.size() == 300 * 64);
+  REQUIRE(log.report.malformed.size() == 1);
+  CHECK(log.report.malformed[0].line == 300 * 64 + 2);
+  const StepTimeFit fit = fit_step_times(log.records);
+  CHECK(fit.nodes == 64);
+  CHECK(fit.median_s == Approx(10).epsilon(0.002));
+  REQUIRE(fit.slow_nodes.size() == 3);
+  std::set<std::string> slow;
+  for (const SlowNode& n : fit.slow_nodes) {
+    slow.insert(n.node);
+    CHECK(n.speed_factor == Approx(0.9).epsilon(0.01));
+  }
+  CHECK(slow == std::set<std::string>{"node-7", "node-21", "node-50"});
+  CHECK(fit.slow_node_share.estimate == Approx(3.0 / 64));
+  CHECK(fit.slow_node_share.lower < 3.0 / 64);
+  CHECK(fit.slow_node_share.upper > 3.0 / 64);
+  // The slow nodes' steps are 1.11x the median: with 1% noise about 84% of them clear 1.1x, and
+  // healthy steps (10 sigma away) never do.
+  CHECK(fit.slow_step_share.estimate == Approx(0.84 * 3 / 64).epsilon(0.05));
+  // Clopper-Pearson against a known value: 0 of 10 at 95% has upper bound 1 - 0.025^(1/10).
+  CHECK(binomial_share(0, 10).upper == Approx(1 - std::pow(0.025, 0.1)));
 }
