@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Executes the notebooks headless with Debian's Jupyter (jupyter-nbconvert), the kernel pinned to
+# Debian's /usr/bin/python3 whatever python3 comes first on the PATH. Executed copies and their
+# figures go to BUILD/notebooks/. Exit 77 (CTest: skipped) when Debian's Jupyter is missing.
+#   notebooks/run.sh [BUILD_DIR]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+if [ ! -x /usr/bin/jupyter-nbconvert ] || ! /usr/bin/python3 -c "import ipykernel, matplotlib, numpy" 2>/dev/null; then
+  echo "notebooks: Debian's jupyter-nbconvert, python3-ipykernel, python3-matplotlib or python3-numpy is missing (scripts/setup.sh installs them): skipped"
+  exit 77
+fi
+out="$build/notebooks"
+mkdir -p "$out/jupyter/kernels/ctwin-python3"
+cat > "$out/jupyter/kernels/ctwin-python3/kernel.json" <<'JSON'
+{"argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+ "display_name": "Python 3 (Debian /usr/bin/python3)", "language": "python"}
+JSON
+export JUPYTER_PATH="$out/jupyter" JUPYTER_DATA_DIR="$out/jupyter" JUPYTER_RUNTIME_DIR="$out/runtime" \
+       JUPYTER_CONFIG_DIR="$out/config" IPYTHONDIR="$out/ipython" MPLCONFIGDIR="$out/mpl" \
+       CTWIN_ROOT="$root" CTWIN_BIN="$build/ctwin" PYTHONNOUSERSITE=1 PYDEVD_DISABLE_FILE_VALIDATION=1
+for notebook in "$root"/notebooks/*.ipynb; do
+  name="$(basename "$notebook" .ipynb)"
+  rm -rf "${out:?}/$name" && mkdir -p "$out/$name"
+  echo "notebooks: executing $name"
+  CTWIN_NOTEBOOK_OUT="$out/$name" /usr/bin/jupyter-nbconvert --to notebook --execute \
+    --ExecutePreprocessor.kernel_name=ctwin-python3 --ExecutePreprocessor.timeout=600 \
+    --output-dir "$out" --output "$name.executed" "$notebook"
+done
+echo "notebooks: all executed; copies and figures in $out"
