@@ -83,14 +83,7 @@ std::optional<int> CalibrateCommand::dispatch() {
   if (!*cmd_) return std::nullopt;
   if (!cli::check_output_path("--out", out_) || !cli::check_output_path("--report", report_)) return cli::kExitBadInput;
   if (!plots_.empty() && !cli::check_output_path("--plots", (std::filesystem::path(plots_) / "rates.svg").string())) return cli::kExitBadInput;
-  return cli::run_reporting_errors([this] {
-    try {
-      return run();
-    } catch (const calib::TraceUnreadable& e) {
-      std::cerr << "ctwin: " << e.what() << "\n";
-      return cli::kExitBadInput;
-    }
-  });
+  return cli::run_reporting_errors([this] { return run(); });
 }
 
 int CalibrateCommand::run() {

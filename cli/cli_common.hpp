@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "calibration/readers/trace.hpp"
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::cli {
@@ -35,13 +36,17 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
   return true;
 }
 
-//! Runs a command: a bad scenario is exit 2 with its problems, any other error exit 1.
+//! Runs a command: a bad scenario or an unreadable trace is exit 2 with its problems, any other
+//! error exit 1.
 template <class Body>
 int run_reporting_errors(Body&& body) {
   try {
     return body();
   } catch (const ScenarioInvalid& e) {
     std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const calib::TraceUnreadable& e) {
+    std::cerr << "ctwin: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "ctwin: " << e.what() << "\n";

@@ -28,14 +28,7 @@ ValidateCommand::ValidateCommand(CLI::App& app) {
 std::optional<int> ValidateCommand::dispatch() {
   if (!*cmd_) return std::nullopt;
   if (!cli::check_output_path("--json", json_)) return cli::kExitBadInput;
-  return cli::run_reporting_errors([this] {
-    try {
-      return run();
-    } catch (const calib::TraceUnreadable& e) {
-      std::cerr << "ctwin: " << e.what() << "\n";
-      return cli::kExitBadInput;
-    }
-  });
+  return cli::run_reporting_errors([this] { return run(); });
 }
 
 int ValidateCommand::run() {
