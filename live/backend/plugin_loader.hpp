@@ -1,0 +1,34 @@
+#pragma once
+//! Finds and loads the CUDA backend plugin (libctwin_cuda.so) at run time, so that nothing of ctwin
+//! links CUDA. Looked for in $CTWIN_CUDA_PLUGIN, then beside the binary or library that asks, then
+//! by the loader's search path. Standard library and libdl only (the GPU-side build uses it too).
+
+#include <stdexcept>
+#include <string>
+
+#include "live/backend/ctwin_backend.h"
+
+namespace ctwin::live {
+
+//! This machine cannot run the command: exit code 3, with the reason (no plugin, no device,
+//! driver too old; the driver and runtime versions when known).
+class CannotRunHere : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+//! The plugin's table; loaded once per process. Throws CannotRunHere when the plugin or its
+//! libraries cannot be loaded.
+const ctwin_backend_v1& cuda_plugin();
+
+//! The plugin, checked to have a usable GPU: throws CannotRunHere saying why not (no device;
+//! driver too old, with driver and runtime versions). Returns the number of devices.
+int require_cuda_devices(const ctwin_backend_v1& plugin);
+
+//! "12.4" from CUDA's 12040.
+std::string cuda_version_string(int encoded);
+
+//! Throws std::runtime_error with the plugin's message when `status` is not CTWIN_OK.
+void check_status(const ctwin_backend_v1& plugin, int status, const char* what);
+
+}  // namespace ctwin::live

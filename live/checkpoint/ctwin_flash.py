@@ -1,0 +1,125 @@
+"""Flash checkpoints from Python: a ctypes wrapper of ctwin's libctwin_flash.so.
+
+    from ctwin_flash import FlashCheckpoint
+    ckpt = FlashCheckpoint("job42", persist_dir="/ckpt", rank=rank, world=world)
+    for name, tensor in model.state_dict().items():
+        ckpt.register(name, tensor)            # CUDA tensors are copied by the CUDA plugin
+    step, source = ckpt.restore()              # (None, "none") when there is nothing yet
+    ...
+    ckpt.save(step)                            # returns once the state is in shared memory
+    ckpt.close()                               # waits for the background persist
+
+Buffers may be torch tensors (contiguous), NumPy arrays (C-contiguous), bytearrays or ctypes
+arrays. Registered objects are kept alive by the wrapper; their memory must not move.
+"""
+
+import ctypes
+import os
+
+_SOURCES = {0: "none", 1: "memory", 2: "disk"}
+_KINDS = {1: "usage", 2: "shared memory", 3: "persist", 4: "device", 5: "timeout"}
+
+
+class FlashCheckpointError(RuntimeError):
+    def __init__(self, kind, message):
+        super().__init__(f"{_KINDS.get(kind, 'error')}: {message}")
+        self.kind = _KINDS.get(kind, "error")
+
+
+def _load(path=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    lib = ctypes.CDLL(path or os.environ.get("CTWIN_FLASH_LIBRARY") or os.path.join(here, "libctwin_flash.so"))
+    lib.ctwin_flash_open.restype = ctypes.c_void_p
+    lib.ctwin_flash_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+    lib.ctwin_flash_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.ctwin_flash_save.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    lib.ctwin_flash_restore.restype = ctypes.c_int64
+    lib.ctwin_flash_restore.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    lib.ctwin_flash_wait_persisted.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_double]
+    lib.ctwin_flash_persisted_step.restype = ctypes.c_int64
+    lib.ctwin_flash_persisted_step.argtypes = [ctypes.c_void_p]
+    lib.ctwin_flash_error.restype = ctypes.c_char_p
+    lib.ctwin_flash_error.argtypes = [ctypes.c_void_p]
+    lib.ctwin_flash_close.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def _pointer_of(buffer):
+    """(address, bytes, device) of a tensor, array or writable buffer."""
+    if hasattr(buffer, "data_ptr") and hasattr(buffer, "element_size"):  # torch.Tensor
+        if not buffer.is_contiguous():
+            raise ValueError("tensor must be contiguous")
+        device = buffer.device.index if buffer.is_cuda else -1
+        return buffer.data_ptr(), buffer.numel() * buffer.element_size(), device
+    if hasattr(buffer, "__array_interface__"):  # numpy.ndarray
+        if not buffer.flags["C_CONTIGUOUS"] or not buffer.flags["WRITEABLE"]:
+            raise ValueError("array must be C-contiguous and writeable")
+        return buffer.ctypes.data, buffer.nbytes, -1
+    if isinstance(buffer, ctypes.Array):
+        return ctypes.addressof(buffer), ctypes.sizeof(buffer), -1
+    view = memoryview(buffer)
+    if view.readonly or not view.c_contiguous:
+        raise ValueError("buffer must be writable and contiguous")
+    holder = (ctypes.c_char * view.nbytes).from_buffer(buffer)
+    return ctypes.addressof(holder), view.nbytes, -1
+
+
+class FlashCheckpoint:
+    def __init__(self, name, persist_dir=None, rank=0, world=1, keep_last=2, shm_dir=None, library=None):
+        self._h = None
+        self._lib = _load(library)
+        self._keep = []
+        handle = self._lib.ctwin_flash_open(name.encode(), (persist_dir or "").encode(), rank, world, keep_last,
+                                            shm_dir.encode() if shm_dir else None)
+        if not handle:
+            raise FlashCheckpointError(1, self._lib.ctwin_flash_error(None).decode())
+        self._h = handle
+
+    def _check(self, rc):
+        if rc != 0:
+            raise FlashCheckpointError(rc, self._lib.ctwin_flash_error(self._h).decode())
+
+    def register(self, name, buffer):
+        address, nbytes, device = _pointer_of(buffer)
+        self._check(self._lib.ctwin_flash_register(self._h, name.encode(), ctypes.c_void_p(address), nbytes, device))
+        self._keep.append(buffer)
+
+    def save(self, step):
+        """Copies the buffers into shared memory; returns the seconds the caller was stalled."""
+        seconds = ctypes.c_double(0)
+        self._check(self._lib.ctwin_flash_save(self._h, step, ctypes.byref(seconds)))
+        return seconds.value
+
+    def restore(self):
+        """(step, "memory" | "disk") of the newest complete checkpoint, or (None, "none")."""
+        source = ctypes.c_int(0)
+        step = self._lib.ctwin_flash_restore(self._h, ctypes.byref(source))
+        if step == -2:
+            self._check(1)
+        return (None if step < 0 else step), _SOURCES[source.value]
+
+    def wait_persisted(self, step, timeout=600.0):
+        rc = self._lib.ctwin_flash_wait_persisted(self._h, step, timeout)
+        if rc == 5:
+            return False
+        self._check(rc)
+        return True
+
+    @property
+    def persisted_step(self):
+        step = self._lib.ctwin_flash_persisted_step(self._h)
+        return None if step < 0 else step
+
+    def close(self):
+        if self._h:
+            self._lib.ctwin_flash_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()

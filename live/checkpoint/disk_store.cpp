@@ -1,0 +1,261 @@
+#include "live/checkpoint/disk_store.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "live/checkpoint/crc32c.hpp"
+#include "live/checkpoint/flash_error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ctwin::flash {
+
+namespace {
+
+constexpr std::uint64_t kChunk = 16ull << 20;
+
+[[noreturn]] void persist_failure(const std::string& path, const std::string& what, int e) {
+  std::string text = system_error_text(path, what, e);
+  if (e == ENOSPC || e == EDQUOT || e == EFBIG) text += " (disk full or over quota; the previous checkpoint is intact)";
+  throw FlashError(ErrorKind::Persist, text);
+}
+
+void write_all(int fd, const std::string& path, const unsigned char* p, std::uint64_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, std::min<std::uint64_t>(n, kChunk));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) persist_failure(path, "write failed", w < 0 ? errno : ENOSPC);
+    p += w;
+    n -= static_cast<std::uint64_t>(w);
+  }
+}
+
+//! Writes `bytes` to `path` through a unique temporary name: fsync, rename. Removes the temporary on failure.
+void write_durably(const std::string& path, const unsigned char* bytes, std::uint64_t n) {
+  std::ostringstream temp_name;
+  temp_name << path << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id());
+  const std::string temp = temp_name.str();
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) persist_failure(temp, "cannot create", errno);
+  try {
+    write_all(fd, temp, bytes, n);
+    if (::fsync(fd) != 0) persist_failure(temp, "fsync failed", errno);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    persist_failure(temp, "close failed", e);
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp.c_str());
+    persist_failure(path, "rename failed", e);
+  }
+}
+
+void fsync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::string render(const Manifest& m) {
+  std::ostringstream out;
+  out << "ctwin-flash-manifest 1\nstep " << m.step << "\nrank " << m.rank << "\nworld " << m.world << "\nlayout "
+      << std::hex << m.layout_hash << std::dec << "\nshard " << m.shard_file << " " << m.shard_bytes << "\n";
+  for (const auto& b : m.buffers) {
+    char crc[16];
+    std::snprintf(crc, sizeof crc, "%08x", b.crc);
+    out << "buffer " << b.name << " " << b.offset << " " << b.bytes << " " << crc << "\n";
+  }
+  out << "end\n";
+  return out.str();
+}
+
+std::optional<Manifest> parse(std::istream& in) {
+  Manifest m;
+  std::string line, key;
+  if (!std::getline(in, line) || line != "ctwin-flash-manifest 1") return std::nullopt;
+  bool ended = false;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    fields >> key;
+    if (key == "step") fields >> m.step;
+    else if (key == "rank") fields >> m.rank;
+    else if (key == "world") fields >> m.world;
+    else if (key == "layout") fields >> std::hex >> m.layout_hash;
+    else if (key == "shard") fields >> m.shard_file >> m.shard_bytes;
+    else if (key == "buffer") {
+      Manifest::Buffer b;
+      fields >> b.name >> b.offset >> b.bytes >> std::hex >> b.crc;
+      m.buffers.push_back(b);
+    } else if (key == "end") {
+      ended = true;
+      break;
+    } else
+      return std::nullopt;
+    if (fields.fail()) return std::nullopt;
+  }
+  if (!ended || m.step < 0 || m.shard_file.empty()) return std::nullopt;
+  return m;
+}
+
+//! A temporary (`NAME.tmp.PID.THREAD`) whose writing process no longer exists.
+bool writer_died(const std::string& name) {
+  const auto at = name.find(".tmp.");
+  if (at == std::string::npos) return false;
+  const long pid = std::strtol(name.c_str() + at + 5, nullptr, 10);
+  return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last)
+    : dir_(std::move(dir)), rank_(rank), world_(world), keep_last_(std::max(keep_last, 1)) {}
+
+std::string DiskStore::step_dir(std::int64_t step) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%012" PRId64, step);
+  return dir_ + "/" + name;
+}
+
+std::string DiskStore::rank_file(std::int64_t step, const char* suffix) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05d.%s", rank_, suffix);
+  return step_dir(step) + "/" + name;
+}
+
+void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
+  const std::string folder = step_dir(step);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) persist_failure(folder, "cannot create the checkpoint folder", ec.value());
+  const Layout layout = slot.recorded_layout();
+  Manifest m;
+  m.step = step;
+  m.rank = rank_;
+  m.world = world_;
+  m.layout_hash = layout.hash;
+  m.shard_file = fs::path(rank_file(step, "shard")).filename().string();
+  m.shard_bytes = slot.payload_bytes();
+  for (const auto& b : layout.buffers)
+    m.buffers.push_back({b.name, b.offset, b.bytes, crc32c(0, slot.payload() + b.offset, b.bytes)});
+  write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes());
+  const std::string text = render(m);
+  try {
+    write_durably(rank_file(step, "manifest"), reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  } catch (...) {
+    ::unlink(rank_file(step, "shard").c_str());
+    throw;
+  }
+  fsync_dir(folder);
+  fsync_dir(dir_);
+  prune();
+}
+
+std::optional<Manifest> DiskStore::manifest(std::int64_t step) const {
+  std::ifstream in(rank_file(step, "manifest"));
+  if (!in) return std::nullopt;
+  auto m = parse(in);
+  if (m && (m->step != step || m->rank != rank_)) return std::nullopt;
+  return m;
+}
+
+std::vector<std::int64_t> DiskStore::complete_steps() const {
+  std::vector<std::int64_t> steps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) != 0 || name.size() != 17 || name.find_first_not_of("0123456789", 5) != std::string::npos)
+      continue;
+    const std::int64_t step = std::stoll(name.substr(5));
+    bool all = true;
+    for (int r = 0; r < world_ && all; ++r) {
+      char file[32];
+      std::snprintf(file, sizeof file, "rank-%05d.manifest", r);
+      all = fs::exists(entry.path() / file, ec);
+    }
+    if (all) steps.push_back(step);
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  return steps;
+}
+
+bool DiskStore::load(const Manifest& m, unsigned char* payload, std::uint64_t capacity, std::string& why) const {
+  const std::string path = step_dir(m.step) + "/" + m.shard_file;
+  if (m.shard_bytes > capacity) {
+    why = path + ": larger than the registered buffers";
+    return false;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why = system_error_text(path, "cannot open", errno);
+    return false;
+  }
+  std::uint64_t done = 0;
+  while (done < m.shard_bytes) {
+    const ssize_t r = ::read(fd, payload + done, std::min(kChunk, m.shard_bytes - done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    done += static_cast<std::uint64_t>(r);
+  }
+  ::close(fd);
+  if (done != m.shard_bytes) {
+    why = path + ": shorter than its manifest says";
+    return false;
+  }
+  for (const auto& b : m.buffers)
+    if (b.offset + b.bytes > m.shard_bytes || crc32c(0, payload + b.offset, b.bytes) != b.crc) {
+      why = path + ": buffer " + b.name + " fails its checksum";
+      return false;
+    }
+  return true;
+}
+
+void DiskStore::prune() const {
+  // Keep the newest K steps this rank has whole; drop this rank's files in older folders and its
+  // temporaries from writers that died. A folder goes when it is empty.
+  std::vector<std::int64_t> mine;
+  std::error_code ec;
+  std::vector<fs::path> folders;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) != 0 || name.size() != 17) continue;
+    folders.push_back(entry.path());
+    const std::int64_t step = std::stoll(name.substr(5));
+    if (manifest(step)) mine.push_back(step);
+  }
+  std::sort(mine.rbegin(), mine.rend());
+  const std::int64_t oldest_kept = mine.size() > static_cast<std::size_t>(keep_last_) ? mine[keep_last_ - 1] : -1;
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "rank-%05d.", rank_);
+  for (const auto& folder : folders) {
+    const std::int64_t step = std::stoll(folder.filename().string().substr(5));
+    const bool drop_all = oldest_kept >= 0 && step < oldest_kept;
+    for (const auto& file : fs::directory_iterator(folder, ec)) {
+      const std::string name = file.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      if (drop_all || writer_died(name)) fs::remove(file.path(), ec);
+    }
+    if (drop_all) fs::remove(folder, ec);  // only when empty: other ranks' files keep it
+  }
+}
+
+}  // namespace ctwin::flash

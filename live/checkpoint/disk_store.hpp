@@ -1,0 +1,59 @@
+#pragma once
+//! Checkpoints on disk: `<dir>/step-<012 step>/rank-<05 rank>.shard` holds a rank's payload as in
+//! its shared-memory slot, and `rank-<05 rank>.manifest` names each buffer with its offset, size
+//! and CRC-32C. Both are written to a temporary name, fsynced and renamed, the manifest last, and
+//! the folder fsynced: a manifest exists only for a shard that is whole. A step is complete when
+//! every rank's manifest is there. The last K complete steps are kept.
+//!
+//! Manifest (text, one record per line):
+//!   ctwin-flash-manifest 1 / step S / rank R / world W / layout HASH / shard FILE BYTES /
+//!   buffer NAME OFFSET BYTES CRC32C (one per buffer) / end
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/checkpoint/shm_slot.hpp"
+
+namespace ctwin::flash {
+
+struct Manifest {
+  std::int64_t step = -1;
+  int rank = 0, world = 1;
+  std::uint64_t layout_hash = 0;
+  std::string shard_file;
+  std::uint64_t shard_bytes = 0;
+  struct Buffer {
+    std::string name;
+    std::uint64_t offset = 0, bytes = 0;
+    std::uint32_t crc = 0;
+  };
+  std::vector<Buffer> buffers;
+};
+
+class DiskStore {
+ public:
+  DiskStore(std::string dir, int rank, int world, int keep_last);
+
+  //! Writes the complete slot (read under a shared lock by the caller) as step `step`; then prunes.
+  //! Throws FlashError(Persist) naming the file; nothing of the failed step is left behind.
+  void persist(const ShmSlot& slot, std::int64_t step);
+  //! Steps complete for every rank, newest first.
+  std::vector<std::int64_t> complete_steps() const;
+  //! This rank's manifest of `step`; nullopt when missing or malformed.
+  std::optional<Manifest> manifest(std::int64_t step) const;
+  //! Reads this rank's shard of `step` into `payload` (at least shard_bytes) and checks every
+  //! buffer's checksum: false (with `why`) on a short file or a mismatch.
+  bool load(const Manifest& m, unsigned char* payload, std::uint64_t capacity, std::string& why) const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string step_dir(std::int64_t step) const;
+  std::string rank_file(std::int64_t step, const char* suffix) const;
+  void prune() const;
+  std::string dir_;
+  int rank_, world_, keep_last_;
+};
+
+}  // namespace ctwin::flash

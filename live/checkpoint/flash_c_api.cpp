@@ -1,0 +1,90 @@
+// The C API over flash::Engine: exceptions become error kinds with a message kept per handle.
+
+#include <memory>
+#include <string>
+
+#include "live/checkpoint/flash_checkpoint.h"
+#include "live/checkpoint/flash_engine.hpp"
+#include "live/checkpoint/flash_error.hpp"
+
+struct ctwin_flash {
+  std::unique_ptr<ctwin::flash::Engine> engine;
+  std::string error;
+};
+
+namespace {
+
+thread_local std::string g_open_error;
+
+template <class Body>
+int guarded(ctwin_flash* h, Body&& body) {
+  try {
+    body();
+    return CTWIN_FLASH_OK;
+  } catch (const ctwin::flash::FlashError& e) {
+    h->error = e.what();
+    return static_cast<int>(e.kind());
+  } catch (const std::exception& e) {
+    h->error = e.what();
+    return CTWIN_FLASH_ERR_USAGE;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int rank, int world, int keep_last,
+                              const char* shm_dir) {
+  try {
+    ctwin::flash::EngineOptions o;
+    o.name = name ? name : "";
+    o.persist_dir = persist_dir ? persist_dir : "";
+    o.rank = rank;
+    o.world = world;
+    o.keep_last = keep_last;
+    if (shm_dir && *shm_dir) o.shm_dir = shm_dir;
+    auto h = std::make_unique<ctwin_flash>();
+    h->engine = std::make_unique<ctwin::flash::Engine>(o);
+    return h.release();
+  } catch (const std::exception& e) {
+    g_open_error = e.what();
+    return nullptr;
+  }
+}
+
+int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device) {
+  return guarded(h, [&] { h->engine->register_buffer(buffer_name ? buffer_name : "", ptr, bytes, device); });
+}
+
+int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds) {
+  return guarded(h, [&] {
+    const auto stats = h->engine->save(step);
+    if (seconds) *seconds = stats.seconds;
+  });
+}
+
+int64_t ctwin_flash_restore(ctwin_flash* h, int* source) {
+  int64_t step = -2;
+  if (source) *source = CTWIN_FLASH_FROM_NONE;
+  guarded(h, [&] {
+    const auto r = h->engine->restore();
+    step = r.step;
+    if (source) *source = static_cast<int>(r.source);
+  });
+  return step;
+}
+
+int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s) {
+  bool done = false;
+  const int rc = guarded(h, [&] { done = h->engine->wait_persisted(step, timeout_s); });
+  return rc != CTWIN_FLASH_OK ? rc : done ? CTWIN_FLASH_OK : CTWIN_FLASH_TIMEOUT;
+}
+
+int64_t ctwin_flash_persisted_step(ctwin_flash* h) { return h->engine->persisted_step(); }
+
+const char* ctwin_flash_error(ctwin_flash* h) { return h ? h->error.c_str() : g_open_error.c_str(); }
+
+void ctwin_flash_close(ctwin_flash* h) { delete h; }
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+/* The flash checkpoint engine's C API (libctwin_flash.so), for trainers in any language; the
+ * Python wrapper ctwin_flash.py calls it through ctypes. See flash_engine.hpp for the design.
+ *
+ *   h = ctwin_flash_open("job42", "/ckpt", rank, world, keep_last, NULL);
+ *   ctwin_flash_register(h, "model", ptr, bytes, device);   (device -1: host memory)
+ *   step = ctwin_flash_restore(h, &source);                  (-1: nothing to restore)
+ *   ... train ...; ctwin_flash_save(h, step);                 (returns once in shared memory)
+ *   ctwin_flash_close(h);                                     (finishes the pending persist)
+ *
+ * Functions returning int give CTWIN_FLASH_OK or an error kind, with the message in
+ * ctwin_flash_error(h). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  CTWIN_FLASH_OK = 0,
+  CTWIN_FLASH_ERR_USAGE = 1,
+  CTWIN_FLASH_ERR_SHM = 2,     /* /dev/shm too small or unusable */
+  CTWIN_FLASH_ERR_PERSIST = 3, /* disk full, or a write failed */
+  CTWIN_FLASH_ERR_DEVICE = 4,  /* a GPU copy failed, or the CUDA plugin is missing */
+  CTWIN_FLASH_TIMEOUT = 5
+};
+enum { CTWIN_FLASH_FROM_NONE = 0, CTWIN_FLASH_FROM_MEMORY = 1, CTWIN_FLASH_FROM_DISK = 2 };
+
+typedef struct ctwin_flash ctwin_flash;
+
+/* NULL on failure, with the reason in ctwin_flash_error(NULL). persist_dir NULL or "": memory only;
+ * shm_dir NULL: /dev/shm. */
+ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int rank, int world, int keep_last,
+                              const char* shm_dir);
+int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device);
+/* Copies every buffer into shared memory and returns; the disk copy follows in the background.
+ * seconds (may be NULL): how long the trainer was stalled. */
+int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds);
+/* The step restored, -1 when there is no checkpoint, -2 on error; source: CTWIN_FLASH_FROM_*. */
+int64_t ctwin_flash_restore(ctwin_flash* h, int* source);
+/* OK once `step` is on disk, CTWIN_FLASH_TIMEOUT, or the persist error. */
+int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s);
+int64_t ctwin_flash_persisted_step(ctwin_flash* h);
+const char* ctwin_flash_error(ctwin_flash* h);
+void ctwin_flash_close(ctwin_flash* h);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,103 @@
+#pragma once
+//! The flash checkpoint engine (DLRover's Flash Checkpoint, in C++): `save(step)` copies the
+//! registered buffers (GPU or host memory) into a shared-memory slot and returns; a persister
+//! writes the snapshot to disk in the background; `restore()` takes the newest complete snapshot
+//! from shared memory, else the newest complete and checksum-verified one on disk.
+//!
+//! Crash consistency: a rank keeps two slots and writes the one not holding its newest complete
+//! snapshot; shards and manifests on disk appear by rename only. A process killed at any point
+//! leaves the previous checkpoint restorable. Standard library only (plus the CUDA plugin, loaded
+//! at run time, for GPU buffers), so that it builds on a bare GPU machine.
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "live/checkpoint/disk_store.hpp"
+#include "live/checkpoint/shm_slot.hpp"
+
+struct ctwin_backend_v1;
+
+namespace ctwin::flash {
+
+struct EngineOptions {
+  std::string name;                 //!< names the job's slots: a restarted trainer must use the same
+  std::string persist_dir;          //!< empty: memory only
+  std::string shm_dir = "/dev/shm";
+  int rank = 0, world = 1;
+  int keep_last = 2;                //!< complete checkpoints kept on disk
+  bool persist_in_background = true;
+};
+
+struct SaveStats {
+  double seconds = 0;          //!< the trainer's stall: waiting for the slot, then copying
+  double seconds_waiting = 0;  //!< of which waiting for a persister still reading the slot
+  std::uint64_t bytes = 0;
+};
+
+enum class RestoreSource { None, Memory, Disk };
+
+struct Restored {
+  std::int64_t step = -1;
+  RestoreSource source = RestoreSource::None;
+  double seconds = 0;
+  std::vector<std::string> skipped;  //!< newer checkpoints passed over, and why
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);
+  ~Engine();  //!< finishes the pending persist, then stops
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  //! `device` -1: host memory; else the CUDA device holding `ptr` (copies through the plugin).
+  void register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device = -1);
+  SaveStats save(std::int64_t step);
+  Restored restore();
+  //! True once `step` (or a newer one) is on disk; false on timeout. Throws the persist error
+  //! when writing it failed.
+  bool wait_persisted(std::int64_t step, double timeout_s);
+  std::int64_t persisted_step() const;
+  std::string persist_error() const;
+  const EngineOptions& options() const { return options_; }
+
+  //! Persists the newest complete snapshot in `slots` newer than `after`: its step, or nullopt when
+  //! there is none. The background persister calls this, and so can an agent in another process
+  //! (the supervisor, after the trainer crashed between save and persist).
+  static std::optional<std::int64_t> persist_newest(const SlotLocation& slots, DiskStore& store, std::int64_t after);
+
+ private:
+  struct Registered {
+    std::string name;
+    void* ptr;
+    std::uint64_t bytes;
+    int device;
+  };
+  void ensure_slots();
+  int newest_slot(const std::vector<ShmSlot*>& slots) const;
+  void copy_out(const ShmSlot& slot);  //!< slot -> registered buffers
+  void persist_loop();
+  const ctwin_backend_v1* device_copies() const;
+
+  EngineOptions options_;
+  SlotLocation location_;
+  std::vector<Registered> buffers_;
+  Layout layout_;
+  ShmSlot slots_[2];
+  bool slots_pinned_ = false;
+  std::optional<DiskStore> store_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool pending_ = false, stopping_ = false;
+  std::int64_t persisted_step_ = -1, failed_step_ = -1;
+  std::string persist_error_;
+  std::thread persister_;
+};
+
+}  // namespace ctwin::flash

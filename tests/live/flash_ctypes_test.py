@@ -1,0 +1,80 @@
+"""The flash checkpoint engine from Python (ctwin_flash.py over ctypes), as a trainer would use it:
+one process saves and dies without closing; a second restores from shared memory; with the memory
+gone, from disk. NumPy arrays are used when NumPy is installed.
+    python3 flash_ctypes_test.py BUILD_DIR"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+build = os.path.abspath(sys.argv[1])
+sys.path.insert(0, build)
+from ctwin_flash import FlashCheckpoint, FlashCheckpointError  # noqa: E402
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
+
+def buffers(step):
+    data = bytearray((i * 7 + step) % 251 for i in range(1 << 16))
+    arrays = [data]
+    if numpy is not None:
+        arrays.append(numpy.arange(10000, dtype=numpy.float32) * step)
+    return arrays
+
+
+def attach(ckpt, arrays):
+    for i, a in enumerate(arrays):
+        ckpt.register(f"buffer.{i}", a)
+
+
+def writer(shm, disk):
+    ckpt = FlashCheckpoint("pyjob", persist_dir=disk, shm_dir=shm)
+    arrays = buffers(7)
+    attach(ckpt, arrays)
+    ckpt.save(7)
+    assert ckpt.wait_persisted(7, timeout=60)
+    os._exit(0)  # dies without close(): the snapshot must outlive the process
+
+
+def restore(shm, disk):
+    arrays = [bytearray(len(a)) if isinstance(a, bytearray) else a * 0 for a in buffers(7)]
+    with FlashCheckpoint("pyjob", persist_dir=disk, shm_dir=shm) as ckpt:
+        attach(ckpt, arrays)
+        step, source = ckpt.restore()
+    want = buffers(7)
+    same = all((bytes(a) == bytes(b)) if isinstance(a, bytearray) else bool((a == b).all()) for a, b in zip(arrays, want))
+    return step, source, same
+
+
+def main():
+    shm = tempfile.mkdtemp(prefix="ctwin-py-", dir="/dev/shm")
+    disk = tempfile.mkdtemp(prefix="ctwin-py-")
+    try:
+        subprocess.run([sys.executable, __file__, build, "--writer", shm, disk], check=True)
+        step, source, same = restore(shm, disk)
+        assert (step, source, same) == (7, "memory", True), (step, source, same)
+        for name in os.listdir(shm):  # the node lost its memory
+            os.remove(os.path.join(shm, name))
+        step, source, same = restore(shm, disk)
+        assert (step, source, same) == (7, "disk", True), (step, source, same)
+        try:
+            FlashCheckpoint("bad/name", shm_dir=shm)
+            raise AssertionError("a bad name was accepted")
+        except FlashCheckpointError as e:
+            assert e.kind == "usage" and "bad/name" in str(e), e
+        print(f"ctypes round trip: memory then disk, step 7 ({'with' if numpy else 'without'} NumPy)")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+        shutil.rmtree(disk, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[2] == "--writer":
+        writer(sys.argv[3], sys.argv[4])
+    else:
+        main()
