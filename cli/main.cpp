@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
+#include "cli/live_command.hpp"
 #include "cli/step_command.hpp"
 #include "cli/validate_command.hpp"
 #include "models/fault_catalog.hpp"
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
   StepCommand step(app);
   CalibrateCommand calibrate(app);
   ValidateCommand validate(app);
+  LiveCommand live(app);
 
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
@@ -180,5 +182,6 @@ int main(int argc, char** argv) {
   if (auto code = step.dispatch()) return *code;
   if (auto code = calibrate.dispatch()) return *code;
   if (auto code = validate.dispatch()) return *code;
+  if (auto code = live.dispatch()) return *code;
   return kExitBadInput;
 }

@@ -53,6 +53,29 @@ std::vector<double> Ranks::gather(const std::vector<double>& local, int trials) 
 #endif
 }
 
+std::vector<std::vector<unsigned char>> Ranks::allgather_bytes(const std::vector<unsigned char>& mine) const {
+  if (size_ == 1) return {mine};
+#ifdef CTWIN_HAVE_MPI
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int k = 0; k < size_; ++k) {
+    displs[static_cast<std::size_t>(k)] = total;
+    total += lengths[static_cast<std::size_t>(k)];
+  }
+  std::vector<unsigned char> all(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<std::vector<unsigned char>> out;
+  for (int k = 0; k < size_; ++k)
+    out.emplace_back(all.begin() + displs[static_cast<std::size_t>(k)],
+                     all.begin() + displs[static_cast<std::size_t>(k)] + lengths[static_cast<std::size_t>(k)]);
+  return out;
+#else
+  throw std::logic_error("Ranks::allgather_bytes: more than one rank without MPI");
+#endif
+}
+
 MpiSession::MpiSession(int& argc, char**& argv) {
 #ifdef CTWIN_HAVE_MPI
   if (!launched_by_mpirun()) return;

@@ -23,6 +23,8 @@ class Ranks {
   Slice slice(int trials) const;
   //! Every rank's slice of per-trial values, in trial order, on every rank.
   std::vector<double> gather(const std::vector<double>& local, int trials) const;
+  //! Every rank's bytes (any length), in rank order, on every rank.
+  std::vector<std::vector<unsigned char>> allgather_bytes(const std::vector<unsigned char>& mine) const;
 
  private:
   friend class MpiSession;

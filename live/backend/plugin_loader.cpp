@@ -1,6 +1,8 @@
 #include "live/backend/plugin_loader.hpp"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -75,6 +77,33 @@ int require_cuda_devices(const ctwin_backend_v1& plugin) {
   if (status != CTWIN_OK || count == 0)
     throw CannotRunHere(std::string("no usable GPU: ") + plugin.last_error() + versions);
   return count;
+}
+
+int probe_cuda_devices_in_child() {
+  int out[2];
+  if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(out[0]);
+    std::string answer;
+    try {
+      answer = "ok " + std::to_string(require_cuda_devices(cuda_plugin()));
+    } catch (const std::exception& e) {
+      answer = std::string("no ") + e.what();
+    }
+    (void)!::write(out[1], answer.data(), answer.size());
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string answer;
+  char chunk[512];
+  for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;) answer.append(chunk, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (answer.rfind("ok ", 0) == 0) return std::stoi(answer.substr(3));
+  if (answer.rfind("no ", 0) == 0) throw CannotRunHere(answer.substr(3));
+  throw CannotRunHere("probing the GPUs crashed (signal " + std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + ")");
 }
 
 void check_status(const ctwin_backend_v1& plugin, int status, const char* what) {

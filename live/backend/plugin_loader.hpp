@@ -25,6 +25,10 @@ const ctwin_backend_v1& cuda_plugin();
 //! driver too old, with driver and runtime versions). Returns the number of devices.
 int require_cuda_devices(const ctwin_backend_v1& plugin);
 
+//! The same check in a short-lived child process, so that this process has not initialised CUDA
+//! when it forks its ranks (a CUDA context does not survive fork).
+int probe_cuda_devices_in_child();
+
 //! "12.4" from CUDA's 12040.
 std::string cuda_version_string(int encoded);
 

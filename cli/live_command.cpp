@@ -1,0 +1,198 @@
+#include "cli/live_command.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "cli/cli_common.hpp"
+#include "live/backend/cpu_device.hpp"
+#include "live/backend/cuda_device.hpp"
+#include "live/backend/plugin_loader.hpp"
+#include "live/precheck/bootstrap.hpp"
+#include "live/precheck/live_precheck.hpp"
+#include "live/precheck/precheck_report.hpp"
+#include "models/scenario_loader.hpp"
+#include "models/units.hpp"
+#include "policies/recovery_controller.hpp"
+#include "sim/distributed.hpp"
+#include "sim/report/atomic_file.hpp"
+
+namespace ctwin {
+
+namespace {
+
+constexpr int kExitCannotRun = 3;
+
+//! The GPU this rank drives: its local rank under mpirun or srun, else its rank.
+int local_device(int rank) {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "LOCAL_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return rank;
+}
+
+//! "RANK:slow=4", "RANK:hang", "RANK:corrupt", "RANK:memory=0.5".
+bool parse_injections(const std::vector<std::string>& specs, int ranks, std::map<int, live::CpuFaults>& faults) {
+  for (const auto& spec : specs) {
+    const auto colon = spec.find(':');
+    const auto eq = spec.find('=');
+    const std::string kind = spec.substr(colon + 1, eq == std::string::npos ? std::string::npos : eq - colon - 1);
+    char* end = nullptr;
+    const long rank = colon == std::string::npos ? -1 : std::strtol(spec.c_str(), &end, 10);
+    const double value = eq == std::string::npos ? 0 : std::strtod(spec.c_str() + eq + 1, nullptr);
+    if (rank < 0 || rank >= ranks || end != spec.c_str() + colon) {
+      std::cerr << "ctwin: --inject " << spec << ": rank must be 0 to " << ranks - 1 << "\n";
+      return false;
+    }
+    auto& f = faults[static_cast<int>(rank)];
+    if (kind == "slow" && value > 1) f.slowdown = value;
+    else if (kind == "hang") f.hang = true;
+    else if (kind == "corrupt") f.corrupt = true;
+    else if (kind == "memory" && value > 0 && value <= 1) f.memory_in_use = value;
+    else {
+      std::cerr << "ctwin: --inject " << spec << ": expected RANK:slow=F (F > 1), RANK:hang, RANK:corrupt or RANK:memory=F (0 < F <= 1)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool parse_size(const std::optional<std::string>& text, const char* flag, std::size_t& out) {
+  if (!text) return true;
+  std::string why;
+  const auto v = parse_bytes(*text, why);
+  if (!v || *v < 4) {
+    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "too small" : why) << "\n";
+    return false;
+  }
+  out = static_cast<std::size_t>(*v);
+  return true;
+}
+
+}  // namespace
+
+LiveCommand::LiveCommand(CLI::App& app) {
+  cmd_ = app.add_subcommand("live", "live mode on real nodes: prechecks, checkpoints, supervision");
+  cmd_->require_subcommand(1);
+  auto& a = precheck_args_;
+  precheck_ = cmd_->add_subcommand("precheck", "check every GPU, then DLRover's two rounds of paired burn-in and all-reduce");
+  precheck_->add_option("--backend", a.backend, "cuda (default) or cpu (Eigen and TCP; tests, machines without GPUs)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  precheck_->add_option("--ranks", a.ranks, "processes to fork on this machine (default: one per GPU; cpu: 1); under mpirun, the MPI ranks")
+      ->check(CLI::Range(1, 4096));
+  precheck_->add_option("--policy", a.policy, "scenario whose policies (precheck) and GPU peak apply");
+  precheck_->add_option("--json", a.json, "write the report (JSON) here");
+  precheck_->add_option("--gemm-n", a.gemm_n, "GEMM size (default 8192; cpu 256)")->check(CLI::Range(16, 65536));
+  precheck_->add_option("--gemm-iterations", a.gemm_iterations, "timed GEMMs (default 20; cpu 10)")->check(CLI::Range(1, 100000));
+  precheck_->add_option("--check-n", a.check_n, "size of the GEMM checked against the reference (default 1024; cpu 128)")
+      ->check(CLI::Range(16, 16384));
+  precheck_->add_option("--copy-bytes", a.copy_bytes, "device memory and host link copies (default 1GiB; cpu 64MiB)");
+  precheck_->add_option("--allreduce-bytes", a.allreduce_bytes, "all-reduce size in the rounds (default 64MiB)");
+  precheck_->add_option("--timeout", a.timeout, "a round's timeout (default 60s)");
+  precheck_->add_option("--max-memory-in-use", a.max_memory_in_use, "fail a GPU with more of its memory in use")->check(CLI::Range(0.0, 1.0));
+  precheck_->add_option("--min-of-best", a.min_of_best, "straggler below this fraction of the best GEMM")->check(CLI::Range(0.0, 1.0));
+  precheck_->add_option("--min-of-peak", a.min_of_peak, "straggler below this fraction of the scenario's bf16 peak")->check(CLI::Range(0.0, 1.0));
+  precheck_->add_option("--inject", a.inject, "cpu backend: RANK:slow=F, RANK:hang, RANK:corrupt, RANK:memory=F");
+}
+
+std::optional<int> LiveCommand::dispatch() {
+  if (!*cmd_) return std::nullopt;
+  if (*precheck_) {
+    if (!cli::check_output_path("--json", precheck_args_.json)) return cli::kExitBadInput;
+    return cli::run_reporting_errors([this] { return precheck(); });
+  }
+  return cli::kExitBadInput;
+}
+
+int LiveCommand::precheck() {
+  const auto& a = precheck_args_;
+  const bool cpu = a.backend == "cpu";
+  Scenario scenario;
+  if (!a.policy.empty()) scenario = load_scenario(a.policy);  // ScenarioInvalid: exit 2
+  const RecoveryController controller(scenario);
+
+  live::PrecheckOptions o;
+  if (cpu) {
+    o.gemm_n = 256;
+    o.gemm_iterations = 10;
+    o.check_n = 128;
+    o.copy_bytes = o.link_bytes = std::size_t(64) << 20;
+    o.copy_iterations = 5;
+    o.allreduce_iterations = 3;
+  } else {
+    o.expected_flops = scenario.cluster.gpu_peak_bf16_flops;
+  }
+  o.gemm_n = a.gemm_n.value_or(o.gemm_n);
+  o.gemm_iterations = a.gemm_iterations.value_or(o.gemm_iterations);
+  o.check_n = a.check_n.value_or(o.check_n);
+  o.max_memory_in_use = a.max_memory_in_use;
+  o.min_of_best = a.min_of_best;
+  o.min_of_expected = a.min_of_peak;
+  if (!parse_size(a.copy_bytes, "--copy-bytes", o.copy_bytes)) return cli::kExitBadInput;
+  o.link_bytes = std::min(o.link_bytes, o.copy_bytes);
+  if (!parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes)) return cli::kExitBadInput;
+  if (a.timeout) {
+    std::string why;
+    const auto t = parse_duration_s(*a.timeout, why);
+    if (!t || *t <= 0) {
+      std::cerr << "ctwin: --timeout " << *a.timeout << ": " << (why.empty() ? "must be positive" : why) << "\n";
+      return cli::kExitBadInput;
+    }
+    o.timeout_s = *t;
+  }
+
+  const bool under_mpi = Ranks::world().size() > 1;
+  int ranks = under_mpi ? Ranks::world().size() : a.ranks.value_or(1);
+  std::map<int, live::CpuFaults> faults;
+  if (!a.inject.empty() && !cpu) {
+    std::cerr << "ctwin: --inject works with --backend cpu only\n";
+    return cli::kExitBadInput;
+  }
+  if (!parse_injections(a.inject, ranks, faults)) return cli::kExitBadInput;
+  if (!cpu && !under_mpi) {
+    int gpus = 0;
+    try {
+      gpus = live::probe_cuda_devices_in_child();
+    } catch (const live::CannotRunHere& e) {
+      std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
+      return kExitCannotRun;
+    }
+    ranks = a.ranks.value_or(gpus);
+    if (ranks > gpus) {
+      std::cerr << "ctwin: --ranks " << ranks << ": this machine has " << gpus << " GPU(s), and NCCL refuses two ranks on one GPU\n";
+      return cli::kExitBadInput;
+    }
+  }
+
+  std::unique_ptr<live::LocalBootstrap> local;
+  std::unique_ptr<live::Bootstrap> mpi;
+  live::Bootstrap* boot = nullptr;
+  if (under_mpi) boot = (mpi = live::mpi_bootstrap()).get();
+  else boot = (local = live::LocalBootstrap::fork_ranks(ranks)).get();
+  const int rank = boot->rank();
+
+  live::PrecheckReport report;
+  try {
+    std::unique_ptr<live::ComputeDevice> device;
+    if (cpu) device = std::make_unique<live::CpuDevice>(rank, faults[rank]);
+    else device = std::make_unique<live::CudaDevice>(under_mpi ? local_device(rank) : rank);
+    report = live::run_live_precheck(*boot, *device, controller, o);
+  } catch (const live::CannotRunHere& e) {
+    std::cerr << "ctwin: rank " << rank << ": cannot run here: " << e.what() << "\n";
+    if (local && rank != 0) local->finish(kExitCannotRun);
+    return kExitCannotRun;
+  } catch (const std::exception& e) {
+    std::cerr << "ctwin: rank " << rank << ": " << e.what() << "\n";
+    if (local && rank != 0) local->finish(cli::kExitFailure);
+    throw;
+  }
+  if (rank != 0) {
+    if (local) local->finish(0);
+    return 0;
+  }
+  if (local && !local->finish(0)) std::cerr << "ctwin: warning: a forked rank did not exit cleanly\n";
+  std::cout << live::precheck_table(report);
+  if (!a.json.empty()) write_file_atomically(a.json, live::precheck_json(report).dump(2) + "\n");
+  return report.problems() ? cli::kExitFailure : 0;
+}
+
+}  // namespace ctwin

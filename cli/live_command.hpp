@@ -1,0 +1,32 @@
+#pragma once
+//! `ctwin live ...`: live mode on real nodes.
+//!   ctwin live precheck [--backend cuda|cpu] [--ranks N] [--policy SCENARIO] [--json PATH] ...
+//! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ctwin {
+
+class LiveCommand {
+ public:
+  explicit LiveCommand(CLI::App& app);
+  std::optional<int> dispatch();
+
+ private:
+  int precheck();
+  CLI::App* cmd_ = nullptr;
+  CLI::App* precheck_ = nullptr;
+  struct PrecheckArgs {
+    std::string backend = "cuda", policy, json;
+    std::optional<int> ranks, gemm_n, gemm_iterations, check_n;
+    std::optional<std::string> copy_bytes, allreduce_bytes, timeout;
+    double max_memory_in_use = 0.30, min_of_best = 0.90, min_of_peak = 0.60;
+    std::vector<std::string> inject;
+  } precheck_args_;
+};
+
+}  // namespace ctwin

@@ -1,0 +1,240 @@
+#include "live/backend/cpu_device.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <utility>
+
+namespace ctwin::live {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+//! The slowdown of a slow device, as time slept after the real work.
+void stretch(double worked_s, double slowdown) {
+  if (slowdown > 1) std::this_thread::sleep_for(std::chrono::duration<double>(worked_s * (slowdown - 1)));
+}
+
+Eigen::MatrixXf deterministic_matrix(int n, unsigned seed) {
+  Eigen::MatrixXf m(n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      unsigned h = static_cast<unsigned>(i + j * n) * 2654435761u ^ seed;
+      h ^= h >> 15;
+      h *= 2246822519u;
+      h ^= h >> 13;
+      m(i, j) = static_cast<float>(h & 0xffff) / 32768.0f - 1.0f;
+    }
+  return m;
+}
+
+//! Sends or receives exactly `n` bytes before `deadline`, else throws CollectiveTimeout.
+void transfer(int fd, void* data, std::size_t n, bool sending, Clock::time_point deadline) {
+  auto* p = static_cast<unsigned char*>(data);
+  while (n > 0) {
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left_ms <= 0) throw CollectiveTimeout("all-reduce timed out");
+    pollfd pfd{fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
+    if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000))) <= 0) continue;
+    const ssize_t k = sending ? ::send(fd, p, n, MSG_NOSIGNAL) : ::recv(fd, p, n, 0);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (k <= 0) throw CollectiveTimeout(std::string("all-reduce peer went away: ") + (k < 0 ? std::strerror(errno) : "closed"));
+    p += k;
+    n -= static_cast<std::size_t>(k);
+  }
+}
+
+struct Socket {
+  int fd = -1;
+  explicit Socket(int f) : fd(f) {}
+  Socket(Socket&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  ~Socket() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+//! This host's address as the other hosts reach it (its name resolved), else loopback.
+std::string own_address() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_INET;
+  std::string address = "127.0.0.1";
+  if (::getaddrinfo(host, nullptr, &hints, &found) == 0 && found) {
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof text);
+    address = text;
+    ::freeaddrinfo(found);
+  }
+  return address;
+}
+
+}  // namespace
+
+CpuDevice::~CpuDevice() {
+  for (const auto& [port, fd] : listening_) ::close(fd);
+}
+
+DeviceInfo CpuDevice::info() {
+  DeviceInfo d;
+  d.name = "CPU (Eigen fp32)";
+  d.bus_id = "cpu" + std::to_string(index_);
+  d.index = index_;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemTotal:") d.memory_total_bytes = kib * 1024;
+    meminfo.ignore(64, '\n');
+  }
+  // A CPU "device" has no memory of its own to be taken by another job: what is reported in use is
+  // the injected figure.
+  d.memory_used_bytes = static_cast<std::uint64_t>(faults_.memory_in_use * static_cast<double>(d.memory_total_bytes));
+  return d;
+}
+
+double CpuDevice::gemm_flops(int n, int iterations) {
+  const Eigen::MatrixXf a = deterministic_matrix(n, 1), b = deterministic_matrix(n, 2);
+  Eigen::MatrixXf c(n, n);
+  c.noalias() = a * b;  // warm-up
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) c.noalias() = a * b;
+  const double worked = since(t0);
+  stretch(worked, faults_.slowdown);
+  return 2.0 * n * double(n) * n * iterations / since(t0);
+}
+
+GemmCheck CpuDevice::gemm_check(int n) {
+  const Eigen::MatrixXf a = deterministic_matrix(n, 3), b = deterministic_matrix(n, 4);
+  Eigen::MatrixXf c = a * b;
+  if (faults_.corrupt) {  // what a bad tensor core or a flipped bit looks like
+    c(n / 2, n / 3) += 1.0f;
+    c(1, 2) = std::nanf("");
+  }
+  // Reference: double precision, with the sum of |products| bounding fp32's rounding.
+  const Eigen::MatrixXd reference = a.cast<double>() * b.cast<double>();
+  const Eigen::MatrixXd magnitude = a.cast<double>().cwiseAbs() * b.cast<double>().cwiseAbs();
+  GemmCheck check;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(c(i, j))) ++check.non_finite;
+      else if (std::abs(c(i, j) - reference(i, j)) > 1e-5 * magnitude(i, j) + 1e-6) ++check.mismatches;
+    }
+  return check;
+}
+
+double CpuDevice::memory_copy_bandwidth(std::size_t bytes, int iterations) {
+  std::vector<unsigned char> from(bytes, 1), to(bytes, 0);
+  std::memcpy(to.data(), from.data(), bytes);  // warm-up: pages mapped
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) std::memcpy(to.data(), from.data(), bytes);
+  const double worked = since(t0);
+  stretch(worked, faults_.slowdown);
+  return double(bytes) * iterations / since(t0);
+}
+
+std::pair<double, double> CpuDevice::host_link_bandwidth(std::size_t bytes, int iterations) {
+  // No link between host and device on a CPU: a memcpy each way stands in for it.
+  const double rate = memory_copy_bandwidth(bytes, iterations);
+  return {rate, rate};
+}
+
+std::vector<unsigned char> CpuDevice::make_comm_id() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    throw std::runtime_error(std::string("cannot listen for the all-reduce: ") + std::strerror(errno));
+  const int port = ntohs(addr.sin_port);
+  listening_[port] = fd;
+  const std::string text = own_address() + ":" + std::to_string(port);
+  std::vector<unsigned char> id(128, 0);
+  std::memcpy(id.data(), text.data(), std::min<std::size_t>(text.size(), 127));
+  return id;
+}
+
+double CpuDevice::allreduce_seconds(const std::vector<unsigned char>& id, int nranks, int rank, std::size_t bytes,
+                                    int iterations, double timeout_s) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  if (faults_.hang) {  // a hung collective: silent until everyone gives up
+    std::this_thread::sleep_until(deadline);
+    throw CollectiveTimeout("all-reduce hung (injected)");
+  }
+  const std::string text(reinterpret_cast<const char*>(id.data()), ::strnlen(reinterpret_cast<const char*>(id.data()), id.size()));
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("malformed all-reduce id '" + text + "'");
+  const int port = std::stoi(text.substr(colon + 1));
+  const std::size_t count = bytes / sizeof(float);
+  std::vector<float> data(count, 1.0f + rank), incoming(rank == 0 ? count : 0);
+
+  std::vector<Socket> peers;
+  if (rank == 0) {  // the leader made the id: accept the others
+    const auto it = listening_.find(port);
+    if (it == listening_.end()) throw std::runtime_error("all-reduce id " + text + " was not made here");
+    Socket listener(it->second);
+    listening_.erase(it);
+    while (static_cast<int>(peers.size()) < nranks - 1) {
+      const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd pfd{listener.fd, POLLIN, 0};
+      if (left_ms <= 0) throw CollectiveTimeout("all-reduce timed out waiting for " + std::to_string(nranks - 1 - peers.size()) + " peer(s)");
+      if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000))) > 0)
+        peers.emplace_back(::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC));
+    }
+  } else {
+    addrinfo hints{}, *found = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (::getaddrinfo(text.substr(0, colon).c_str(), text.substr(colon + 1).c_str(), &hints, &found) != 0 || !found)
+      throw std::runtime_error("cannot resolve the all-reduce leader " + text);
+    Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    while (::connect(s.fd, found->ai_addr, found->ai_addrlen) != 0) {
+      if (Clock::now() > deadline) {
+        ::freeaddrinfo(found);
+        throw CollectiveTimeout("cannot reach the all-reduce leader " + text);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::freeaddrinfo(found);
+    peers.push_back(std::move(s));
+  }
+  for (auto& p : peers) {
+    const int one = 1;
+    ::setsockopt(p.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  auto once = [&] {
+    if (rank == 0) {
+      for (auto& p : peers) {
+        transfer(p.fd, incoming.data(), count * sizeof(float), false, deadline);
+        for (std::size_t i = 0; i < count; ++i) data[i] += incoming[i];
+      }
+      for (auto& p : peers) transfer(p.fd, data.data(), count * sizeof(float), true, deadline);
+    } else {
+      transfer(peers[0].fd, data.data(), count * sizeof(float), true, deadline);
+      transfer(peers[0].fd, data.data(), count * sizeof(float), false, deadline);
+    }
+  };
+  once();  // warm-up: connections and buffers
+  const auto t0 = Clock::now();
+  for (int i = 0; i < iterations; ++i) once();
+  const double worked = since(t0);
+  stretch(worked, faults_.slowdown);
+  return since(t0) / iterations;
+}
+
+}  // namespace ctwin::live
