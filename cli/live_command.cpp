@@ -1,11 +1,14 @@
 #include "cli/live_command.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
 #include "cli/cli_common.hpp"
 #include "live/backend/cpu_device.hpp"
+#include "live/checkpoint/ckpt_bench.hpp"
+#include "live/checkpoint/flash_error.hpp"
 #include "live/backend/cuda_device.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/precheck/bootstrap.hpp"
@@ -92,6 +95,16 @@ LiveCommand::LiveCommand(CLI::App& app) {
   precheck_->add_option("--min-of-best", a.min_of_best, "straggler below this fraction of the best GEMM")->check(CLI::Range(0.0, 1.0));
   precheck_->add_option("--min-of-peak", a.min_of_peak, "straggler below this fraction of the scenario's bf16 peak")->check(CLI::Range(0.0, 1.0));
   precheck_->add_option("--inject", a.inject, "cpu backend: RANK:slow=F, RANK:hang, RANK:corrupt, RANK:memory=F");
+
+  auto& b = bench_args_;
+  ckpt_bench_ = cmd_->add_subcommand("ckpt-bench", "flash checkpoint throughput against this machine's PCIe (or memcpy) and disk ceilings");
+  ckpt_bench_->add_option("--persist-dir", b.persist_dir, "folder the checkpoints persist to (on the disk to measure)")->required();
+  ckpt_bench_->add_option("--size", b.size, "checkpoint size (default 1GiB); /dev/shm needs twice this");
+  ckpt_bench_->add_option("--backend", b.backend, "cuda (default: a GPU buffer) or cpu (a host buffer)")->check(CLI::IsMember({"cuda", "cpu"}));
+  ckpt_bench_->add_option("--device", b.device, "GPU index")->check(CLI::Range(0, 1023));
+  ckpt_bench_->add_option("--iterations", b.iterations, "each figure is the best of these")->check(CLI::Range(1, 1000));
+  ckpt_bench_->add_option("--shm-dir", b.shm_dir, "shared-memory folder (default /dev/shm)");
+  ckpt_bench_->add_option("--json", b.json, "write the figures (JSON) here");
 }
 
 std::optional<int> LiveCommand::dispatch() {
@@ -99,6 +112,10 @@ std::optional<int> LiveCommand::dispatch() {
   if (*precheck_) {
     if (!cli::check_output_path("--json", precheck_args_.json)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return precheck(); });
+  }
+  if (*ckpt_bench_) {
+    if (!cli::check_output_path("--json", bench_args_.json)) return cli::kExitBadInput;
+    return cli::run_reporting_errors([this] { return ckpt_bench(); });
   }
   return cli::kExitBadInput;
 }
@@ -193,6 +210,40 @@ int LiveCommand::precheck() {
   std::cout << live::precheck_table(report);
   if (!a.json.empty()) write_file_atomically(a.json, live::precheck_json(report).dump(2) + "\n");
   return report.problems() ? cli::kExitFailure : 0;
+}
+
+int LiveCommand::ckpt_bench() {
+  const auto& b = bench_args_;
+  flash::CkptBenchOptions o;
+  std::string why;
+  const auto bytes = parse_bytes(b.size, why);
+  if (!bytes || *bytes < 4096) {
+    std::cerr << "ctwin: --size " << b.size << ": " << (why.empty() ? "at least 4KiB" : why) << "\n";
+    return cli::kExitBadInput;
+  }
+  if (!std::filesystem::is_directory(b.persist_dir) || !std::filesystem::is_directory(b.shm_dir)) {
+    std::cerr << "ctwin: " << (std::filesystem::is_directory(b.shm_dir) ? "--persist-dir " + b.persist_dir : "--shm-dir " + b.shm_dir)
+              << ": not a folder\n";
+    return cli::kExitBadInput;
+  }
+  o.bytes = static_cast<std::uint64_t>(*bytes);
+  o.device = b.backend == "cuda" ? b.device : -1;
+  o.persist_dir = b.persist_dir;
+  o.shm_dir = b.shm_dir;
+  o.iterations = b.iterations;
+  flash::CkptBenchResult r;
+  try {
+    r = flash::run_ckpt_bench(o);
+  } catch (const live::CannotRunHere& e) {
+    std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
+    return kExitCannotRun;
+  } catch (const flash::FlashError& e) {
+    std::cerr << "ctwin: " << e.what() << "\n";
+    return e.kind() == flash::ErrorKind::Usage ? cli::kExitBadInput : cli::kExitFailure;
+  }
+  std::cout << flash::ckpt_bench_text(r);
+  if (!b.json.empty()) write_file_atomically(b.json, flash::ckpt_bench_json(r));
+  return 0;
 }
 
 }  // namespace ctwin

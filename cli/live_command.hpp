@@ -1,6 +1,7 @@
 #pragma once
 //! `ctwin live ...`: live mode on real nodes.
 //!   ctwin live precheck [--backend cuda|cpu] [--ranks N] [--policy SCENARIO] [--json PATH] ...
+//!   ctwin live ckpt-bench --persist-dir DIR [--size 1GiB] [--backend cuda|cpu] [--json PATH]
 //! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
 
 #include <optional>
@@ -18,6 +19,7 @@ class LiveCommand {
 
  private:
   int precheck();
+  int ckpt_bench();
   CLI::App* cmd_ = nullptr;
   CLI::App* precheck_ = nullptr;
   struct PrecheckArgs {
@@ -27,6 +29,11 @@ class LiveCommand {
     double max_memory_in_use = 0.30, min_of_best = 0.90, min_of_peak = 0.60;
     std::vector<std::string> inject;
   } precheck_args_;
+  CLI::App* ckpt_bench_ = nullptr;
+  struct CkptBenchArgs {
+    std::string backend = "cuda", size = "1GiB", persist_dir, shm_dir = "/dev/shm", json;
+    int device = 0, iterations = 3;
+  } bench_args_;
 };
 
 }  // namespace ctwin

@@ -19,6 +19,7 @@
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
 #include "live/flash_pattern.hpp"
+#include "test_helpers.hpp"
 
 namespace fs = std::filesystem;
 using namespace ctwin::flash;
@@ -310,4 +311,23 @@ TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledge
 
 TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow]") {
   kill_writer_repeatedly(2000);
+}
+
+TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run; exit 3 without a GPU", "[live][flash]") {
+  TempDir disk(fs::temp_directory_path().string());
+  const std::string json = disk.path + "/bench.json";
+  const auto [code, text] = ctwin::test::run_ctwin("live ckpt-bench --backend cpu --size 32MiB --iterations 2 --persist-dir " +
+                                                   disk.path + " --json " + json);
+  INFO(text);
+  REQUIRE(code == 0);
+  const auto r = ctwin::test::read_json(json);
+  for (const char* key : {"snapshot_bytes_per_s", "restore_bytes_per_s", "persist_bytes_per_s", "d2h_ceiling_bytes_per_s",
+                          "disk_ceiling_bytes_per_s", "snapshot_of_d2h"})
+    CHECK(r.at(key).get<double>() > 0);
+  CHECK(text.find("% of memcpy device->host") != std::string::npos);
+  // It cleans up after itself: the persist folder holds only the report.
+  CHECK(std::distance(fs::directory_iterator(disk.path), fs::directory_iterator{}) == 1);
+  CHECK(ctwin::test::run_ctwin("live ckpt-bench --backend cpu --size 1 --persist-dir " + disk.path).first == 2);
+  CHECK(ctwin::test::run_ctwin("live ckpt-bench --backend cpu --persist-dir /does/not/exist").first == 2);
+  if (!fs::exists("/proc/driver/nvidia/gpus")) CHECK(ctwin::test::run_ctwin("live ckpt-bench --persist-dir " + disk.path).first == 3);
 }

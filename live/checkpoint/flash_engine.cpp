@@ -148,17 +148,23 @@ Restored Engine::restore() {
   if (buffers_.empty()) throw FlashError(ErrorKind::Usage, "no buffers registered");
   Restored result;
   // In memory: the newest complete slot of this layout, read under a shared lock.
-  ShmSlot seen[2] = {ShmSlot::open_existing(location_.path(0), false), ShmSlot::open_existing(location_.path(1), false)};
-  const int in_memory = newest_slot({&seen[0], &seen[1]});
-  const std::int64_t memory_step = in_memory >= 0 ? seen[in_memory].summary().step : -1;
+  // The slots this engine has mapped already (no page faults to pay again), else as found.
+  ShmSlot found[2];
+  ShmSlot* seen[2];
+  for (int i = 0; i < 2; ++i) {
+    if (!slots_[i].valid()) found[i] = ShmSlot::open_existing(location_.path(i), false);
+    seen[i] = slots_[i].valid() ? &slots_[i] : &found[i];
+  }
+  const int in_memory = newest_slot({seen[0], seen[1]});
+  const std::int64_t memory_step = in_memory >= 0 ? seen[in_memory]->summary().step : -1;
   std::vector<std::int64_t> on_disk;
   if (store_) on_disk = store_->complete_steps();
 
   auto from_memory = [&]() -> bool {
-    ShmSlot::Lock shared(seen[in_memory].path(), false);
-    const SlotSummary s = seen[in_memory].summary();
+    ShmSlot::Lock shared(seen[in_memory]->path(), false);
+    const SlotSummary s = seen[in_memory]->summary();
     if (s.state != SlotState::Complete || s.step != memory_step) return false;  // overwritten meanwhile
-    copy_out(seen[in_memory]);
+    copy_out(*seen[in_memory]);
     result.step = memory_step;
     result.source = RestoreSource::Memory;
     return true;
