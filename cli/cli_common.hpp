@@ -8,12 +8,14 @@
 #include <string>
 
 #include "calibration/readers/trace.hpp"
+#include "live/backend/plugin_loader.hpp"
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::cli {
 
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitCannotRun = 3;  //!< live mode without a usable GPU
 
 //! Output paths are checked before the run, so a typo costs nothing and nothing is half-written.
 inline bool check_output_path(const std::string& flag, const std::string& path) {
@@ -36,8 +38,8 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
   return true;
 }
 
-//! Runs a command: a bad scenario or an unreadable trace is exit 2 with its problems, any other
-//! error exit 1.
+//! Runs a command: a bad scenario or an unreadable trace is exit 2 with its problems, no usable GPU
+//! exit 3, any other error exit 1.
 template <class Body>
 int run_reporting_errors(Body&& body) {
   try {
@@ -48,6 +50,9 @@ int run_reporting_errors(Body&& body) {
   } catch (const calib::TraceUnreadable& e) {
     std::cerr << "ctwin: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const live::CannotRunHere& e) {
+    std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
+    return kExitCannotRun;
   } catch (const std::exception& e) {
     std::cerr << "ctwin: " << e.what() << "\n";
     return kExitFailure;

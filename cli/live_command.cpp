@@ -24,7 +24,7 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kExitCannotRun = 3;
+using cli::kExitCannotRun;
 
 //! The GPU this rank drives: its local rank under mpirun or srun, else its rank.
 int local_device(int rank) {
@@ -233,10 +233,7 @@ int LiveCommand::ckpt_bench() {
   o.iterations = b.iterations;
   flash::CkptBenchResult r;
   try {
-    r = flash::run_ckpt_bench(o);
-  } catch (const live::CannotRunHere& e) {
-    std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
-    return kExitCannotRun;
+    r = flash::run_ckpt_bench(o);  // CannotRunHere: exit 3 through run_reporting_errors
   } catch (const flash::FlashError& e) {
     std::cerr << "ctwin: " << e.what() << "\n";
     return e.kind() == flash::ErrorKind::Usage ? cli::kExitBadInput : cli::kExitFailure;

@@ -18,6 +18,10 @@ thread_local std::string g_open_error;
 
 template <class Body>
 int guarded(ctwin_flash* h, Body&& body) {
+  if (!h) {
+    g_open_error = "a null handle (ctwin_flash_open failed?)";
+    return CTWIN_FLASH_ERR_USAGE;
+  }
   try {
     body();
     return CTWIN_FLASH_OK;
@@ -81,7 +85,7 @@ int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s) {
   return rc != CTWIN_FLASH_OK ? rc : done ? CTWIN_FLASH_OK : CTWIN_FLASH_TIMEOUT;
 }
 
-int64_t ctwin_flash_persisted_step(ctwin_flash* h) { return h->engine->persisted_step(); }
+int64_t ctwin_flash_persisted_step(ctwin_flash* h) { return h ? h->engine->persisted_step() : -1; }
 
 const char* ctwin_flash_error(ctwin_flash* h) { return h ? h->error.c_str() : g_open_error.c_str(); }
 
