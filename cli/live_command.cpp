@@ -82,7 +82,7 @@ LiveCommand::LiveCommand(CLI::App& app) {
       ->check(CLI::IsMember({"cuda", "cpu"}));
   precheck_->add_option("--ranks", a.ranks, "processes to fork on this machine (default: one per GPU; cpu: 1); under mpirun, the MPI ranks")
       ->check(CLI::Range(1, 4096));
-  precheck_->add_option("--policy", a.policy, "scenario whose policies (precheck) and GPU peak apply");
+  precheck_->add_option("--policy", a.policy, "scenario (or policy file) whose policies (precheck) and GPU peak apply");
   precheck_->add_option("--json", a.json, "write the report (JSON) here");
   precheck_->add_option("--gemm-n", a.gemm_n, "GEMM size (default 8192; cpu 256)")->check(CLI::Range(16, 65536));
   precheck_->add_option("--gemm-iterations", a.gemm_iterations, "timed GEMMs (default 20; cpu 10)")->check(CLI::Range(1, 100000));
@@ -105,6 +105,7 @@ LiveCommand::LiveCommand(CLI::App& app) {
   ckpt_bench_->add_option("--iterations", b.iterations, "each figure is the best of these")->check(CLI::Range(1, 1000));
   ckpt_bench_->add_option("--shm-dir", b.shm_dir, "shared-memory folder (default /dev/shm)");
   ckpt_bench_->add_option("--json", b.json, "write the figures (JSON) here");
+  add_run_command();
 }
 
 std::optional<int> LiveCommand::dispatch() {
@@ -112,6 +113,10 @@ std::optional<int> LiveCommand::dispatch() {
   if (*precheck_) {
     if (!cli::check_output_path("--json", precheck_args_.json)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return precheck(); });
+  }
+  if (*run_) {
+    if (!cli::check_output_path("--events", run_args_.events)) return cli::kExitBadInput;
+    return cli::run_reporting_errors([this] { return run_supervised(); });
   }
   if (*ckpt_bench_) {
     if (!cli::check_output_path("--json", bench_args_.json)) return cli::kExitBadInput;
@@ -124,7 +129,7 @@ int LiveCommand::precheck() {
   const auto& a = precheck_args_;
   const bool cpu = a.backend == "cpu";
   Scenario scenario;
-  if (!a.policy.empty()) scenario = load_scenario(a.policy);  // ScenarioInvalid: exit 2
+  if (!a.policy.empty()) scenario = load_policies_or_scenario(a.policy);  // ScenarioInvalid: exit 2
   const RecoveryController controller(scenario);
 
   live::PrecheckOptions o;

@@ -2,6 +2,7 @@
 //! `ctwin live ...`: live mode on real nodes.
 //!   ctwin live precheck [--backend cuda|cpu] [--ranks N] [--policy SCENARIO] [--json PATH] ...
 //!   ctwin live ckpt-bench --persist-dir DIR [--size 1GiB] [--backend cuda|cpu] [--json PATH]
+//!   ctwin live run --policy FILE [--events PATH] [--persist-dir DIR] ... -- TRAINER ARGS...
 //! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
 
 #include <optional>
@@ -34,6 +35,17 @@ class LiveCommand {
     std::string backend = "cuda", size = "1GiB", persist_dir, shm_dir = "/dev/shm", json;
     int device = 0, iterations = 3;
   } bench_args_;
+  void add_run_command();  //!< live_run_command.cpp
+  int run_supervised();
+  CLI::App* run_ = nullptr;
+  struct RunArgs {
+    std::string policy, events, name = "ctwin", persist_dir, shm_dir = "/dev/shm", host, kernel_log;
+    std::string evict_cmd, reset_gpu_cmd, reboot_cmd, precheck_cmd, precheck_backend = "cuda", metrics = "127.0.0.1:9402";
+    std::optional<std::string> hang_minimum, startup_timeout, stop_grace, health_interval;
+    int node = 0, max_restarts = 10, flash_ranks = 1;
+    bool execute = false, no_nvml = false, no_metrics = false, no_precheck = false;
+    std::vector<std::string> trainer;
+  } run_args_;
 };
 
 }  // namespace ctwin

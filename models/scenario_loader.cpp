@@ -503,7 +503,9 @@ std::string content_hash(const std::string& bytes) {
   return buffer;
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& display_name) {
+namespace {
+
+json parse_root(const std::string& text, const std::string& display_name) {
   json root;
   try {
     root = json::parse(text);
@@ -511,13 +513,10 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
     throw ScenarioInvalid(display_name, {{"", std::string("not valid JSON: ") + e.what()}});
   }
   if (!root.is_object()) throw ScenarioInvalid(display_name, {{"", "expected a JSON object at the top level"}});
+  return root;
+}
 
-  Reader r;
-  Scenario s;
-  s.content_hash = content_hash(text);
-  r.allow_only(root, "",
-               {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
-                "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload", "calibration"});
+void read_schema_version(Reader& r, const json& root) {
   if (auto version = r.integer(root, "", "schema_version", true, 1, 1'000)) {
     if (*version != kScenarioSchemaVersion)
       r.problem("/schema_version", "this build reads schema_version 1; version " + std::to_string(*version) +
@@ -525,6 +524,27 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   } else if (!root.contains("schema_version")) {
     r.problems.back().reason = "missing: add \"schema_version\": 1";
   }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioInvalid(path, {{"", "cannot open the file"}});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& display_name) {
+  const json root = parse_root(text, display_name);
+  Reader r;
+  Scenario s;
+  s.content_hash = content_hash(text);
+  r.allow_only(root, "",
+               {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
+                "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload", "calibration"});
+  read_schema_version(r, root);
   s.name = r.string(root, "", "name", true).value_or("");
   s.description = r.string(root, "", "description", false).value_or("");
   if (auto it = root.find("sources"); it != root.end() && !it->is_array() && !it->is_object())
@@ -544,12 +564,22 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioInvalid(path, {{"", "cannot open the file"}});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_scenario(buffer.str(), path);
+Scenario load_scenario(const std::string& path) { return parse_scenario(read_text(path), path); }
+
+Scenario parse_policies_or_scenario(const std::string& text, const std::string& display_name) {
+  const json root = parse_root(text, display_name);
+  if (root.contains("cluster")) return parse_scenario(text, display_name);
+  Reader r;
+  Scenario s;
+  s.content_hash = content_hash(text);
+  r.allow_only(root, "", {"schema_version", "name", "description", "sources", "notes", "policies"});
+  read_schema_version(r, root);
+  s.name = r.string(root, "", "name", false).value_or("policies");
+  read_policies(r, root, s);
+  if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));
+  return s;
 }
+
+Scenario load_policies_or_scenario(const std::string& path) { return parse_policies_or_scenario(read_text(path), path); }
 
 }  // namespace ctwin

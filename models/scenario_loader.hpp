@@ -31,6 +31,11 @@ class ScenarioInvalid : public std::runtime_error {
 Scenario parse_scenario(const std::string& text, const std::string& display_name);
 Scenario load_scenario(const std::string& path);
 
+//! A whole scenario, or a policy file: `schema_version` and the `policies` section alone (what the
+//! live supervisor needs). A file with a `cluster` is read as a scenario.
+Scenario parse_policies_or_scenario(const std::string& text, const std::string& display_name);
+Scenario load_policies_or_scenario(const std::string& path);
+
 //! FNV-1a 64 of the bytes, as 16 hex digits: names a scenario's content in reports.
 std::string content_hash(const std::string& bytes);
 

@@ -1,0 +1,140 @@
+// `ctwin live run`: the supervisor (live/supervisor/supervisor.hpp) from the command line.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/cli_common.hpp"
+#include "cli/live_command.hpp"
+#include "live/supervisor/supervisor.hpp"
+#include "models/scenario_loader.hpp"
+#include "models/units.hpp"
+#include "policies/recovery_controller.hpp"
+
+namespace ctwin {
+
+namespace {
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool parse_seconds(const std::optional<std::string>& text, const char* flag, double& out) {
+  if (!text) return true;
+  std::string why;
+  const auto v = parse_duration_s(*text, why);
+  if (!v || *v <= 0) {
+    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "must be positive" : why) << "\n";
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+}  // namespace
+
+void LiveCommand::add_run_command() {
+  auto& a = run_args_;
+  run_ = cmd_->add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");
+  run_->add_option("--policy", a.policy, "scenario, or a policy file ({\"schema_version\": 1, \"policies\": {...}})")->required();
+  run_->add_option("--events", a.events, "event log (CSV, docs/event-log.md) for ctwin validate");
+  run_->add_option("--name", a.name, "the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)");
+  run_->add_option("--persist-dir", a.persist_dir, "the trainer's checkpoint folder ($CTWIN_FLASH_PERSIST_DIR)");
+  run_->add_option("--shm-dir", a.shm_dir, "shared-memory folder ($CTWIN_SHM_DIR)");
+  run_->add_option("--flash-ranks", a.flash_ranks, "trainer ranks on this node that keep flash slots")->check(CLI::Range(1, 4096));
+  run_->add_option("--node-index", a.node, "this node's index in the event log")->check(CLI::Range(0, 1000000));
+  run_->add_option("--host", a.host, "this node's name for {host} in commands (default: the host name)");
+  run_->add_option("--max-restarts", a.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
+  run_->add_option("--hang-timeout-min", a.hang_minimum, "the hang timeout's floor (default: the policy's hang_detection, else 60s)");
+  run_->add_option("--startup-timeout", a.startup_timeout, "launch to restored (default 30min)");
+  run_->add_option("--stop-grace", a.stop_grace, "SIGTERM to SIGKILL when stopping the trainer (default 60s)");
+  run_->add_option("--health-interval", a.health_interval, "NVML poll interval (default 1s)");
+  run_->add_flag("--no-nvml", a.no_nvml, "do not read GPU health from NVML");
+  run_->add_option("--kernel-log", a.kernel_log, "file or FIFO of kernel messages to watch for Xid lines (e.g. /var/log/kern.log)");
+  run_->add_option("--evict-cmd", a.evict_cmd, "command that takes this node out: {node} {host} {gpu}");
+  run_->add_option("--reset-gpu-cmd", a.reset_gpu_cmd, "command that resets a GPU");
+  run_->add_option("--reboot-cmd", a.reboot_cmd, "command that reboots this node");
+  run_->add_flag("--execute", a.execute, "run those commands (default: dry-run, logged only)");
+  run_->add_option("--precheck-cmd", a.precheck_cmd, "node check before a restart (default, when the policy enables it: ctwin live precheck)");
+  run_->add_option("--precheck-backend", a.precheck_backend, "backend of the default precheck")->check(CLI::IsMember({"cuda", "cpu"}));
+  run_->add_flag("--no-precheck", a.no_precheck, "restart without the node check the policy asks for");
+  run_->add_option("--metrics", a.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9402; port 0: any free port)");
+  run_->add_flag("--no-metrics", a.no_metrics, "no Prometheus endpoint");
+  run_->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
+}
+
+int LiveCommand::run_supervised() {
+  const auto& a = run_args_;
+  const Scenario scenario = load_policies_or_scenario(a.policy);  // ScenarioInvalid: exit 2
+  const RecoveryController controller(scenario);
+
+  live::SupervisorOptions o;
+  o.trainer = a.trainer;
+  o.node = a.node;
+  o.host = a.host;
+  o.events_path = a.events;
+  o.flash_name = a.name;
+  o.persist_dir = a.persist_dir;
+  o.shm_dir = a.shm_dir;
+  o.flash_ranks = a.flash_ranks;
+  o.max_restarts = a.max_restarts;
+  o.nvml = !a.no_nvml;
+  o.kernel_log = a.kernel_log;
+  o.actuators = {a.evict_cmd, a.reset_gpu_cmd, a.reboot_cmd, a.execute, 120};
+  double hang_minimum = 0;
+  if (!parse_seconds(a.hang_minimum, "--hang-timeout-min", hang_minimum) ||
+      !parse_seconds(a.startup_timeout, "--startup-timeout", o.startup_timeout_s) ||
+      !parse_seconds(a.stop_grace, "--stop-grace", o.stop_grace_s) ||
+      !parse_seconds(a.health_interval, "--health-interval", o.health_interval_s))
+    return cli::kExitBadInput;
+  if (a.hang_minimum) o.hang_minimum_s = hang_minimum;
+  for (const auto& [flag, dir] : {std::pair{"--persist-dir", a.persist_dir}, std::pair{"--shm-dir", a.shm_dir}})
+    if (!dir.empty() && !std::filesystem::is_directory(dir)) {
+      std::cerr << "ctwin: " << flag << " " << dir << ": not a folder\n";
+      return cli::kExitBadInput;
+    }
+  if (!a.kernel_log.empty() && !std::filesystem::exists(a.kernel_log)) {
+    std::cerr << "ctwin: --kernel-log " << a.kernel_log << ": no such file\n";
+    return cli::kExitBadInput;
+  }
+  if (a.no_metrics) {
+    o.metrics_port = -1;
+  } else {
+    const auto colon = a.metrics.rfind(':');
+    char* end = nullptr;
+    const long port = colon == std::string::npos ? -1 : std::strtol(a.metrics.c_str() + colon + 1, &end, 10);
+    if (port < 0 || port > 65535 || !end || *end) {
+      std::cerr << "ctwin: --metrics " << a.metrics << ": expected HOST:PORT\n";
+      return cli::kExitBadInput;
+    }
+    o.metrics_host = a.metrics.substr(0, colon);
+    o.metrics_port = static_cast<int>(port);
+  }
+  if (!a.precheck_cmd.empty()) o.precheck = a.precheck_cmd;
+  else if (scenario.precheck.enabled && !a.no_precheck)
+    o.precheck = shell_quote(std::filesystem::canonical("/proc/self/exe").string()) + " live precheck --backend " + a.precheck_backend +
+                 " --policy " + shell_quote(a.policy);
+
+  // SIGINT or SIGTERM: the trainer is asked to save and stop, and the log is closed.
+  live::supervisor_stop_flag() = false;
+  auto on_signal = [](int) { live::supervisor_stop_flag() = true; };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  live::SupervisorResult r;
+  try {
+    r = live::supervise(scenario, controller, o);
+  } catch (const std::invalid_argument& e) {  // the trainer cannot be executed
+    std::cerr << "ctwin: " << e.what() << "\n";
+    return cli::kExitBadInput;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  std::printf("%s\nsteps: %lld, restarts: %d, wall %.3f s, productive %.3f s (%.1f%%)\n", r.reason.c_str(),
+              static_cast<long long>(r.last_step), r.restarts, r.wall_s, r.productive_s,
+              r.wall_s > 0 ? 100 * r.productive_s / r.wall_s : 0.0);
+  if (!a.events.empty()) std::printf("event log: %s\n", a.events.c_str());
+  return r.exit_code;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,66 @@
+#pragma once
+//! The live run's ledger: the supervisor charges each stretch of wall time, from the previous mark
+//! to now, to one category, so the categories add up to the wall time to the microsecond, as the
+//! simulator's do (models/ledger.hpp). Productive time of steps a restore rolled back is moved to
+//! lost progress when the restore names its step.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <map>
+
+#include "models/ledger.hpp"
+
+namespace ctwin::live {
+
+class LiveLedger {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit LiveLedger(Clock::time_point start) : start_(start) { productive_at_step_[-1] = 0; }
+
+  Micros at(Clock::time_point t) const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(t - start_).count();
+  }
+  Micros marked() const { return mark_; }
+  //! Charges (previous mark, t] to `c`; a t before the mark charges nothing.
+  void charge(Category c, Clock::time_point t) { charge_until(c, at(t)); }
+  void charge_until(Category c, Micros until) {
+    if (until <= mark_) return;
+    ledger_[c] += until - mark_;
+    mark_ = until;
+  }
+  //! Charges `first_us` of the stretch to `first` (at most all of it), the rest to `rest`.
+  void split(Category first, Micros first_us, Category rest, Clock::time_point t) {
+    const Micros until = at(t);
+    charge_until(first, std::min(until, mark_ + std::max<Micros>(first_us, 0)));
+    charge_until(rest, until);
+  }
+
+  //! A step finished: remember how much productive time it took to get there.
+  void step_done(std::int64_t step) {
+    productive_at_step_.erase(productive_at_step_.upper_bound(step), productive_at_step_.end());
+    productive_at_step_[step] = ledger_[Category::Productive];
+  }
+  //! The trainer restored `step`: productive time since then was lost. Returns the seconds moved.
+  double rolled_back_to(std::int64_t step) {
+    auto it = productive_at_step_.upper_bound(step);
+    const Micros kept = it == productive_at_step_.begin() ? 0 : std::prev(it)->second;
+    const Micros lost = std::max<Micros>(ledger_[Category::Productive] - kept, 0);
+    ledger_[Category::Productive] -= lost;
+    ledger_[Category::LostProgress] += lost;
+    productive_at_step_.erase(it, productive_at_step_.end());
+    productive_at_step_[step] = ledger_[Category::Productive];
+    return static_cast<double>(lost) / 1e6;
+  }
+
+  const Ledger& ledger() const { return ledger_; }
+
+ private:
+  Clock::time_point start_;
+  Micros mark_ = 0;
+  Ledger ledger_;
+  std::map<std::int64_t, Micros> productive_at_step_;
+};
+
+}  // namespace ctwin::live

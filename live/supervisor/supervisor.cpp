@@ -1,0 +1,402 @@
+#include "live/supervisor/supervisor.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "live/checkpoint/flash_engine.hpp"
+#include "live/health/health_watch.hpp"
+#include "live/health/kernel_log_tail.hpp"
+#include "live/supervisor/fault_classes.hpp"
+#include "live/supervisor/heartbeat.hpp"
+#include "live/supervisor/live_event_log.hpp"
+#include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/metrics_server.hpp"
+#include "live/supervisor/supervisor_metrics.hpp"
+#include "live/supervisor/trainer_process.hpp"
+#include "policies/runtime_health.hpp"
+
+namespace ctwin::live {
+
+std::atomic<bool>& supervisor_stop_flag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using control::Act;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+struct Cause {
+  LiveFaultClass fault;
+  int gpu = -1, xid = -1;
+  std::string detail;
+  bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
+};
+
+class Supervision {
+ public:
+  Supervision(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& o)
+      : scenario_(scenario),
+        controller_(controller),
+        o_(o),
+        start_(Clock::now()),
+        ledger_(start_),
+        log_(o.events_path),
+        hang_(scenario.hang_detection ? scenario.hang_detection->factor : 5,
+              o.hang_minimum_s ? *o.hang_minimum_s
+                               : (scenario.hang_detection ? static_cast<double>(scenario.hang_detection->minimum_us) / 1e6 : 60)) {
+    if (o.nvml) {
+      std::string why;
+      if (auto monitor = NvmlMonitor::open({}, why)) watch_ = std::make_unique<HealthWatch>(std::move(monitor), o.health_interval_s, o.nvml_stall_s);
+      else std::cerr << "ctwin: no GPU health from NVML: " << why << "\n";
+    }
+    if (!o.kernel_log.empty()) tail_ = std::make_unique<KernelLogTail>(o.kernel_log, watch_ ? watch_->pci_bus_ids() : std::vector<std::string>{});
+    if (o.metrics_port >= 0) {
+      try {
+        metrics_ = std::make_unique<MetricsServer>(o.metrics_host, o.metrics_port);
+        std::cerr << "ctwin: metrics on http://" << o.metrics_host << ":" << metrics_->port() << "/metrics\n";
+      } catch (const std::exception& e) {
+        std::cerr << "ctwin: warning: no metrics: " << e.what() << "\n";  // the run matters more than its metrics
+      }
+    }
+  }
+
+  SupervisorResult run() {
+    launch();
+    while (!finished_) {
+      pollfd fds[2] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {metrics_ ? metrics_->fd() : -1, POLLIN, 0}};
+      ::poll(fds, 2, 50);
+      for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+      if (const auto status = trainer_->poll_exit()) {
+        for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+        on_exit(*status, Clock::now());
+        continue;
+      }
+      take_health();
+      if (finished_) break;
+      check_hang(Clock::now());
+      if (!finished_ && supervisor_stop_flag()) stop_on_request();
+      serve_metrics();
+      log_.flush();
+    }
+    serve_metrics();
+    return result_;
+  }
+
+ private:
+  // --- the trainer ---------------------------------------------------------------------------
+  void launch() {
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"CTWIN_ATTEMPT", std::to_string(attempt_)}, {"CTWIN_FLASH_NAME", o_.flash_name},
+        {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(o_.node)}};
+    if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
+    trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env);
+    phase_ = Phase::Launching;
+    last_message_ = Clock::now();
+    nan_step_ = -1;
+    done_ = false;
+  }
+
+  void on_line(const std::string& line, Clock::time_point t) {
+    const TrainerMessage m = parse_trainer_message(line);
+    using K = TrainerMessage::Kind;
+    if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
+    if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
+    last_message_ = t;
+    switch (m.kind) {
+      case K::Restored: {
+        ledger_.split(Category::CheckpointRestore, static_cast<Micros>(m.seconds * 1e6), Category::Restart, t);
+        const double lost_s = ledger_.rolled_back_to(m.step);
+        if (m.step >= 0)
+          log_.add(ledger_.at(t), "restore", o_.node, -1, -1,
+                   "source=" + m.source + " step=" + std::to_string(m.step) + " lost_s=" + exact_seconds_text(static_cast<Micros>(lost_s * 1e6)));
+        log_.add(ledger_.at(t), "running", o_.node);
+        phase_ = Phase::Running;
+        step_ = m.step;
+        break;
+      }
+      case K::Step:
+        ledger_.charge(Category::Productive, t);
+        ledger_.step_done(m.step);
+        step_ = m.step;
+        break;
+      case K::Checkpoint:
+        ledger_.charge(Category::CheckpointSave, t);
+        saved_step_ = m.step;
+        log_.add(ledger_.at(t), "checkpoint", o_.node, -1, -1, "step=" + std::to_string(m.step));
+        break;
+      case K::Nan:
+        ledger_.charge(Category::LostProgress, t);
+        nan_step_ = m.step;
+        break;
+      case K::Stopped:
+      case K::Done:
+        ledger_.charge(Category::CheckpointSave, t);  // the last save, and waiting for it to persist
+        done_ = m.kind == K::Done;
+        break;
+      case K::Unknown: break;
+    }
+  }
+
+  void on_exit(int status, Clock::time_point t) {
+    if (done_ || status == 0) {
+      ledger_.charge(done_ ? Category::CheckpointSave : Category::Productive, t);
+      finish(0, done_ ? "the trainer finished at step " + std::to_string(step_) : "the trainer exited 0 without saying done");
+      return;
+    }
+    ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);  // the step in flight
+    failed_launches_ = phase_ == Phase::Launching ? failed_launches_ + 1 : 0;
+    take_health(false);  // an Xid that came with the crash names its cause
+    Cause cause;
+    if (nan_step_ >= 0) {
+      cause = {classify_named(scenario_, "sdc"), -1, -1, "nan_loss step=" + std::to_string(nan_step_)};
+    } else if (const RecentFault* f = recent_fault(t)) {
+      cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
+    } else {
+      cause = {classify_named(scenario_, "software_bug"), -1, -1, TrainerProcess::describe(status)};
+    }
+    interrupt(cause, t);
+  }
+
+  void check_hang(Clock::time_point t) {
+    if (!trainer_->running()) return;
+    const double silent = seconds_between(last_message_, t);
+    const double limit = phase_ == Phase::Launching ? o_.startup_timeout_s : hang_.timeout_s();
+    if (silent <= limit) return;
+    ledger_.charge(Category::Detection, t);
+    char detail[96];
+    std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
+    Cause cause{classify_named(scenario_, "nccl_hang"), -1, -1, detail, false};
+    interrupt(cause, t);
+  }
+
+  // --- health --------------------------------------------------------------------------------
+  struct RecentFault {
+    Clock::time_point at;
+    int xid, gpu;
+  };
+  const RecentFault* recent_fault(Clock::time_point t) const {
+    for (auto it = recent_.rbegin(); it != recent_.rend(); ++it)
+      if (seconds_between(it->at, t) < 30) return &*it;
+    return nullptr;
+  }
+
+  void take_health(bool may_interrupt = true) {
+    std::vector<HealthEvent> events;
+    if (watch_) events = watch_->take();
+    if (tail_)
+      for (auto& e : tail_->poll()) events.push_back(std::move(e));
+    for (const auto& e : events)
+      if (!finished_) on_health(e, may_interrupt);
+  }
+
+  void on_health(const HealthEvent& e, bool may_interrupt) {
+    ++health_counts_[e.kind];
+    const Micros at = std::max(ledger_.at(e.at), ledger_.marked());  // rows stay in time order
+    if (e.kind != "fault") {
+      log_.add(at, e.kind, o_.node, e.gpu, -1, e.detail + " source=" + e.source);
+      return;
+    }
+    // NVML and the kernel log report the same Xid: one fault.
+    for (const auto& r : recent_)
+      if (r.xid == e.xid && (r.gpu == e.gpu || r.gpu < 0 || e.gpu < 0) && seconds_between(r.at, e.at) < 10) return;
+    recent_.push_back({e.at, e.xid, e.gpu});
+    while (recent_.size() > 64) recent_.pop_front();
+    Cause cause{classify_xid(scenario_, e.xid), e.gpu, e.xid, e.detail + " source=" + e.source};
+    cause.trainer_can_save = e.detail.find("gpu_lost") == std::string::npos && e.detail.find("unresponsive") == std::string::npos;
+    if (decide(cause).empty()) {
+      log_.add(at, "health", o_.node, e.gpu, e.xid, cause.fault.name + " " + cause.detail);  // counted, stops nothing
+      return;
+    }
+    if (!may_interrupt || !trainer_->running()) return;  // the trainer's exit is this fault's interruption
+    ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, e.at);
+    interrupt(cause, Clock::now());
+  }
+
+  //! The controller's actions for a fault; empty when it says to carry on.
+  std::vector<control::Action> decide(const Cause& cause) const {
+    control::Event event;
+    event.time_s = seconds_between(start_, Clock::now());
+    event.node = o_.node;
+    event.gpu = cause.gpu;
+    event.xid = cause.xid;
+    event.proposed = {cause.fault.act, o_.node, 0, -1};
+    std::vector<control::Action> actions;
+    controller_.decide(event, view(), actions);
+    std::erase_if(actions, [](const control::Action& a) { return a.act == Act::Wait; });
+    return actions;
+  }
+
+  control::ClusterView view() const {
+    control::ClusterView v;
+    v.now_s = seconds_between(start_, Clock::now());
+    v.job_nodes = 1;
+    return v;
+  }
+
+  // --- an interruption -----------------------------------------------------------------------
+  void interrupt(const Cause& cause, Clock::time_point t) {
+    const Micros at = ledger_.at(t);
+    const int code = cause.xid >= 0 ? cause.xid : -1;
+    log_.add(at, "fault", o_.node, cause.gpu, code, cause.fault.name + " " + cause.detail);
+    log_.add(at, "interrupted", o_.node, cause.gpu, code, cause.fault.name);
+    if (cause.fault.name == "sdc") log_.add(at, "rollback", o_.node, -1, -1, cause.fault.name);
+    ++interruptions_[cause.fault.name];
+    std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
+
+    if (trainer_->running()) {  // stopped by us: saving first where the scenario's checkpointing says so
+      const bool save = scenario_.checkpoint.save_on_failure && cause.trainer_can_save;
+      trainer_->stop(save ? SIGTERM : SIGKILL, o_.stop_grace_s);
+      for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+      ledger_.charge(save ? Category::CheckpointSave : Category::Restart, Clock::now());
+    }
+    log_.add(ledger_.marked(), "detected", o_.node, cause.gpu, code, cause.fault.name);
+    persist_left_behind();
+
+    std::vector<control::Action> actions = decide(cause);
+    control::Event diagnosing;
+    diagnosing.signal = control::Signal::Diagnosing;
+    diagnosing.node = o_.node;
+    controller_.decide(diagnosing, view(), actions);
+    for (const auto& a : std::vector<control::Action>(actions))
+      if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, o_.node, 0, -1});
+    ledger_.charge(Category::Diagnosis, Clock::now());
+    log_.add(ledger_.marked(), "diagnosed", o_.node, cause.gpu, code, cause.fault.name);
+
+    bool node_leaves = false;
+    for (const auto& a : actions) node_leaves |= carry_out(a, cause);
+    ledger_.charge(Category::Restart, Clock::now());
+    if (node_leaves) return finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
+    if (restarts_ >= o_.max_restarts) return finish(1, "gave up after " + std::to_string(restarts_) + " restarts");
+    if (failed_launches_ >= 3)
+      return finish(1, "gave up: the trainer failed 3 times in a row before it restored (check its command and its log)");
+    ++restarts_;
+    ++attempt_;
+    log_.add(ledger_.marked(), "restart", o_.node, -1, -1, cause.fault.name);
+    launch();
+  }
+
+  //! Returns whether this node leaves the job (the command ran and succeeded).
+  bool carry_out(const control::Action& a, const Cause& cause) {
+    const std::string* pattern = nullptr;
+    const char* kind = "to_repair";
+    switch (a.act) {
+      case Act::ResetGpu: pattern = &o_.actuators.reset_gpu; break;
+      case Act::Reboot: pattern = &o_.actuators.reboot; break;
+      case Act::Replace: pattern = &o_.actuators.evict, kind = "evicted"; break;
+      default: return false;  // restart: the relaunch below; precheck: done
+    }
+    const ActuatorResult r = actuate(*pattern, o_.actuators, o_.node, host(), cause.gpu);
+    log_.add(ledger_.at(Clock::now()), kind, o_.node, cause.gpu, -1,
+             cause.fault.name + " " + (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")");
+    std::cerr << "ctwin: " << kind << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
+    const bool left = r.ran && r.exit_code == 0 && a.act != Act::ResetGpu;
+    evicted_ |= left && a.act == Act::Replace;
+    return left;
+  }
+
+  //! A trainer killed between its save and the persist leaves its newest snapshot only in shared
+  //! memory: persist it now, so that it survives this node.
+  void persist_left_behind() {
+    if (o_.persist_dir.empty()) return;
+    for (int rank = 0; rank < o_.flash_ranks; ++rank) {
+      try {
+        flash::DiskStore store(o_.persist_dir, rank, o_.flash_ranks, 2);
+        const auto steps = store.complete_steps();
+        const std::int64_t after = steps.empty() ? -1 : steps.front();
+        if (const auto step = flash::Engine::persist_newest({o_.shm_dir, o_.flash_name, rank}, store, after))
+          log_.add(ledger_.at(Clock::now()), "checkpoint", o_.node, -1, -1, "persisted step=" + std::to_string(*step) + " rank=" + std::to_string(rank));
+      } catch (const std::exception& e) {
+        log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, std::string("persist after the crash failed: ") + e.what());
+      }
+    }
+    ledger_.charge(Category::CheckpointSave, Clock::now());
+  }
+
+  bool precheck_passes() {
+    if (o_.precheck.empty()) return true;
+    const ActuatorCommands run_it{"", "", "", true, 1800};
+    const ActuatorResult r = actuate(o_.precheck, run_it, o_.node, host(), -1);
+    log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, "precheck " + r.note);
+    if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
+    return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
+  }
+
+  std::string host() const {
+    if (!o_.host.empty()) return o_.host;
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+  }
+
+  // --- the end -------------------------------------------------------------------------------
+  void stop_on_request() {
+    trainer_->stop(SIGTERM, o_.stop_grace_s);
+    for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+    ledger_.charge(Category::CheckpointSave, Clock::now());
+    finish(0, "stopped on request after step " + std::to_string(step_));
+  }
+
+  void finish(int code, const std::string& reason) {
+    ledger_.charge(Category::Restart, Clock::now());  // whatever is left: tearing down
+    const Micros wall = ledger_.marked();
+    log_.close(wall, ledger_.ledger());
+    result_.exit_code = code;
+    result_.restarts = restarts_;
+    result_.last_step = step_;
+    result_.wall_s = static_cast<double>(wall) / 1e6;
+    result_.productive_s = static_cast<double>(ledger_.ledger()[Category::Productive]) / 1e6;
+    result_.reason = reason;
+    finished_ = true;
+  }
+
+  void serve_metrics() {
+    if (!metrics_) return;
+    metrics_->serve([&] {
+      MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, Clock::now()), step_, saved_step_, restarts_,
+                        trainer_ && trainer_->running(), hang_.timeout_s(), interruptions_, health_counts_, {}};
+      if (watch_) s.gpus = watch_->readings();
+      return metrics_text(s);
+    });
+  }
+
+  enum class Phase { Launching, Running };
+  const Scenario& scenario_;
+  const control::Controller& controller_;
+  const SupervisorOptions& o_;
+  Clock::time_point start_;
+  LiveLedger ledger_;
+  LiveEventLog log_;
+  HangDetector hang_;
+  std::unique_ptr<HealthWatch> watch_;
+  std::unique_ptr<KernelLogTail> tail_;
+  std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<TrainerProcess> trainer_;
+  Phase phase_ = Phase::Launching;
+  Clock::time_point last_message_;
+  int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;
+  std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
+  bool done_ = false, finished_ = false, evicted_ = false;
+  std::deque<RecentFault> recent_;
+  std::map<std::string, long> interruptions_, health_counts_;
+  SupervisorResult result_;
+};
+
+}  // namespace
+
+SupervisorResult supervise(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& options) {
+  Supervision supervision(scenario, controller, options);
+  return supervision.run();
+}
+
+}  // namespace ctwin::live

@@ -1,0 +1,66 @@
+#pragma once
+//! The live supervisor (`ctwin live run`): launches the trainer, watches it (heartbeats and step
+//! times on a pipe, its exit, NVML and the kernel log), hands every interruption to the policy
+//! library's controller, the same object the simulator consults, and carries out its answer:
+//! restart and restore from shared memory, reset or reboot or evict through the operator's commands
+//! (dry-run by default), a precheck before the restart. It keeps the simulator's event log and
+//! ledger, and serves Prometheus metrics.
+//!
+//! One supervisor drives one trainer process on one node (the trainer may be a launcher with
+//! workers: they share its process group). What interrupts a run:
+//!  - the trainer exits with an error: `software_bug`, or the class of an Xid seen just before;
+//!  - no heartbeat for the hang timeout (policies/hang_detection: factor x the longest interval
+//!    between heartbeats, at least the minimum): `nccl_hang`;
+//!  - the trainer reports a NaN loss: `sdc`, rolled back to the last checkpoint;
+//!  - a health fault (an Xid, an uncorrected ECC error, a link down, a lost GPU) whose class's
+//!    remediation is not "none": the trainer is stopped (asked to save first when the scenario's
+//!    checkpointing saves on failure), then the controller's action is carried out.
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/supervisor/actuators.hpp"
+#include "models/scenario.hpp"
+#include "policies/controller.hpp"
+
+namespace ctwin::live {
+
+struct SupervisorOptions {
+  std::vector<std::string> trainer;        //!< command line
+  int node = 0;                            //!< this node's index in the event log (node-<i>)
+  std::string host;                        //!< for {host} in commands (default: the host name)
+  std::string events_path;                 //!< the event log (CSV); empty: none
+  std::string flash_name = "ctwin";        //!< the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)
+  std::string persist_dir;                 //!< $CTWIN_FLASH_PERSIST_DIR; the supervisor persists a crashed trainer's newest snapshot there
+  std::string shm_dir = "/dev/shm";
+  int flash_ranks = 1;                     //!< trainer ranks on this node with flash slots
+  int max_restarts = 10;
+  double startup_timeout_s = 1800;         //!< launch to the `restored` line
+  std::optional<double> hang_minimum_s;    //!< overrides the scenario's hang_detection minimum
+  double stop_grace_s = 60;                //!< SIGTERM (save, then exit) before SIGKILL
+  bool nvml = true;                        //!< use NVML when it loads
+  double health_interval_s = 1;
+  double nvml_stall_s = 30;                //!< an NVML poll stuck this long is a fault
+  std::string kernel_log;                  //!< a file or FIFO with kernel messages; empty: none
+  ActuatorCommands actuators;
+  std::string precheck;                    //!< the precheck command (sh -c); empty: no precheck
+  std::string metrics_host = "127.0.0.1";
+  int metrics_port = 9402;                 //!< < 0: no metrics; 0: any free port
+};
+
+struct SupervisorResult {
+  int exit_code = 0;         //!< 0 the trainer finished; 1 gave up (restarts spent, node evicted)
+  int restarts = 0;
+  std::int64_t last_step = -1;
+  double wall_s = 0, productive_s = 0;
+  std::string reason;        //!< why it stopped
+};
+
+//! Set from a signal handler: stop the trainer gracefully (it saves) and close the log.
+std::atomic<bool>& supervisor_stop_flag();
+
+SupervisorResult supervise(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& options);
+
+}  // namespace ctwin::live

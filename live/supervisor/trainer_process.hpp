@@ -1,0 +1,43 @@
+#pragma once
+//! The trainer as a child process: its own process group (a launcher's workers die with it), a
+//! pipe for its heartbeat lines ($CTWIN_HEARTBEAT_FD), and an exec failure reported to the parent
+//! rather than read as a crash.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ctwin::live {
+
+class TrainerProcess {
+ public:
+  //! Starts `argv` with `env` added. Throws std::invalid_argument when it cannot be executed.
+  TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env);
+  ~TrainerProcess();  //!< kills what is left of the group
+  TrainerProcess(const TrainerProcess&) = delete;
+  TrainerProcess& operator=(const TrainerProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int heartbeat_fd() const { return read_fd_; }
+  //! Complete lines received since the last call.
+  std::vector<std::string> read_lines();
+  //! The exit status once it has exited (code, or 128 + signal), without blocking.
+  std::optional<int> poll_exit();
+  bool running() const { return !status_; }
+  void signal(int sig) const;
+  //! Sends `first` (SIGTERM: a chance to save), waits `grace_s`, then SIGKILL. Returns the status.
+  int stop(int first, double grace_s);
+  //! "exit 1", "signal 6 (Aborted)".
+  static std::string describe(int status);
+
+ private:
+  pid_t pid_ = -1;
+  int read_fd_ = -1;
+  std::string partial_;
+  std::optional<int> status_;
+};
+
+}  // namespace ctwin::live

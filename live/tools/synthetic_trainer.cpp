@@ -1,0 +1,302 @@
+// ctwin-synthetic-trainer: a stand-in for a training job, to demonstrate and test the supervisor
+// (`ctwin live run`). Each step runs GEMMs (on a GPU through the CUDA plugin, or on the CPU) and
+// rewrites one of 64 stripes of its state with a value that depends on the step, so that the state
+// after any step is known in closed form: a restored state is checked byte for byte (on a GPU, the
+// stripes' ends). The state is checkpointed with the flash checkpoint engine and restored at start.
+// Faults are injected on one attempt only (the supervisor numbers attempts in $CTWIN_ATTEMPT), so
+// that the restarted trainer runs through.
+//
+// It talks to the supervisor with lines on the file descriptor $CTWIN_HEARTBEAT_FD
+// (live/supervisor/heartbeat.hpp): restored, step, checkpoint, nan, stopped, done.
+// SIGUSR1 asks for a checkpoint after the current step; SIGTERM for a checkpoint, then exit 0.
+// Standard library and the portable live core only: it builds on a bare GPU machine.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "live/backend/plugin_loader.hpp"
+#include "live/checkpoint/flash_engine.hpp"
+#include "live/checkpoint/flash_error.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kStripes = 64;
+
+std::atomic<bool> checkpoint_requested{false}, stop_requested{false};
+
+struct Options {
+  long long steps = 100, crash_at = -1, hang_at = -1, slow_from = -1, nan_at = -1;
+  long long checkpoint_every = 10;
+  std::uint64_t state_bytes = 64ull << 20;
+  int device = -1;  // -1: CPU
+  int gemm_n = 128, gemms_per_step = 1, fault_attempt = 0;
+  double step_ms = 0, slowdown = 1;
+  std::string name, persist_dir, shm_dir = "/dev/shm";
+};
+
+int heartbeat_fd = -1;
+
+void beat(const char* format, ...) {
+  if (heartbeat_fd < 0) return;
+  char line[256];
+  va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(line, sizeof line - 1, format, args);
+  va_end(args);
+  line[n] = '\n';
+  [[maybe_unused]] const ssize_t written = ::write(heartbeat_fd, line, static_cast<std::size_t>(n) + 1);  // one write: atomic in a pipe
+}
+
+unsigned char stripe_value(long long step) { return static_cast<unsigned char>((step * 131 + 7) & 0xff); }
+
+//! The value stripe `j` holds after `step`: written by the last step t <= step with t % 64 == j.
+unsigned char expected_stripe(int j, long long step) {
+  if (step < 1) return 0;
+  long long t = step - ((step - j) % kStripes + kStripes) % kStripes;
+  return t >= 1 ? stripe_value(t) : 0;
+}
+
+//! "64MiB", "1GiB", "4096", "1.5GB": bytes.
+bool parse_bytes(const std::string& text, std::uint64_t& out) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (!end || end == text.c_str() || value < 0) return false;
+  const std::string unit = end;
+  static const std::pair<const char*, double> units[] = {{"", 1},         {"B", 1},         {"KiB", 1024.0}, {"MiB", 1048576.0},
+                                                         {"GiB", 1073741824.0}, {"KB", 1e3}, {"MB", 1e6},    {"GB", 1e9}};
+  for (const auto& [name, scale] : units)
+    if (unit == name) {
+      out = static_cast<std::uint64_t>(value * scale);
+      return true;
+    }
+  return false;
+}
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
+               "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
+               "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
+               "  [--slow-from-step S --slowdown F] [--fault-attempt A]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  if (const char* v = std::getenv("CTWIN_FLASH_NAME")) o.name = v;
+  if (const char* v = std::getenv("CTWIN_FLASH_PERSIST_DIR")) o.persist_dir = v;
+  if (const char* v = std::getenv("CTWIN_SHM_DIR")) o.shm_dir = v;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) usage(flag + ": needs a value");
+    const std::string value = argv[++i];
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    const bool numeric = end && *end == '\0' && !value.empty();
+    auto need_number = [&] {
+      if (!numeric) usage(flag + " " + value + ": not a number");
+      return number;
+    };
+    if (flag == "--steps") o.steps = static_cast<long long>(need_number());
+    else if (flag == "--state-bytes") {
+      if (!parse_bytes(value, o.state_bytes)) usage("--state-bytes " + value + ": expected bytes (4096, 64MiB, 1GiB)");
+    }
+    else if (flag == "--device") {
+      if (value == "cpu") o.device = -1;
+      else if (value.rfind("cuda", 0) == 0) o.device = value.size() > 5 ? std::atoi(value.c_str() + 5) : 0;
+      else usage("--device " + value + ": cpu or cuda:I");
+    } else if (flag == "--gemm-n") o.gemm_n = static_cast<int>(need_number());
+    else if (flag == "--gemms-per-step") o.gemms_per_step = static_cast<int>(need_number());
+    else if (flag == "--step-ms") o.step_ms = need_number();
+    else if (flag == "--checkpoint-every") o.checkpoint_every = static_cast<long long>(need_number());
+    else if (flag == "--name") o.name = value;
+    else if (flag == "--persist-dir") o.persist_dir = value;
+    else if (flag == "--shm-dir") o.shm_dir = value;
+    else if (flag == "--crash-at-step") o.crash_at = static_cast<long long>(need_number());
+    else if (flag == "--hang-at-step") o.hang_at = static_cast<long long>(need_number());
+    else if (flag == "--nan-at-step") o.nan_at = static_cast<long long>(need_number());
+    else if (flag == "--slow-from-step") o.slow_from = static_cast<long long>(need_number());
+    else if (flag == "--slowdown") o.slowdown = need_number();
+    else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
+    else usage("unknown option " + flag);
+  }
+  if (o.steps < 1 || o.checkpoint_every < 1 || o.gemm_n < 1 || o.gemms_per_step < 0 || o.slowdown < 1 || o.state_bytes < kStripes)
+    usage("--steps, --checkpoint-every and --gemm-n must be positive, --slowdown at least 1, --state-bytes at least 64");
+  if (o.name.empty()) o.name = "synthetic";
+  return o;
+}
+
+//! The state: host memory, or a GPU buffer driven through the plugin.
+class State {
+ public:
+  State(std::uint64_t bytes, int device) : bytes_(bytes), device_(device) {
+    if (device < 0) {
+      host_.assign(bytes, 0);
+      return;
+    }
+    plugin_ = &ctwin::live::cuda_plugin();
+    ctwin::live::require_cuda_devices(*plugin_);
+    ctwin::live::check_status(*plugin_, plugin_->device_alloc(device, bytes, &gpu_), "allocating the state");
+    ctwin::live::check_status(*plugin_, plugin_->device_fill(gpu_, bytes, 0), "clearing the state");
+  }
+  ~State() {
+    if (gpu_) plugin_->device_free(gpu_);
+  }
+  void* data() { return device_ < 0 ? static_cast<void*>(host_.data()) : gpu_; }
+  std::uint64_t stripe_bytes() const { return bytes_ / kStripes; }
+
+  void write_stripe(int j, unsigned char value) {
+    const std::uint64_t at = static_cast<std::uint64_t>(j) * stripe_bytes();
+    if (device_ < 0) std::memset(host_.data() + at, value, stripe_bytes());
+    else ctwin::live::check_status(*plugin_, plugin_->device_fill(static_cast<char*>(gpu_) + at, stripe_bytes(), value), "fill");
+  }
+
+  //! The first wrong stripe after `step`, or -1. On a GPU, each stripe's first and last 4 KiB.
+  int first_wrong_stripe(long long step) {
+    for (int j = 0; j < kStripes; ++j) {
+      const unsigned char want = expected_stripe(j, step);
+      const std::uint64_t at = static_cast<std::uint64_t>(j) * stripe_bytes();
+      if (device_ < 0) {
+        const unsigned char* p = host_.data() + at;
+        if (!std::all_of(p, p + stripe_bytes(), [&](unsigned char c) { return c == want; })) return j;
+        continue;
+      }
+      const std::uint64_t sample = std::min<std::uint64_t>(4096, stripe_bytes());
+      std::vector<unsigned char> ends(2 * sample);
+      const char* base = static_cast<const char*>(gpu_) + at;
+      ctwin::live::check_status(*plugin_, plugin_->copy_to_host(ends.data(), base, sample), "read back");
+      ctwin::live::check_status(*plugin_, plugin_->copy_to_host(ends.data() + sample, base + stripe_bytes() - sample, sample), "read back");
+      if (!std::all_of(ends.begin(), ends.end(), [&](unsigned char c) { return c == want; })) return j;
+    }
+    return -1;
+  }
+
+  //! The step's arithmetic: `count` n x n GEMMs.
+  void gemms(int n, int count) {
+    if (count <= 0) return;
+    if (device_ >= 0) {
+      double flops = 0;
+      ctwin::live::check_status(*plugin_, plugin_->gemm_flops(device_, n, count, &flops), "GEMM");
+      return;
+    }
+    const auto size = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    a_.resize(size, 1.0f / static_cast<float>(n));
+    b_.resize(size, 0.5f);
+    c_.assign(size, 0.0f);
+    for (int k = 0; k < count; ++k)
+      for (int i = 0; i < n; ++i)
+        for (int p = 0; p < n; ++p) {
+          const float aip = a_[static_cast<std::size_t>(i) * n + p];
+          for (int j = 0; j < n; ++j) c_[static_cast<std::size_t>(i) * n + j] += aip * b_[static_cast<std::size_t>(p) * n + j];
+        }
+  }
+
+ private:
+  std::uint64_t bytes_;
+  int device_;
+  std::vector<unsigned char> host_;
+  std::vector<float> a_, b_, c_;
+  const ctwin_backend_v1* plugin_ = nullptr;
+  void* gpu_ = nullptr;
+};
+
+void sleep_until(Clock::time_point t) { std::this_thread::sleep_until(t); }
+
+int run(const Options& o) {
+  const char* attempt_env = std::getenv("CTWIN_ATTEMPT");
+  const int attempt = attempt_env ? std::atoi(attempt_env) : 0;
+  const bool faulty = attempt == o.fault_attempt;
+
+  State state(o.state_bytes, o.device);
+  ctwin::flash::EngineOptions eo;
+  eo.name = o.name;
+  eo.persist_dir = o.persist_dir;
+  eo.shm_dir = o.shm_dir;
+  ctwin::flash::Engine engine(eo);
+  engine.register_buffer("state", state.data(), o.state_bytes, o.device);
+
+  const ctwin::flash::Restored restored = engine.restore();
+  long long step = std::max<long long>(restored.step, 0);
+  if (restored.step >= 0) {
+    if (const int wrong = state.first_wrong_stripe(step); wrong >= 0) {
+      std::fprintf(stderr, "ctwin-synthetic-trainer: the state restored at step %lld is wrong (stripe %d)\n", step, wrong);
+      return 5;
+    }
+  }
+  const char* source = restored.source == ctwin::flash::RestoreSource::Memory ? "memory"
+                       : restored.source == ctwin::flash::RestoreSource::Disk ? "disk" : "none";
+  beat("restored %lld %s %.6f", restored.step, source, restored.seconds);
+  std::fprintf(stderr, "ctwin-synthetic-trainer: attempt %d starts at step %lld (%s)\n", attempt, step, source);
+
+  long long saved = restored.step;
+  auto save = [&](long long s) {
+    const auto stats = engine.save(s);
+    saved = s;
+    beat("checkpoint %lld %.6f", s, stats.seconds);
+  };
+  while (step < o.steps) {
+    const long long s = step + 1;
+    const auto start = Clock::now();
+    state.gemms(o.gemm_n, o.gemms_per_step);
+    if (o.step_ms > 0) sleep_until(start + std::chrono::microseconds(static_cast<long long>(o.step_ms * 1000)));
+    if (faulty && o.slow_from >= 0 && s >= o.slow_from && o.slowdown > 1)
+      std::this_thread::sleep_for((Clock::now() - start) * (o.slowdown - 1));
+    if (faulty && s == o.crash_at) {
+      std::fprintf(stderr, "ctwin-synthetic-trainer: injected crash in step %lld\n", s);
+      std::abort();
+    }
+    if (faulty && s == o.hang_at) {
+      std::fprintf(stderr, "ctwin-synthetic-trainer: injected hang in step %lld\n", s);
+      for (;;) ::pause();
+    }
+    if (faulty && s == o.nan_at) {  // a loss gone NaN: the step's update must not land
+      std::fprintf(stderr, "ctwin-synthetic-trainer: loss is NaN at step %lld\n", s);
+      beat("nan %lld", s);
+      return 4;
+    }
+    state.write_stripe(static_cast<int>(s % kStripes), stripe_value(s));
+    step = s;
+    beat("step %lld %.6f", s, std::chrono::duration<double>(Clock::now() - start).count());
+    if (s % o.checkpoint_every == 0 || checkpoint_requested.exchange(false)) save(s);
+    if (stop_requested) {
+      if (saved != s) save(s);
+      beat("stopped %lld", s);
+      return 0;
+    }
+  }
+  if (!o.persist_dir.empty() && saved >= 0) engine.wait_persisted(saved, 600);
+  beat("done %lld", step);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  if (const char* fd = std::getenv("CTWIN_HEARTBEAT_FD")) heartbeat_fd = std::atoi(fd);
+  std::signal(SIGPIPE, SIG_IGN);  // a supervisor gone away must not kill the step
+  std::signal(SIGUSR1, [](int) { checkpoint_requested = true; });
+  std::signal(SIGTERM, [](int) { stop_requested = true; });
+  try {
+    return run(o);
+  } catch (const ctwin::live::CannotRunHere& e) {
+    std::fprintf(stderr, "ctwin-synthetic-trainer: cannot run here: %s\n", e.what());
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ctwin-synthetic-trainer: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,210 @@
+// The health monitors against a fake libnvidia-ml (tests/live/fake_nvml.c, driven by a state file
+// rewritten between polls): Xid events, ECC counters, row remapping, NVLink, throttled clocks, a
+// lost GPU, NVML event waits that time out, and a wedged driver. Then Xid lines from a kernel log
+// as they are appended, and the live ledger's arithmetic.
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "live/health/health_watch.hpp"
+#include "live/health/kernel_log_tail.hpp"
+#include "live/health/nvml_monitor.hpp"
+#include "live/supervisor/heartbeat.hpp"
+#include "live/supervisor/live_ledger.hpp"
+
+using namespace ctwin::live;
+
+namespace {
+
+//! Points NVML at the fake and its state at a fresh file for this test.
+struct FakeNvml {
+  std::string state;
+  explicit FakeNvml(const std::string& name) {
+    state = (std::filesystem::temp_directory_path() / ("ctwin-fake-nvml-" + name + "-" + std::to_string(::getpid()))).string();
+    ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
+    ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
+  }
+  ~FakeNvml() { std::filesystem::remove(state); }
+  void write(const std::string& text) const { std::ofstream(state) << text; }
+  void append(const std::string& text) const { std::ofstream(state, std::ios::app) << text; }
+};
+
+std::unique_ptr<NvmlMonitor> open_monitor() {
+  std::string why;
+  auto m = NvmlMonitor::open({}, why);
+  INFO(why);
+  REQUIRE(m);
+  return m;
+}
+
+const HealthEvent* find(const std::vector<HealthEvent>& events, const std::string& kind, int gpu, int xid = -1) {
+  for (const auto& e : events)
+    if (e.kind == kind && e.gpu == gpu && (xid < 0 || e.xid == xid)) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("nvml monitor: an Xid 79 event and uncorrected ECC errors become faults on the right GPU", "[live][health]") {
+  FakeNvml fake("xid");
+  fake.write("gpus 2\nnvlink 0 0 up\n");
+  auto monitor = open_monitor();
+  CHECK(monitor->gpu_count() == 2);
+  CHECK(monitor->pci_bus_ids()[1] == "00000000:28:00.0");
+  CHECK(monitor->poll(0).empty());  // the baseline of a healthy machine says nothing
+
+  fake.append("xid 1 79\necc 0 corrected 7\necc 0 uncorrected 1\n");
+  const auto events = monitor->poll(50);
+  const HealthEvent* xid = find(events, "fault", 1, 79);
+  REQUIRE(xid);
+  CHECK(xid->source == "nvml");
+  const HealthEvent* dbe = find(events, "fault", 0, 48);
+  REQUIRE(dbe);
+  CHECK(dbe->detail == "ecc_uncorrected=+1");
+  const HealthEvent* sbe = find(events, "health", 0);
+  REQUIRE(sbe);
+  CHECK(sbe->detail == "ecc_corrected=+7");
+  CHECK(events.size() == 3);
+
+  // The same readings again: nothing new, and the Xid is not delivered twice.
+  CHECK(monitor->poll(20).empty());
+}
+
+TEST_CASE("nvml monitor: an event wait that times out reports nothing and takes its timeout", "[live][health]") {
+  FakeNvml fake("timeout");
+  fake.write("gpus 1\n");
+  auto monitor = open_monitor();
+  monitor->poll(0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(monitor->poll(150).empty());
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(waited >= 0.14);
+  CHECK(waited < 2.0);
+}
+
+TEST_CASE("nvml monitor: row remapping, NVLink, throttled clocks, temperature and a lost GPU", "[live][health]") {
+  FakeNvml fake("links");
+  fake.write("gpus 2\nnvlink 0 0 up\nnvlink 0 1 up\nclocks 0 1980 1980\n");
+  auto monitor = open_monitor();
+  monitor->poll(0);
+  fake.write("gpus 2\nnvlink 0 0 up\nnvlink 0 1 down\nnvlink_errors 0 0 12\nclocks 0 990 1980\nthrottle 0 0x40\n"
+             "temperature 0 91\nremap 0 1 0\nlost 1\n");
+  const auto events = monitor->poll(0);
+  const HealthEvent* link = find(events, "fault", 0, 74);
+  REQUIRE(link);
+  CHECK(link->detail == "nvlink=1 down");
+  const HealthEvent* slow = find(events, "slow_begin", 0);
+  REQUIRE(slow);
+  CHECK(slow->detail == "speed=0.5 reasons=0x40");
+  const HealthEvent* lost = find(events, "fault", 1, 79);
+  REQUIRE(lost);
+  CHECK(lost->detail == "gpu_lost");
+  int health = 0;
+  for (const auto& e : events) health += e.kind == "health";
+  CHECK(health == 3);  // NVLink errors, temperature, remap pending
+  CHECK(monitor->last()[0].temperature_c == 91);
+
+  fake.write("gpus 2\nnvlink 0 0 up\nnvlink 0 1 down\nnvlink_errors 0 0 12\nclocks 0 1980 1980\nlost 1\n");
+  const auto later = monitor->poll(0);
+  CHECK(find(later, "slow_end", 0));
+  CHECK(!find(later, "fault", 1));  // still lost: said once
+}
+
+TEST_CASE("nvml health watch: a driver that stops answering is a fault, said once", "[live][health]") {
+  FakeNvml fake("stall");
+  fake.write("gpus 1\n");
+  HealthWatch watch(open_monitor(), 0.05, 0.3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  CHECK(watch.take().empty());
+  fake.write("gpus 1\nstall 1.5\n");
+  std::vector<HealthEvent> seen;
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    for (auto& e : watch.take()) seen.push_back(e);
+  }
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].kind == "fault");
+  CHECK(seen[0].xid == 79);
+  CHECK(seen[0].detail == "nvml_unresponsive");
+  fake.write("gpus 1\n");  // let the stuck poll finish before the fake's file goes
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+}
+
+TEST_CASE("nvml: a machine without a driver says why", "[live][health]") {
+  FakeNvml fake("nodriver");
+  fake.write("init_fails\n");
+  std::string why;
+  CHECK(!NvmlMonitor::open({}, why));
+  CHECK(why.find("Driver Not Loaded") != std::string::npos);
+  ::setenv("CTWIN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  CHECK(!NvmlMonitor::open({}, why));
+  CHECK(why.find("/nonexistent/libnvidia-ml.so.1") != std::string::npos);
+}
+
+TEST_CASE("kernel log tail: Xid lines appended after the start, on the GPU of their bus id", "[live][health]") {
+  const auto path = std::filesystem::temp_directory_path() / ("ctwin-kern-" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path) << "Mar 21 13:34:30 node-17 kernel: NVRM: Xid (PCI:0000:18:00): 13, an old one\n";
+  KernelLogTail tail(path.string(), {"00000000:18:00.0", "00000000:28:00.0"});
+  CHECK(tail.poll().empty());  // what was there before the tail started is history
+  std::ofstream(path, std::ios::app) << "Mar 21 13:34:34 node-17 kernel: NVRM: Xid (PCI:0000:28:00): 79, pid=1, GPU has fallen off the bus.\n"
+                                     << "Mar 21 13:34:35 node-17 kernel: usb 1-1: new device\n"
+                                     << "[ 1234.5] NVRM: Xid (0000:18:00): 48, DBE";  // not finished yet
+  auto events = tail.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].xid == 79);
+  CHECK(events[0].gpu == 1);
+  CHECK(events[0].source == "kernel-log");
+  std::ofstream(path, std::ios::app) << " (row remap pending)\n";
+  events = tail.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].xid == 48);
+  CHECK(events[0].gpu == 0);
+  // Rotated: the new file is read from its start.
+  std::ofstream(path) << "[ 2.0] NVRM: Xid (PCI:0000:99:00): 74, link\n";
+  events = tail.poll();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].gpu == -1);  // a bus id no GPU here has
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("trainer heartbeat lines parse; anything else is ignored", "[live][supervisor]") {
+  auto m = parse_trainer_message("restored 30 memory 0.0012");
+  CHECK(m.kind == TrainerMessage::Kind::Restored);
+  CHECK(m.step == 30);
+  CHECK(m.source == "memory");
+  CHECK(m.seconds == Approx(0.0012));
+  CHECK(parse_trainer_message("step 31 0.5").kind == TrainerMessage::Kind::Step);
+  CHECK(parse_trainer_message("nan 37").kind == TrainerMessage::Kind::Nan);
+  CHECK(parse_trainer_message("done 60").kind == TrainerMessage::Kind::Done);
+  CHECK(parse_trainer_message("step x").kind == TrainerMessage::Kind::Unknown);
+  CHECK(parse_trainer_message("step 3").kind == TrainerMessage::Kind::Unknown);
+  CHECK(parse_trainer_message("loss 3.2").kind == TrainerMessage::Kind::Unknown);
+}
+
+TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lost progress; the sum is the wall", "[live][supervisor]") {
+  using ctwin::Category;
+  const auto t0 = LiveLedger::Clock::now();
+  auto at = [&](int ms) { return t0 + std::chrono::milliseconds(ms); };
+  LiveLedger l(t0);
+  l.split(Category::CheckpointRestore, 2000, Category::Restart, at(10));  // launch: 2 ms restore of 10
+  CHECK(l.rolled_back_to(-1) == 0);
+  for (int s = 1; s <= 5; ++s) {
+    l.charge(Category::Productive, at(10 + 100 * s));
+    l.step_done(s);
+    if (s == 2) l.charge(Category::CheckpointSave, at(10 + 100 * s + 5)), l.step_done(2);
+  }
+  l.charge(Category::LostProgress, at(560));  // the crash in step 6
+  l.charge(Category::Restart, at(600));
+  l.split(Category::CheckpointRestore, 1000, Category::Restart, at(620));
+  CHECK(l.rolled_back_to(2) == Approx(0.295).margin(1e-9));  // steps 3, 4, 5 (step 3 began after the 5 ms save)
+  const auto& ledger = l.ledger();
+  CHECK(ledger[Category::Productive] == 200'000);
+  CHECK(ledger[Category::LostProgress] == 295'000 + 50'000);
+  CHECK(ledger[Category::CheckpointSave] == 5'000);
+  CHECK(ledger[Category::CheckpointRestore] == 3'000);
+  CHECK(ledger.total() == 620'000);
+}
