@@ -5,7 +5,9 @@
 # sweep, the GEMM result check, HBM and PCIe bandwidth, NCCL all-reduce; the flash checkpoint
 # benchmark against the PCIe and disk ceilings; the Python (ctypes) round trip. Judges the targets:
 # snapshot >= 80% of device->host, restore >= 80% of host->device, burn-in within 10% of the best.
-# Where the full ctwin is built (./build/ctwin), also `ctwin live precheck` over every GPU.
+# Then the synthetic trainer on GPU 0: crashed on purpose, relaunched, restored from shared memory
+# and checked stripe by stripe. Where the full ctwin is built (./build/ctwin), also `ctwin live
+# precheck` over every GPU and a supervised synthetic run (`ctwin live run`) with a crash and a hang.
 #   bash bench/gpu.sh [OUT_DIR]      (NCCL_HOME=... when NCCL is not beside CUDA)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,9 +30,35 @@ cat "$out/gpu_check.txt"
 python3 "$here/tests/live/flash_ctypes_test.py" "$build" > "$out/ctypes.txt" 2>&1 && echo "ctypes round trip: passed" \
   || { echo "ctypes round trip: FAILED"; cat "$out/ctypes.txt"; }
 
+# The synthetic trainer on the GPU, by hand: attempt 0 crashes in step 25, attempt 1 must restore
+# step 20 from shared memory (the trainer checks the state it gets back) and finish.
+trainer="$build/ctwin-synthetic-trainer"
+args=(--device cuda:0 --state-bytes "${TRAINER_BYTES:-4GiB}" --gemm-n 8192 --gemms-per-step 4 --steps 40 --checkpoint-every 10
+      --name "gpu-bench-$$" --persist-dir "$persist" --crash-at-step 25)
+CTWIN_ATTEMPT=0 "$trainer" "${args[@]}" > "$out/trainer0.txt" 2>&1
+crashed=$?
+CTWIN_ATTEMPT=1 "$trainer" "${args[@]}" > "$out/trainer1.txt" 2>&1
+resumed=$?
+rm -f /dev/shm/ctwin-flash-gpu-bench-$$-r0-s*
+if [ $crashed -ne 0 ] && [ $resumed -eq 0 ] && grep -q "attempt 1 starts at step 20 (memory)" "$out/trainer1.txt"; then
+  echo "synthetic trainer on GPU: crashed (exit $crashed), restored step 20 from memory, state checked, finished"
+else
+  echo "synthetic trainer on GPU: FAILED (exit $crashed then $resumed)"; cat "$out/trainer0.txt" "$out/trainer1.txt"
+fi
+
 if [ -x "$here/build/ctwin" ]; then
   "$here/build/ctwin" live precheck --json "$out/precheck.json" | tee "$out/precheck.txt"
   "$here/build/ctwin" live ckpt-bench --persist-dir "$persist" --size 4GiB --json "$out/ckpt_bench.json"
+  mkdir -p "$persist/hang"
+  printf '{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1min"}, "hang_detection": {"minimum": "20s"}}}\n' \
+    > "$out/policy.json"
+  "$here/build/ctwin" live run --policy "$out/policy.json" --events "$out/live_events.csv" --name "gpu-run-$$" \
+    --persist-dir "$persist" --metrics 127.0.0.1:0 -- "$trainer" --device cuda:0 --state-bytes "${TRAINER_BYTES:-4GiB}" \
+    --gemm-n 8192 --gemms-per-step 4 --steps 60 --checkpoint-every 10 --crash-at-step 25 | tee "$out/live_run.txt"
+  "$here/build/ctwin" live run --policy "$out/policy.json" --events "$out/live_events_hang.csv" --name "gpu-hang-$$" \
+    --persist-dir "$persist/hang" --metrics 127.0.0.1:0 -- "$trainer" --device cuda:0 --state-bytes "${TRAINER_BYTES:-4GiB}" \
+    --gemm-n 8192 --gemms-per-step 4 --steps 60 --checkpoint-every 10 --hang-at-step 35 | tee "$out/live_run_hang.txt"
+  rm -f /dev/shm/ctwin-flash-gpu-run-$$-r0-s* /dev/shm/ctwin-flash-gpu-hang-$$-r0-s*
 fi
 
 python3 - "$out/gpu_check.json" <<'PY'

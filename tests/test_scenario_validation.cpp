@@ -173,4 +173,27 @@ TEST_CASE("every scenario shipped in scenarios/ loads", "[scenario]") {
     ++loaded;
   }
   CHECK(loaded >= 8);
+  int policies = 0;  // policy files for `ctwin live run`
+  for (const auto& entry : std::filesystem::directory_iterator(test::repo_file("scenarios/policies"))) {
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_policies_or_scenario(entry.path().string()));
+    ++policies;
+  }
+  CHECK(policies >= 1);
+}
+
+TEST_CASE("a policy file is a scenario's policies section alone; problems name their pointer", "[scenario]") {
+  const Scenario s = parse_policies_or_scenario(
+      R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"79": "replace"}}})", "p.json");
+  CHECK(s.xid_actions.at(79).action == RecoveryAction::Replace);
+  CHECK(s.checkpoint_policy.interval_us == 300 * kMicrosPerSecond);
+  try {
+    parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"x": "replace"}}, "extra": 1})", "p.json");
+    FAIL("a bad policy file was accepted");
+  } catch (const ScenarioInvalid& e) {
+    const std::string what = e.what();
+    CHECK(what.find("p.json: /policies/xid_actions/x:") != std::string::npos);
+    CHECK(what.find("p.json: /extra:") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse_policies_or_scenario(R"({"schema_version": 1})", "p.json"), ScenarioInvalid);
 }

@@ -123,3 +123,50 @@ class FlashCheckpoint:
 
     def __del__(self):
         self.close()
+
+
+class Supervisor:
+    """Heartbeats for `ctwin live run` (live/supervisor/heartbeat.hpp): one line per message on
+    the pipe named by $CTWIN_HEARTBEAT_FD. Does nothing when the trainer runs unsupervised.
+
+        sup = Supervisor()
+        step, source = ckpt.restore()
+        sup.restored(step, source)
+        for step in ...:
+            ...                                  # one training step, `seconds` long
+            sup.step(step, seconds)
+            if step % every == 0:
+                sup.checkpoint(step, ckpt.save(step))  # save returns the stall
+        sup.done(step)
+    """
+
+    def __init__(self, fd=None):
+        if fd is None:
+            fd = os.environ.get("CTWIN_HEARTBEAT_FD")
+        self.fd = int(fd) if fd is not None else None
+        self.attempt = int(os.environ.get("CTWIN_ATTEMPT", "0"))
+
+    def _say(self, line):
+        if self.fd is not None:
+            try:
+                os.write(self.fd, (line + "\n").encode())  # one write of one line: atomic in a pipe
+            except BrokenPipeError:
+                self.fd = None  # the supervisor is gone; training goes on
+
+    def restored(self, step, source, seconds=0.0):
+        self._say(f"restored {-1 if step is None else int(step)} {source} {float(seconds):.6f}")
+
+    def step(self, step, seconds):
+        self._say(f"step {int(step)} {float(seconds):.6f}")
+
+    def checkpoint(self, step, seconds):
+        self._say(f"checkpoint {int(step)} {float(seconds):.6f}")
+
+    def nan(self, step):
+        self._say(f"nan {int(step)}")
+
+    def stopped(self, step):
+        self._say(f"stopped {int(step)}")
+
+    def done(self, step):
+        self._say(f"done {int(step)}")

@@ -6,6 +6,10 @@
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <thread>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -71,6 +75,12 @@ class Supervision {
     }
   }
 
+  ~Supervision() {
+    if (persist_thread_.joinable()) persist_thread_.join();
+  }
+  Supervision(const Supervision&) = delete;
+  Supervision& operator=(const Supervision&) = delete;
+
   SupervisorResult run() {
     launch();
     while (!finished_) {
@@ -85,6 +95,7 @@ class Supervision {
       take_health();
       if (finished_) break;
       check_hang(Clock::now());
+      finish_persist(false);
       if (!finished_ && supervisor_stop_flag()) stop_on_request();
       serve_metrics();
       log_.flush();
@@ -119,7 +130,8 @@ class Supervision {
         const double lost_s = ledger_.rolled_back_to(m.step);
         if (m.step >= 0)
           log_.add(ledger_.at(t), "restore", o_.node, -1, -1,
-                   "source=" + m.source + " step=" + std::to_string(m.step) + " lost_s=" + exact_seconds_text(static_cast<Micros>(lost_s * 1e6)));
+                   "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds_text(static_cast<Micros>(m.seconds * 1e6)) +
+                       " lost_s=" + exact_seconds_text(static_cast<Micros>(lost_s * 1e6)));
         log_.add(ledger_.at(t), "running", o_.node);
         phase_ = Phase::Running;
         step_ = m.step;
@@ -151,6 +163,7 @@ class Supervision {
   void on_exit(int status, Clock::time_point t) {
     if (done_ || status == 0) {
       ledger_.charge(done_ ? Category::CheckpointSave : Category::Productive, t);
+      release_slots();
       finish(0, done_ ? "the trainer finished at step " + std::to_string(step_) : "the trainer exited 0 without saying done");
       return;
     }
@@ -306,21 +319,50 @@ class Supervision {
   }
 
   //! A trainer killed between its save and the persist leaves its newest snapshot only in shared
-  //! memory: persist it now, so that it survives this node.
+  //! memory: persist it, so that it survives this node. In the background: the relaunched trainer
+  //! restores from the same memory meanwhile (both only read the slot), and a slow disk stays off
+  //! the recovery's critical path. Its outcome is logged when it is done.
   void persist_left_behind() {
     if (o_.persist_dir.empty()) return;
-    for (int rank = 0; rank < o_.flash_ranks; ++rank) {
-      try {
-        flash::DiskStore store(o_.persist_dir, rank, o_.flash_ranks, 2);
-        const auto steps = store.complete_steps();
-        const std::int64_t after = steps.empty() ? -1 : steps.front();
-        if (const auto step = flash::Engine::persist_newest({o_.shm_dir, o_.flash_name, rank}, store, after))
-          log_.add(ledger_.at(Clock::now()), "checkpoint", o_.node, -1, -1, "persisted step=" + std::to_string(*step) + " rank=" + std::to_string(rank));
-      } catch (const std::exception& e) {
-        log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, std::string("persist after the crash failed: ") + e.what());
+    finish_persist(true);
+    persist_done_ = false;
+    persist_thread_ = std::thread([this] {
+      std::string said;
+      for (int rank = 0; rank < o_.flash_ranks; ++rank) {
+        try {
+          flash::DiskStore store(o_.persist_dir, rank, o_.flash_ranks, 2);
+          const auto steps = store.complete_steps();
+          const std::int64_t after = steps.empty() ? -1 : steps.front();
+          if (const auto step = flash::Engine::persist_newest({o_.shm_dir, o_.flash_name, rank}, store, after))
+            said += "persisted step=" + std::to_string(*step) + " rank=" + std::to_string(rank) + "\n";
+        } catch (const std::exception& e) {
+          said += std::string("!persist after the crash failed: ") + e.what() + "\n";
+        }
       }
+      std::lock_guard lock(persist_mutex_);
+      persist_said_ = said;
+      persist_done_ = true;
+    });
+  }
+
+  //! Logs the background persist's outcome once it is done (or, with `wait`, waits for it).
+  void finish_persist(bool wait) {
+    if (!persist_thread_.joinable() || (!wait && !persist_done_)) return;
+    persist_thread_.join();
+    std::lock_guard lock(persist_mutex_);
+    std::istringstream lines(persist_said_);
+    for (std::string line; std::getline(lines, line);) {
+      const bool failed = line[0] == '!';
+      log_.add(ledger_.at(Clock::now()), failed ? "health" : "checkpoint", o_.node, -1, -1, failed ? line.substr(1) : line);
     }
-    ledger_.charge(Category::CheckpointSave, Clock::now());
+  }
+
+  //! A finished run whose checkpoints are on disk leaves no shared memory behind.
+  void release_slots() const {
+    if (!done_ || o_.persist_dir.empty()) return;
+    std::error_code ignored;
+    for (int rank = 0; rank < o_.flash_ranks; ++rank)
+      for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);
   }
 
   bool precheck_passes() {
@@ -348,6 +390,10 @@ class Supervision {
   }
 
   void finish(int code, const std::string& reason) {
+    if (persist_thread_.joinable()) {  // the run waits for the crashed trainer's snapshot to reach the disk
+      finish_persist(true);
+      ledger_.charge(Category::CheckpointSave, Clock::now());
+    }
     ledger_.charge(Category::Restart, Clock::now());  // whatever is left: tearing down
     const Micros wall = ledger_.marked();
     log_.close(wall, ledger_.ledger());
@@ -390,6 +436,10 @@ class Supervision {
   std::deque<RecentFault> recent_;
   std::map<std::string, long> interruptions_, health_counts_;
   SupervisorResult result_;
+  std::thread persist_thread_;
+  std::mutex persist_mutex_;
+  std::atomic<bool> persist_done_{false};
+  std::string persist_said_;
 };
 
 }  // namespace

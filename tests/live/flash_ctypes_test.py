@@ -11,7 +11,7 @@ import tempfile
 
 build = os.path.abspath(sys.argv[1])
 sys.path.insert(0, build)
-from ctwin_flash import FlashCheckpoint, FlashCheckpointError  # noqa: E402
+from ctwin_flash import FlashCheckpoint, FlashCheckpointError, Supervisor  # noqa: E402
 
 try:
     import numpy
@@ -67,6 +67,15 @@ def main():
             raise AssertionError("a bad name was accepted")
         except FlashCheckpointError as e:
             assert e.kind == "usage" and "bad/name" in str(e), e
+        read_end, write_end = os.pipe()  # the heartbeat helper speaks the supervisor's protocol
+        sup = Supervisor(write_end)
+        sup.restored(None, "none")
+        sup.step(8, 0.25)
+        sup.checkpoint(8, 0.01)
+        sup.done(8)
+        os.close(write_end)
+        lines = os.read(read_end, 4096).decode().splitlines()
+        assert lines == ["restored -1 none 0.000000", "step 8 0.250000", "checkpoint 8 0.010000", "done 8"], lines
         print(f"ctypes round trip: memory then disk, step 7 ({'with' if numpy else 'without'} NumPy)")
     finally:
         shutil.rmtree(shm, ignore_errors=True)
