@@ -15,6 +15,7 @@
 #include "live/health/nvml_monitor.hpp"
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/step_time_watch.hpp"
 
 using namespace ctwin::live;
 
@@ -171,7 +172,7 @@ TEST_CASE("kernel log tail: Xid lines appended after the start, on the GPU of th
   std::filesystem::remove(path);
 }
 
-TEST_CASE("trainer heartbeat lines parse; anything else is ignored", "[live][supervisor]") {
+TEST_CASE("trainer heartbeat lines parse - anything else is ignored", "[live][supervisor]") {
   auto m = parse_trainer_message("restored 30 memory 0.0012");
   CHECK(m.kind == TrainerMessage::Kind::Restored);
   CHECK(m.step == 30);
@@ -185,7 +186,7 @@ TEST_CASE("trainer heartbeat lines parse; anything else is ignored", "[live][sup
   CHECK(parse_trainer_message("loss 3.2").kind == TrainerMessage::Kind::Unknown);
 }
 
-TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lost progress; the sum is the wall", "[live][supervisor]") {
+TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lost progress - the sum is the wall", "[live][supervisor]") {
   using ctwin::Category;
   const auto t0 = LiveLedger::Clock::now();
   auto at = [&](int ms) { return t0 + std::chrono::milliseconds(ms); };
@@ -207,4 +208,19 @@ TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lo
   CHECK(ledger[Category::CheckpointSave] == 5'000);
   CHECK(ledger[Category::CheckpointRestore] == 3'000);
   CHECK(ledger.total() == 620'000);
+}
+
+TEST_CASE("step time watch: a slowdown that lasts is found against the baseline - one slow step is not", "[live][supervisor]") {
+  StepTimeWatch w(4, 3, 1.25, 1.1);
+  for (double s : {1.0, 1.1, 0.9, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  CHECK(w.baseline_s() == Approx(1.0));
+  for (double s : {1.0, 3.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // a checkpoint's slow step
+  CHECK(w.observe(2.0) == StepTimeWatch::Change::None);
+  CHECK(w.observe(2.0) == StepTimeWatch::Change::SlowBegin);
+  CHECK(w.slow());
+  CHECK(w.speed() == Approx(0.5));
+  CHECK(w.observe(1.2) == StepTimeWatch::Change::None);  // hysteresis: not yet below 1.1
+  CHECK(w.observe(1.0) == StepTimeWatch::Change::None);
+  CHECK(w.observe(1.0) == StepTimeWatch::Change::SlowEnd);
+  CHECK(!w.slow());
 }

@@ -157,6 +157,23 @@ TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last ch
   CHECK(r.observed().interruptions.at("sdc") == 1);
 }
 
+TEST_CASE("live run: steps slower than the node's baseline are degraded time, between slow_begin and slow_end", "[live][supervisor]") {
+  LiveRun r("slow");
+  r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 100 --slow-from-step 25 --slowdown 4");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.rows("slow_begin").size() == 1);
+  CHECK(r.rows("slow_begin")[0]->detail.find("source=step_times") != std::string::npos);
+  CHECK(r.rows("slow_end").empty());  // it stays slow to the end
+  const auto run = r.observed();
+  // Steps 25 to 60 take 40 ms instead of 10: about 30 ms of each is degraded once the window
+  // (5 steps) has seen it, about 0.9 s in all; the productive time stays about 10 ms a step.
+  CHECK(ledger_s(run, ctwin::Category::Degraded) > 0.6);
+  CHECK(ledger_s(run, ctwin::Category::Degraded) < 1.2);
+  CHECK(ledger_s(run, ctwin::Category::Productive) < 0.60 + 0.25);
+  CHECK(run.interruptions.empty());
+}
+
 TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's action is carried out", "[live][supervisor][health]") {
   const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
     "xid_actions": {"79": "replace"}, "hang_detection": {"minimum": "2s"}}})";
@@ -199,6 +216,30 @@ TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's acti
     CHECK(r.rows("restart").empty());
     r.observed();
   }
+  fs::remove(state);
+  ::unsetenv("CTWIN_FAKE_NVML_STATE");
+}
+
+TEST_CASE("live run: a warning from NVML (a row remap pending) asks the trainer for a checkpoint now", "[live][supervisor][health]") {
+  const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-warn-" + std::to_string(::getpid()));
+  std::ofstream(state) << "gpus 1\n";
+  ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
+  ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
+  LiveRun r("warn");
+  std::thread warn([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::ofstream(state, std::ios::app) << "remap 0 1 0\n";
+  });
+  r.run("--health-interval 50ms --no-metrics", "--steps 100 --checkpoint-every 1000");  // no periodic save
+  warn.join();
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  bool requested = false;
+  for (const auto* e : r.rows("health")) requested |= e->detail == "checkpoint requested after row_remap_pending";
+  CHECK(requested);
+  REQUIRE(r.rows("checkpoint").size() == 1);  // the one asked for
+  CHECK(r.rows("checkpoint")[0]->detail != "step=100");
+  CHECK(r.rows("interrupted").empty());
   fs::remove(state);
   ::unsetenv("CTWIN_FAKE_NVML_STATE");
 }

@@ -182,7 +182,7 @@ TEST_CASE("every scenario shipped in scenarios/ loads", "[scenario]") {
   CHECK(policies >= 1);
 }
 
-TEST_CASE("a policy file is a scenario's policies section alone; problems name their pointer", "[scenario]") {
+TEST_CASE("a policy file is a scenario's policies section alone, problems name their pointer", "[scenario]") {
   const Scenario s = parse_policies_or_scenario(
       R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"79": "replace"}}})", "p.json");
   CHECK(s.xid_actions.at(79).action == RecoveryAction::Replace);

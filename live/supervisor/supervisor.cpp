@@ -22,6 +22,7 @@
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
 #include "live/supervisor/metrics_server.hpp"
+#include "live/supervisor/step_time_watch.hpp"
 #include "live/supervisor/supervisor_metrics.hpp"
 #include "live/supervisor/trainer_process.hpp"
 #include "policies/runtime_health.hpp"
@@ -112,6 +113,8 @@ class Supervision {
         {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(o_.node)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
     trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env);
+    steps_since_launch_ = 0;
+    steps_.restarted();
     phase_ = Phase::Launching;
     last_message_ = Clock::now();
     nan_step_ = -1;
@@ -138,9 +141,7 @@ class Supervision {
         break;
       }
       case K::Step:
-        ledger_.charge(Category::Productive, t);
-        ledger_.step_done(m.step);
-        step_ = m.step;
+        on_step(m, t);
         break;
       case K::Checkpoint:
         ledger_.charge(Category::CheckpointSave, t);
@@ -158,6 +159,35 @@ class Supervision {
         break;
       case K::Unknown: break;
     }
+  }
+
+  //! Between heartbeats the job was productive; while its steps run slower than the node's
+  //! baseline, the excess is degraded time.
+  void on_step(const TrainerMessage& m, Clock::time_point t) {
+    const bool first_after_launch = steps_since_launch_ == 0;
+    ++steps_since_launch_;
+    if (!first_after_launch) {  // the first step after a launch warms up
+      switch (steps_.observe(m.seconds)) {
+        case StepTimeWatch::Change::SlowBegin: {
+          char detail[64];
+          std::snprintf(detail, sizeof detail, "speed=%.3g source=step_times", steps_.speed());
+          log_.add(ledger_.at(t), "slow_begin", o_.node, -1, -1, detail);
+          break;
+        }
+        case StepTimeWatch::Change::SlowEnd: log_.add(ledger_.at(t), "slow_end", o_.node, -1, -1, "source=step_times"); break;
+        case StepTimeWatch::Change::None: break;
+      }
+    }
+    if (steps_.slow() && m.seconds > steps_.baseline_s()) {
+      // Of the stretch since the last mark, the step's share beyond the baseline is degraded.
+      const Micros stretch = ledger_.at(t) - ledger_.marked();
+      const auto excess = static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds));
+      ledger_.split(Category::Productive, stretch - excess, Category::Degraded, t);
+    } else {
+      ledger_.charge(Category::Productive, t);
+    }
+    ledger_.step_done(m.step);
+    step_ = m.step;
   }
 
   void on_exit(int status, Clock::time_point t) {
@@ -218,6 +248,7 @@ class Supervision {
     const Micros at = std::max(ledger_.at(e.at), ledger_.marked());  // rows stay in time order
     if (e.kind != "fault") {
       log_.add(at, e.kind, o_.node, e.gpu, -1, e.detail + " source=" + e.source);
+      if (is_warning(e)) checkpoint_now("after " + e.detail);
       return;
     }
     // NVML and the kernel log report the same Xid: one fault.
@@ -229,11 +260,26 @@ class Supervision {
     cause.trainer_can_save = e.detail.find("gpu_lost") == std::string::npos && e.detail.find("unresponsive") == std::string::npos;
     if (decide(cause).empty()) {
       log_.add(at, "health", o_.node, e.gpu, e.xid, cause.fault.name + " " + cause.detail);  // counted, stops nothing
+      checkpoint_now("after Xid " + std::to_string(e.xid));
       return;
     }
     if (!may_interrupt || !trainer_->running()) return;  // the trainer's exit is this fault's interruption
     ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, e.at);
     interrupt(cause, Clock::now());
+  }
+
+  //! Signs that a failure may follow: a row remap waiting for a reset, a GPU past its temperature
+  //! limit. (Corrected ECC errors alone are routine.)
+  static bool is_warning(const HealthEvent& e) {
+    return e.kind == "health" && (e.detail.rfind("row_remap_pending", 0) == 0 || e.detail.rfind("temperature=", 0) == 0);
+  }
+
+  //! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
+  //! is worth keeping before a likely failure.
+  void checkpoint_now(const std::string& why) {
+    if (!trainer_->running() || phase_ != Phase::Running) return;
+    trainer_->signal(SIGUSR1);
+    log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, "checkpoint requested " + why);
   }
 
   //! The controller's actions for a fault; empty when it says to carry on.
@@ -307,6 +353,7 @@ class Supervision {
       case Act::ResetGpu: pattern = &o_.actuators.reset_gpu; break;
       case Act::Reboot: pattern = &o_.actuators.reboot; break;
       case Act::Replace: pattern = &o_.actuators.evict, kind = "evicted"; break;
+      case Act::CheckpointNow: checkpoint_now("by the controller"); return false;
       default: return false;  // restart: the relaunch below; precheck: done
     }
     const ActuatorResult r = actuate(*pattern, o_.actuators, o_.node, host(), cause.gpu);
@@ -431,6 +478,8 @@ class Supervision {
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
   int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;
+  long steps_since_launch_ = 0;
+  StepTimeWatch steps_;
   std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
   bool done_ = false, finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
