@@ -45,7 +45,7 @@ auto read(const std::string& name, Reader reader) {
 
 }  // namespace
 
-TEST_CASE("kernel logs: Xid lines from dmesg, syslog and ISO journals; bad ones reported by line", "[calibration][readers]") {
+TEST_CASE("kernel logs: Xid lines from dmesg, syslog and ISO journals, bad ones reported by line", "[calibration][readers]") {
   const XidLog dmesg = read("gpu-017.dmesg", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, "gpu-017"); });
   REQUIRE(dmesg.events.size() == 4);
   CHECK(dmesg.events[0].xid == 48);
@@ -84,7 +84,7 @@ TEST_CASE("kernel logs: Xid lines from dmesg, syslog and ISO journals; bad ones 
   CHECK(forms.events[1].xid == 13);
 }
 
-TEST_CASE("sacct --parsable2: allocations only, states, node lists; bad lines reported", "[calibration][readers]") {
+TEST_CASE("sacct --parsable2: allocations only, states, node lists, bad lines reported", "[calibration][readers]") {
   const SlurmLog log = read("jobs.sacct", read_sacct);
   REQUIRE(log.jobs.size() == 5);
   CHECK(log.report.skipped == 3);  // two steps, one running job
@@ -184,7 +184,7 @@ TEST_CASE("empirical CDF: Kaplan-Meier with censored lives, thinned by rank", "[
   CHECK(thinned[5].cdf == Approx(0.5).margin(0.001));
 }
 
-TEST_CASE("job MTTF against size: Poisson regression finds the exponent; lemons stand out", "[calibration]") {
+TEST_CASE("job MTTF against size: Poisson regression finds the exponent, lemons stand out", "[calibration]") {
   boost::random::mt19937_64 rng(7);
   auto jobs_with = [&](double exponent) {
     std::vector<JobExposure> jobs;
@@ -348,7 +348,7 @@ TEST_CASE("public records: the committed incident tables are the script's, and B
   fs::remove_all(dir);
 }
 
-TEST_CASE("step logs: Megatron-LM iteration lines and per-node timings; slow nodes by the straggler policy's robust z", "[calibration][readers]") {
+TEST_CASE("step logs: Megatron-LM iteration lines and per-node timings, slow nodes by the straggler policy's robust z", "[calibration][readers]") {
   const StepLog megatron = read("megatron_train.log", read_megatron_log);
   REQUIRE(megatron.records.size() == 5);
   CHECK(megatron.records[0].step == 10);

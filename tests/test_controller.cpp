@@ -129,7 +129,7 @@ TEST_CASE("controller: the Xid table overrides the catalogue's action", "[contro
   CHECK(out[0].seconds == Approx(600));
 }
 
-TEST_CASE("controller: shrink by the fewest whole replicas, never below the minimum; regrow when worth it",
+TEST_CASE("controller: shrink by the fewest whole replicas, never below the minimum, regrow when worth it",
           "[controller][elastic]") {
   const RecoveryController c(shrink_policies());
   // 4 replicas of 2 nodes, one slot vacant: 7 nodes fill 3 replicas.

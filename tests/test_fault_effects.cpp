@@ -69,7 +69,7 @@ TEST_CASE("silent corruption rolls back past every checkpoint saved after it", "
   }
 }
 
-TEST_CASE("a link flap shorter than the watchdog is a stall; a longer one is a hang", "[effects]") {
+TEST_CASE("a link flap shorter than the watchdog is a stall, a longer one is a hang", "[effects]") {
   const TrialResult short_flap =
       run_scripted(config(fault(Effect::Flap, RecoveryAction::None, 600 * s, 20 * s), 500 * s), {50 * s});
   CHECK(short_flap.ledger[Category::Degraded] == 20 * s);

@@ -81,7 +81,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("flash checkpoint: save returns with the state in shared memory; restore takes the newest", "[live][flash]") {
+TEST_CASE("flash checkpoint: save returns with the state in shared memory, restore takes the newest", "[live][flash]") {
   Fixture f;
   {
     Engine engine(f.options());
@@ -313,7 +313,7 @@ TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][f
   kill_writer_repeatedly(2000);
 }
 
-TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run; exit 3 without a GPU", "[live][flash]") {
+TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash]") {
   TempDir disk(fs::temp_directory_path().string());
   const std::string json = disk.path + "/bench.json";
   const auto [code, text] = ctwin::test::run_ctwin("live ckpt-bench --backend cpu --size 32MiB --iterations 2 --persist-dir " +

@@ -153,7 +153,7 @@ TEST_CASE("malformed JSON and missing files are reported against the file", "[sc
   CHECK_THROWS_WITH(load_scenario("/nonexistent/x.json"), Catch::Contains("/nonexistent/x.json: /: cannot open"));
 }
 
-TEST_CASE("a workload replaces the step time; without either the job is incomplete", "[scenario]") {
+TEST_CASE("a workload replaces the step time, without either the job is incomplete", "[scenario]") {
   CHECK(has(problems_after([](json& d) { d["job"].erase("step_time"); }), "/job/step_time", "or a workload"));
   json doc = test::read_json(test::fixture("minimal.json"));
   doc["job"].erase("step_time");

@@ -46,7 +46,7 @@ TEST_CASE("a rail switch failure takes exactly one rail from every node it serve
   CHECK(t.nodes_served_by_leaf(leaf).size() == 16);
 }
 
-TEST_CASE("a cable takes one link; a spine cuts bandwidth and disconnects nothing", "[topology]") {
+TEST_CASE("a cable takes one link, a spine cuts bandwidth and disconnects nothing", "[topology]") {
   const Topology rail = Topology::build(small(TopologyShape::RailOptimized));
   const BlastRadius cable = rail.cable_failure(10 * 8 + 3);
   CHECK(cable.nodes_down.empty());

@@ -98,7 +98,7 @@ TEST_CASE("validate: a run judged by a twin with the wrong rate is outside, clas
   CHECK(row(judged, "job_mttf")["percentile"].get<double>() > 97.5);  // the run failed less often than this twin says
 }
 
-TEST_CASE("validate: what a log does not say is not judged; a class the scenario lacks is outside", "[validate]") {
+TEST_CASE("validate: what a log does not say is not judged, a class the scenario lacks is outside", "[validate]") {
   const Scenario scenario = test::scenario_from(fleet());
   std::istringstream full(event_log_of(scenario, 5));
   std::string text, line;
@@ -125,7 +125,7 @@ TEST_CASE("validate: what a log does not say is not judged; a class the scenario
   CHECK_THROWS_WITH(calib::observe_run(calib::read_event_log(off_in, "o.csv")), Catch::Contains("adds up to 9"));
 }
 
-TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run; bad traces exit 2", "[validate][cli]") {
+TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run, bad traces exit 2", "[validate][cli]") {
   const fs::path dir = fs::temp_directory_path() / ("ctwin-validate-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string scenario = (dir / "truth.json").string(), events = (dir / "events.csv").string();
