@@ -35,7 +35,7 @@ bool evicted(const Precheck& p, int rank) { return p.report.at("ranks").at(rank)
 
 }  // namespace
 
-TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank and the slow one", "[live][precheck]") {
+TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank and the slow one", "[live][precheck][timing]") {
   const auto p = precheck("--ranks 8 --inject 3:slow=5 --inject 5:hang");
   INFO(p.output);
   CHECK(p.code == 1);
@@ -59,7 +59,7 @@ TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank an
   CHECK(p.report["rounds"][0]["bus_bytes_per_s"][0].get<double>() > 0);
 }
 
-TEST_CASE("live precheck: corrupt GEMM results and memory in use fail a rank on its own checks", "[live][precheck]") {
+TEST_CASE("live precheck: corrupt GEMM results and memory in use fail a rank on its own checks", "[live][precheck][timing]") {
   const auto p = precheck("--ranks 4 --inject 2:corrupt --inject 1:memory=0.5");
   INFO(p.output);
   CHECK(p.code == 1);
@@ -74,7 +74,7 @@ TEST_CASE("live precheck: corrupt GEMM results and memory in use fail a rank on 
   CHECK(p.report["policy"]["faulty"] == nlohmann::json::array({1, 2}));
 }
 
-TEST_CASE("live precheck: healthy ranks pass with exit 0 and a table", "[live][precheck]") {
+TEST_CASE("live precheck: healthy ranks pass with exit 0 and a table", "[live][precheck][timing]") {
   const auto p = precheck("--ranks 2");
   INFO(p.output);
   CHECK(p.code == 0);
