@@ -91,8 +91,10 @@ TEST_CASE("flash checkpoint: save returns with the state in shared memory, resto
       f.fill(step);
       const auto stats = engine.save(step);
       CHECK(stats.bytes == (3u << 20) + (1u << 20) + 3 + 4097);
+      // Each step reaches the disk before the next save: a persister that falls behind persists
+      // the newest snapshot and skips the ones between (by design), which would leave 1 and 3.
+      CHECK(engine.wait_persisted(step, 30));
     }
-    CHECK(engine.wait_persisted(3, 30));
   }
   f.scramble();
   Engine restarted(f.options());
