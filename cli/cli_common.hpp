@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <string>
 
 #include "calibration/readers/trace.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "models/scenario_loader.hpp"
+#include "models/units.hpp"
 
 namespace ctwin::cli {
 
@@ -35,6 +37,19 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
     std::cerr << "ctwin: " << flag << " " << path << ": is a directory\n";
     return false;
   }
+  return true;
+}
+
+//! A positive duration option ("30s", "2min"): false, having said why, when it is not one.
+inline bool parse_positive_seconds(const std::optional<std::string>& text, const char* flag, double& out) {
+  if (!text) return true;
+  std::string why;
+  const auto v = parse_duration_s(*text, why);
+  if (!v || *v <= 0) {
+    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "must be positive" : why) << "\n";
+    return false;
+  }
+  out = *v;
   return true;
 }
 

@@ -152,15 +152,7 @@ int LiveCommand::precheck() {
   if (!parse_size(a.copy_bytes, "--copy-bytes", o.copy_bytes)) return cli::kExitBadInput;
   o.link_bytes = std::min(o.link_bytes, o.copy_bytes);
   if (!parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes)) return cli::kExitBadInput;
-  if (a.timeout) {
-    std::string why;
-    const auto t = parse_duration_s(*a.timeout, why);
-    if (!t || *t <= 0) {
-      std::cerr << "ctwin: --timeout " << *a.timeout << ": " << (why.empty() ? "must be positive" : why) << "\n";
-      return cli::kExitBadInput;
-    }
-    o.timeout_s = *t;
-  }
+  if (!cli::parse_positive_seconds(a.timeout, "--timeout", o.timeout_s)) return cli::kExitBadInput;
 
   const bool under_mpi = Ranks::world().size() > 1;
   int ranks = under_mpi ? Ranks::world().size() : a.ranks.value_or(1);

@@ -20,18 +20,6 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
-bool parse_seconds(const std::optional<std::string>& text, const char* flag, double& out) {
-  if (!text) return true;
-  std::string why;
-  const auto v = parse_duration_s(*text, why);
-  if (!v || *v <= 0) {
-    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "must be positive" : why) << "\n";
-    return false;
-  }
-  out = *v;
-  return true;
-}
-
 }  // namespace
 
 void LiveCommand::add_run_command() {
@@ -83,10 +71,10 @@ int LiveCommand::run_supervised() {
   o.kernel_log = a.kernel_log;
   o.actuators = {a.evict_cmd, a.reset_gpu_cmd, a.reboot_cmd, a.execute, 120};
   double hang_minimum = 0;
-  if (!parse_seconds(a.hang_minimum, "--hang-timeout-min", hang_minimum) ||
-      !parse_seconds(a.startup_timeout, "--startup-timeout", o.startup_timeout_s) ||
-      !parse_seconds(a.stop_grace, "--stop-grace", o.stop_grace_s) ||
-      !parse_seconds(a.health_interval, "--health-interval", o.health_interval_s))
+  if (!cli::parse_positive_seconds(a.hang_minimum, "--hang-timeout-min", hang_minimum) ||
+      !cli::parse_positive_seconds(a.startup_timeout, "--startup-timeout", o.startup_timeout_s) ||
+      !cli::parse_positive_seconds(a.stop_grace, "--stop-grace", o.stop_grace_s) ||
+      !cli::parse_positive_seconds(a.health_interval, "--health-interval", o.health_interval_s))
     return cli::kExitBadInput;
   if (a.hang_minimum) o.hang_minimum_s = hang_minimum;
   for (const auto& [flag, dir] : {std::pair{"--persist-dir", a.persist_dir}, std::pair{"--shm-dir", a.shm_dir}})

@@ -157,4 +157,11 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
+std::string exact_seconds(Micros us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(us / kMicrosPerSecond),
+                static_cast<long long>(us % kMicrosPerSecond));
+  return text;
+}
+
 }  // namespace ctwin

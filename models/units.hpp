@@ -42,4 +42,8 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why);
 //! "1h 30min" style, for summaries.
 std::string format_duration(double seconds);
 
+//! Seconds with exactly six decimals ("12.500000"): the microseconds survive the round trip
+//! (event logs and their ledger rows).
+std::string exact_seconds(Micros us);
+
 }  // namespace ctwin

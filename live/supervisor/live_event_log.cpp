@@ -6,15 +6,8 @@
 
 namespace ctwin::live {
 
-std::string exact_seconds_text(Micros us) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(us / kMicrosPerSecond),
-                static_cast<long long>(us % kMicrosPerSecond));
-  return text;
-}
-
 void LiveEventLog::add(Micros time, const std::string& kind, int node, int gpu, int code, const std::string& detail) {
-  std::string row = exact_seconds_text(time) + ',';
+  std::string row = exact_seconds(time) + ',';
   if (node >= 0) row += "node-" + std::to_string(node);
   row += ',';
   if (gpu >= 0) row += std::to_string(gpu);
@@ -42,7 +35,7 @@ void LiveEventLog::flush(bool force) {
 void LiveEventLog::close(Micros wall, const Ledger& ledger) {
   add(wall, "end");
   for (std::size_t c = 0; c < kCategoryCount; ++c)
-    add(wall, "ledger", -1, -1, -1, std::string(kCategoryKeys[c]) + '=' + exact_seconds_text(ledger.us[c]));
+    add(wall, "ledger", -1, -1, -1, std::string(kCategoryKeys[c]) + '=' + exact_seconds(ledger.us[c]));
   flush(true);
 }
 

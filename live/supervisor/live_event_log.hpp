@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/ledger.hpp"
+#include "models/units.hpp"
 
 namespace ctwin::live {
 
@@ -30,8 +31,5 @@ class LiveEventLog {
   bool dirty_ = false;
   std::chrono::steady_clock::time_point written_{};
 };
-
-//! Seconds with exactly six decimals (exact microseconds), as the simulator writes them.
-std::string exact_seconds_text(Micros us);
 
 }  // namespace ctwin::live

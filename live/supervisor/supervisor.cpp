@@ -133,8 +133,8 @@ class Supervision {
         const double lost_s = ledger_.rolled_back_to(m.step);
         if (m.step >= 0)
           log_.add(ledger_.at(t), "restore", o_.node, -1, -1,
-                   "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds_text(static_cast<Micros>(m.seconds * 1e6)) +
-                       " lost_s=" + exact_seconds_text(static_cast<Micros>(lost_s * 1e6)));
+                   "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds(static_cast<Micros>(m.seconds * 1e6)) +
+                       " lost_s=" + exact_seconds(static_cast<Micros>(lost_s * 1e6)));
         log_.add(ledger_.at(t), "running", o_.node);
         phase_ = Phase::Running;
         step_ = m.step;

@@ -289,17 +289,6 @@ std::string trials_csv(const RunReportInput& in) {
   return out.str();
 }
 
-namespace {
-
-//! Seconds with exactly six decimals: the microseconds survive the round trip.
-std::string exact_seconds(Micros us) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(us / kMicrosPerSecond),
-                static_cast<long long>(us % kMicrosPerSecond));
-  return text;
-}
-
-}  // namespace
 
 std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial) {
   std::ostringstream out;
