@@ -9,7 +9,7 @@
 #include <string>
 
 #include "calibration/readers/event_log.hpp"
-#include "models/ledger.hpp"
+#include "core/ledger.hpp"
 
 namespace ctwin::calib {
 

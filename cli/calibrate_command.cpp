@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "calibration/calibrate.hpp"
-#include "calibration/readers/trace.hpp"
-#include "cli/cli_common.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/text_records.hpp"
+#include "core/command_line.hpp"
+#include "core/atomic_file.hpp"
 #include "sim/report/svg_plot.hpp"
 
 namespace ctwin {

@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/cli_common.hpp"
+#include "core/command_line.hpp"
 #include "models/scenario_loader.hpp"
-#include "models/units.hpp"
-#include "sim/distributed.hpp"
+#include "core/units.hpp"
+#include "core/ranks.hpp"
 #include "sim/experiments.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 #include "sim/report/report.hpp"
 #include "sim/report/svg_plot.hpp"
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <map>
 
-#include "cli/cli_common.hpp"
+#include "core/command_line.hpp"
 #include "live/backend/cpu_device.hpp"
 #include "live/checkpoint/ckpt_bench.hpp"
 #include "live/checkpoint/flash_error.hpp"
@@ -15,10 +15,10 @@
 #include "live/precheck/live_precheck.hpp"
 #include "live/precheck/precheck_report.hpp"
 #include "models/scenario_loader.hpp"
-#include "models/units.hpp"
+#include "core/units.hpp"
 #include "policies/recovery_controller.hpp"
-#include "sim/distributed.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/ranks.hpp"
+#include "core/atomic_file.hpp"
 
 namespace ctwin {
 
@@ -166,7 +166,7 @@ int LiveCommand::precheck() {
     int gpus = 0;
     try {
       gpus = live::probe_cuda_devices_in_child();
-    } catch (const live::CannotRunHere& e) {
+    } catch (const CannotRunHere& e) {
       std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
       return kExitCannotRun;
     }
@@ -190,7 +190,7 @@ int LiveCommand::precheck() {
     if (cpu) device = std::make_unique<live::CpuDevice>(rank, faults[rank]);
     else device = std::make_unique<live::CudaDevice>(under_mpi ? local_device(rank) : rank);
     report = live::run_live_precheck(*boot, *device, controller, o);
-  } catch (const live::CannotRunHere& e) {
+  } catch (const CannotRunHere& e) {
     std::cerr << "ctwin: rank " << rank << ": cannot run here: " << e.what() << "\n";
     if (local && rank != 0) local->finish(kExitCannotRun);
     return kExitCannotRun;

@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/cli_common.hpp"
+#include "core/command_line.hpp"
 #include "cli/live_command.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "models/scenario_loader.hpp"
-#include "models/units.hpp"
+#include "core/units.hpp"
 #include "policies/recovery_controller.hpp"
 
 namespace ctwin {

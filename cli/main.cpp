@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/cli_common.hpp"
+#include "core/command_line.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/live_command.hpp"
@@ -17,10 +17,11 @@
 #include "cli/validate_command.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
-#include "sim/distributed.hpp"
+#include "core/mpi/mpi_session.hpp"
+#include "core/ranks.hpp"
 #include "sim/monte_carlo.hpp"
 #include "sim/step_cache.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 #include "sim/report/report.hpp"
 
 #ifndef CTWIN_SOURCE_DIR

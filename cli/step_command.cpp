@@ -5,10 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/cli_common.hpp"
+#include "core/command_line.hpp"
 #include "models/scenario_loader.hpp"
-#include "sim/distributed.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/ranks.hpp"
+#include "core/atomic_file.hpp"
 #include "sim/step_cache.hpp"
 
 namespace ctwin {

@@ -6,8 +6,9 @@
 
 #include "calibration/observed_run.hpp"
 #include "calibration/validation.hpp"
-#include "cli/cli_common.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/command_line.hpp"
+#include "models/scenario_loader.hpp"
+#include "core/atomic_file.hpp"
 #include "sim/step_cache.hpp"
 
 namespace ctwin {
@@ -33,14 +34,14 @@ std::optional<int> ValidateCommand::dispatch() {
 
 int ValidateCommand::run() {
   Scenario scenario = load_scenario(scenario_);
-  std::ifstream in = calib::open_trace(against_);
-  const std::string head = calib::first_line(against_);
+  std::ifstream in = open_trace(against_);
+  const std::string head = first_line(against_);
   if (head.rfind("time_s,node,gpu,kind", 0) != 0)
-    throw calib::TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
+    throw TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
   const calib::EventLog log = calib::read_event_log(in, against_);
   log.report.require_some();
   const calib::ObservedRun observed = calib::observe_run(log);
-  if (observed.wall_s <= 0) throw calib::TraceUnreadable(against_ + ": the run lasts no time");
+  if (observed.wall_s <= 0) throw TraceUnreadable(against_ + ": the run lasts no time");
   resolve_step_time(scenario, scenario_);
   scenario = over_traced_period(std::move(scenario), observed);
 

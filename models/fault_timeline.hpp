@@ -13,7 +13,7 @@
 #include <queue>
 #include <vector>
 
-#include "models/rng.hpp"
+#include "core/rng.hpp"
 #include "models/scenario.hpp"
 
 namespace ctwin {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario_loader.hpp"
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 namespace ctwin::json_reader {
 

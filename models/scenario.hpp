@@ -10,7 +10,7 @@
 
 #include "models/topology_spec.hpp"
 #include "models/workload.hpp"
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 namespace ctwin {
 

@@ -490,7 +490,7 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
 }  // namespace
 
 ScenarioInvalid::ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems)
-    : std::runtime_error(join_lines(file, problems)), file_(std::move(file)), problems_(std::move(problems)) {}
+    : BadInput(join_lines(file, problems), true), file_(std::move(file)), problems_(std::move(problems)) {}
 
 std::string content_hash(const std::string& bytes) {
   std::uint64_t h = 0xcbf29ce484222325ULL;

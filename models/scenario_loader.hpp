@@ -2,10 +2,10 @@
 //! Reads a scenario file (format v1), validating everything before anything runs.
 //! Problems are collected, not thrown one at a time: the user sees all of them at once.
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "models/scenario.hpp"
 
 namespace ctwin {
@@ -16,7 +16,7 @@ struct ScenarioProblem {
 };
 
 //! Thrown with every problem found; `what()` is the lines `FILE: /pointer: reason`.
-class ScenarioInvalid : public std::runtime_error {
+class ScenarioInvalid : public BadInput {
  public:
   ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems);
   const std::string& file() const { return file_; }

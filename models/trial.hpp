@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "models/fault_timeline.hpp"
-#include "models/rng.hpp"
-#include "models/ledger.hpp"
+#include "core/rng.hpp"
+#include "core/ledger.hpp"
 #include "models/network_domains.hpp"
 #include "models/scenario.hpp"
 #include "models/trial_events.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 namespace ctwin {
 

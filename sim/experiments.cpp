@@ -9,10 +9,10 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 
-#include "models/rng.hpp"
+#include "core/rng.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/checkpoint_policy.hpp"
-#include "sim/distributed.hpp"
+#include "core/ranks.hpp"
 #include "sim/step_cache.hpp"
 #include "sim/trial_config.hpp"
 

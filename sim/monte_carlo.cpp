@@ -3,7 +3,7 @@
 #include <atomic>
 #include <thread>
 
-#include "models/rng.hpp"
+#include "core/rng.hpp"
 #include "sim/native_driver.hpp"
 #include "sim/simgrid/checkpoint_model.hpp"
 #include "sim/simgrid/simgrid_driver.hpp"

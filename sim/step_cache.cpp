@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/scenario_loader.hpp"
-#include "sim/report/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace ctwin {
 

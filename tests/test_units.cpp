@@ -1,7 +1,7 @@
 // Human units in scenario files parse to SI values, and bad ones say what to write instead.
 #include <catch2/catch.hpp>
 
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 using namespace ctwin;
 

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "calibration/observed_run.hpp"
-#include "calibration/readers/trace.hpp"
+#include "core/text_records.hpp"
 #include "calibration/validation.hpp"
 #include "sim/report/report.hpp"
 #include "test_helpers.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/readers/trace.hpp"
+#include "core/text_records.hpp"
 
 namespace ctwin::calib {
 

@@ -1,17 +1,13 @@
 #pragma once
-//! NVIDIA Xid lines from kernel logs, as fleets collect them:
-//!   dmesg:            [ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.
-//!   dmesg -T:         [Mon Mar 21 13:34:34 2022] NVRM: Xid (PCI:0000:3b:00): 79, ...
-//!   syslog/journalctl: Mar 21 13:34:34 node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...
-//!   journalctl -o short-iso: 2022-03-21T13:34:34+0100 node-17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, ...
-//! Older drivers print the bus id without "PCI:". Lines without "NVRM: Xid" are other kernel
-//! messages: skipped, but their timestamps bound the observation window of their host.
+//! NVIDIA Xid lines from whole kernel logs (the formats: core/kernel_log.hpp). Lines without
+//! "NVRM: Xid" are other kernel messages: skipped, but their timestamps bound the observation
+//! window of their host.
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "calibration/readers/trace.hpp"
+#include "core/text_records.hpp"
 
 namespace ctwin::calib {
 

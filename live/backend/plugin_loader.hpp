@@ -3,22 +3,16 @@
 //! links CUDA. Looked for in $CTWIN_CUDA_PLUGIN, then beside the binary or library that asks, then
 //! by the loader's search path. Standard library and libdl only (the GPU-side build uses it too).
 
-#include <stdexcept>
 #include <string>
 
+#include "core/errors.hpp"
 #include "live/backend/ctwin_backend.h"
 
 namespace ctwin::live {
 
-//! This machine cannot run the command: exit code 3, with the reason (no plugin, no device,
-//! driver too old; the driver and runtime versions when known).
-class CannotRunHere : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-//! The plugin's table; loaded once per process. Throws CannotRunHere when the plugin or its
-//! libraries cannot be loaded.
+//! The plugin's table; loaded once per process. Throws CannotRunHere (core/errors.hpp: exit 3,
+//! with the reason: no plugin, no device, driver too old) when the plugin or its libraries cannot
+//! be loaded.
 const ctwin_backend_v1& cuda_plugin();
 
 //! The plugin, checked to have a usable GPU: throws CannotRunHere saying why not (no device;

@@ -25,7 +25,7 @@ struct CkptBenchResult {
   double snapshot = 0, restore = 0, persist = 0;              //!< bytes per second
 };
 
-//! Throws FlashError (shared memory, disk) or live::CannotRunHere (no GPU).
+//! Throws FlashError (shared memory, disk) or CannotRunHere (no GPU).
 CkptBenchResult run_ckpt_bench(const CkptBenchOptions& options);
 std::string ckpt_bench_text(const CkptBenchResult& r);
 std::string ckpt_bench_json(const CkptBenchResult& r);

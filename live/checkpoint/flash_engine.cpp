@@ -48,7 +48,7 @@ Engine::~Engine() {
 const ctwin_backend_v1* Engine::device_copies() const {
   try {
     return &live::cuda_plugin();
-  } catch (const live::CannotRunHere& e) {
+  } catch (const CannotRunHere& e) {
     throw FlashError(ErrorKind::Device, std::string("GPU buffers need the CUDA plugin: ") + e.what());
   }
 }

@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "calibration/readers/xid_log.hpp"
+#include "core/kernel_log.hpp"
 #include "live/health/nvml_monitor.hpp"
 
 namespace ctwin::live {
@@ -44,9 +44,15 @@ std::vector<HealthEvent> KernelLogTail::poll() {
 
   const auto now = std::chrono::steady_clock::now();
   std::vector<HealthEvent> out;
-  // The log's own timestamps are the host's clock; the supervisor's clock is the run's.
-  for (const auto& x : calib::read_xid_log(lines, path_, "").events)
-    out.push_back({now, "fault", gpu_of_bus_id(bus_ids_, x.pci), x.xid, "pci=" + x.pci, "kernel-log"});
+  // The log's own timestamps are the host's clock; the supervisor's clock is the run's. A line
+  // counts when it is a kernel message (its prefix has a timestamp) reporting a well-formed Xid.
+  KernelLineClock clock("", 1970);
+  for (std::string line; std::getline(lines, line);) {
+    XidReport x;
+    std::string why;
+    if (parse_xid_line(line, x, why) == XidLine::Xid && clock.stamp(line))
+      out.push_back({now, "fault", gpu_of_bus_id(bus_ids_, x.pci), x.xid, "pci=" + x.pci, "kernel-log"});
+  }
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/distributed.hpp"
+#include "core/ranks.hpp"
 
 namespace ctwin::live {
 

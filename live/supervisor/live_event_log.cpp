@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "sim/report/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace ctwin::live {
 

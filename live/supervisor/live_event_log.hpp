@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/ledger.hpp"
-#include "models/units.hpp"
+#include "core/ledger.hpp"
+#include "core/units.hpp"
 
 namespace ctwin::live {
 

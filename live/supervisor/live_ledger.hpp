@@ -10,7 +10,7 @@
 #include <iterator>
 #include <map>
 
-#include "models/ledger.hpp"
+#include "core/ledger.hpp"
 
 namespace ctwin::live {
 

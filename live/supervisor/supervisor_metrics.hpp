@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "live/health/nvml_monitor.hpp"
-#include "models/ledger.hpp"
+#include "core/ledger.hpp"
 
 namespace ctwin::live {
 

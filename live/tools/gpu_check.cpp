@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     const auto r = ctwin::flash::run_ckpt_bench(o);
     std::printf("  ],\n  \"ckpt_bench\": %s}\n", ctwin::flash::ckpt_bench_json(r).c_str());
     std::fprintf(stderr, "%s", ctwin::flash::ckpt_bench_text(r).c_str());
-  } catch (const ctwin::live::CannotRunHere& e) {
+  } catch (const ctwin::CannotRunHere& e) {
     std::fprintf(stderr, "ctwin-gpu-check: cannot run here: %s\n", e.what());
     return 3;
   } catch (const std::exception& e) {

@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, [](int) { stop_requested = true; });
   try {
     return run(o);
-  } catch (const ctwin::live::CannotRunHere& e) {
+  } catch (const ctwin::CannotRunHere& e) {
     std::fprintf(stderr, "ctwin-synthetic-trainer: cannot run here: %s\n", e.what());
     return 3;
   } catch (const std::exception& e) {

@@ -10,7 +10,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "models/rng.hpp"
+#include "core/rng.hpp"
 #include "models/topology.hpp"
 #include "sim/simgrid/platform.hpp"
 #include "sim/simgrid/subprocess.hpp"

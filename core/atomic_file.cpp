@@ -1,4 +1,4 @@
-#include "sim/report/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <numeric>
 
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 namespace ctwin {
 

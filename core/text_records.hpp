@@ -1,7 +1,7 @@
 #pragma once
-//! What every trace reader reports besides its records: how many lines it read, which it skipped
-//! on purpose (other kernel messages, job steps) and which it could not parse, by line number.
-//! A malformed line is never fatal unless nothing in the file parses.
+//! Line-oriented text records (traces, event logs): what a reader reports besides its records (how
+//! many lines it read, which it skipped on purpose, which it could not parse, by line number), CSV
+//! fields, and timestamps. A malformed line is never fatal unless nothing in the file parses.
 
 #include <fstream>
 #include <istream>
@@ -10,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace ctwin::calib {
+#include "core/errors.hpp"
+
+namespace ctwin {
 
 struct ReadProblem {
   int line = 0;
@@ -29,9 +31,10 @@ struct ReadReport {
   void require_some() const;
 };
 
-class TraceUnreadable : public std::runtime_error {
+//! A file with nothing readable in it: bad input (exit 2).
+class TraceUnreadable : public BadInput {
  public:
-  using std::runtime_error::runtime_error;
+  explicit TraceUnreadable(const std::string& message) : BadInput(message) {}
 };
 
 //! Opens a trace for streaming; throws TraceUnreadable when it cannot.
@@ -77,4 +80,4 @@ double epoch_seconds(int year, int month, int day, int hour, int minute, double 
 //! "2024-03-21T13:34:34[.frac][Z|+hh:mm|+hhmm]" (or a space for the T); false if it does not parse.
 bool parse_iso_time(std::string_view text, double& seconds, std::size_t* used = nullptr);
 
-}  // namespace ctwin::calib
+}  // namespace ctwin

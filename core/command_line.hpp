@@ -1,23 +1,22 @@
 #pragma once
-//! Helpers shared by the ctwin commands: exit codes, and output paths checked before any work.
+//! What every command line of ctwin shares (the simulator's `ctwin` and the node's `ctwin-live`):
+//! output paths checked before any work, positive durations, and errors mapped to exit codes.
 
 #include <unistd.h>
 
 #include <filesystem>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <string>
 
-#include "calibration/readers/trace.hpp"
-#include "live/backend/plugin_loader.hpp"
-#include "models/scenario_loader.hpp"
-#include "models/units.hpp"
+#include "core/errors.hpp"
+#include "core/units.hpp"
 
 namespace ctwin::cli {
 
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitCannotRun = 3;  //!< live mode without a usable GPU
+using ctwin::kExitBadInput;
+using ctwin::kExitCannotRun;
+using ctwin::kExitFailure;
 
 //! Output paths are checked before the run, so a typo costs nothing and nothing is half-written.
 inline bool check_output_path(const std::string& flag, const std::string& path) {
@@ -53,19 +52,16 @@ inline bool parse_positive_seconds(const std::optional<std::string>& text, const
   return true;
 }
 
-//! Runs a command: a bad scenario or an unreadable trace is exit 2 with its problems, no usable GPU
+//! Runs a command: bad input (a scenario, a trace) is exit 2 with its problems, no usable GPU
 //! exit 3, any other error exit 1.
 template <class Body>
 int run_reporting_errors(Body&& body) {
   try {
     return body();
-  } catch (const ScenarioInvalid& e) {
-    std::cerr << e.what() << "\n";
+  } catch (const BadInput& e) {
+    std::cerr << (e.names_its_file() ? "" : "ctwin: ") << e.what() << "\n";
     return kExitBadInput;
-  } catch (const calib::TraceUnreadable& e) {
-    std::cerr << "ctwin: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const live::CannotRunHere& e) {
+  } catch (const CannotRunHere& e) {
     std::cerr << "ctwin: cannot run here: " << e.what() << "\n";
     return kExitCannotRun;
   } catch (const std::exception& e) {

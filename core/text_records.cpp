@@ -1,9 +1,9 @@
-#include "calibration/readers/trace.hpp"
+#include "core/text_records.hpp"
 
 #include <chrono>
 #include <cstdio>
 
-namespace ctwin::calib {
+namespace ctwin {
 
 void ReadReport::require_some() const {
   if (parsed > 0) return;
@@ -89,4 +89,4 @@ std::string first_line(const std::string& path) {
   return "";
 }
 
-}  // namespace ctwin::calib
+}  // namespace ctwin

@@ -1,4 +1,4 @@
-#include "models/units.hpp"
+#include "core/units.hpp"
 
 #include <array>
 #include <cctype>

@@ -1,0 +1,96 @@
+#include "core/kernel_log.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/text_records.hpp"
+
+namespace ctwin {
+
+namespace {
+
+constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+int month_of(std::string_view name) {
+  for (int m = 0; m < 12; ++m)
+    if (name == kMonths[m]) return m + 1;
+  return 0;
+}
+
+std::string_view next_token(std::string_view text, std::size_t& at) {
+  while (at < text.size() && text[at] == ' ') ++at;
+  const std::size_t start = at;
+  while (at < text.size() && text[at] != ' ') ++at;
+  return text.substr(start, at - start);
+}
+
+}  // namespace
+
+std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
+  KernelStamp stamp{0, host_};
+  if (line.empty()) return std::nullopt;
+  if (line[0] == '[') {  // dmesg: seconds since boot, or dmesg -T's date
+    const std::size_t close = line.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    std::string inside(line.substr(1, close - 1));
+    char* end = nullptr;
+    const double boot = std::strtod(inside.c_str(), &end);
+    if (end && *end == '\0' && end != inside.c_str()) {
+      stamp.time_s = boot;
+      return stamp;
+    }
+    char weekday[4], month[4];
+    int d, h, mi, s, y;
+    if (std::sscanf(inside.c_str(), "%3s %3s %d %d:%d:%d %d", weekday, month, &d, &h, &mi, &s, &y) == 7 && month_of(month)) {
+      stamp.time_s = epoch_seconds(y, month_of(month), d, h, mi, s);
+      return stamp;
+    }
+    return std::nullopt;
+  }
+  std::size_t used = 0;
+  if (std::isdigit(static_cast<unsigned char>(line[0])) && parse_iso_time(line, stamp.time_s, &used)) {
+    std::size_t at = used;
+    stamp.host = std::string(next_token(line, at));
+    return stamp;
+  }
+  // Syslog: "Mar 21 13:34:34 host ..."
+  std::size_t at = 0;
+  const int month = month_of(next_token(line, at));
+  if (!month) return std::nullopt;
+  const std::string day(next_token(line, at)), clock(next_token(line, at));
+  int h, mi, s;
+  if (std::sscanf(clock.c_str(), "%d:%d:%d", &h, &mi, &s) != 3) return std::nullopt;
+  if (last_month_ && month < last_month_) ++year_;  // the log crossed a new year
+  last_month_ = month;
+  stamp.time_s = epoch_seconds(year_, month, std::atoi(day.c_str()), h, mi, s);
+  stamp.host = std::string(next_token(line, at));
+  return stamp;
+}
+
+XidLine parse_xid_line(std::string_view line, XidReport& report, std::string& why) {
+  const std::size_t at = line.find("NVRM: Xid");
+  if (at == std::string_view::npos) return XidLine::NotXid;
+  // "(PCI:0000:3b:00): 79, rest" or "(0000:3b:00): 79, rest"
+  const std::size_t open = line.find('(', at), close = line.find("): ", at);
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    why = "expected \"NVRM: Xid (BUS-ID): CODE, ...\"";
+    return XidLine::Malformed;
+  }
+  std::string_view bus = line.substr(open + 1, close - open - 1);
+  if (bus.substr(0, 4) == "PCI:") bus.remove_prefix(4);
+  const std::string_view after = line.substr(close + 3);
+  int xid = 0;
+  const auto [end, error] = std::from_chars(after.data(), after.data() + after.size(), xid);
+  if (error != std::errc() || xid <= 0 || bus.empty()) {
+    why = "the Xid code is not a positive number";
+    return XidLine::Malformed;
+  }
+  std::string_view message(end, static_cast<std::size_t>(after.data() + after.size() - end));
+  while (!message.empty() && (message.front() == ',' || message.front() == ' ')) message.remove_prefix(1);
+  report = {std::string(bus), xid, std::string(message)};
+  return XidLine::Xid;
+}
+
+}  // namespace ctwin
