@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -204,6 +205,18 @@ inline std::optional<Enum> choose(Reader& r, const json& parent, const std::stri
     if (*text == name) return value;
     list += (list.empty() ? "" : ", ") + std::string(name);
   }
+  r.problem(Reader::at(pointer, key), "unknown value \"" + *text + "\" (one of: " + list + ")");
+  return std::nullopt;
+}
+
+//! A required action among `allowed` (models/remediation.hpp), by its name.
+inline std::optional<Act> choose_act(Reader& r, const json& parent, const std::string& pointer, const char* key,
+                                     std::span<const Act> allowed) {
+  auto text = r.string(parent, pointer, key, true);
+  if (!text) return std::nullopt;
+  if (auto act = act_named(*text, allowed)) return act;
+  std::string list;
+  for (Act a : allowed) list += (list.empty() ? "" : ", ") + std::string(to_string(a));
   r.problem(Reader::at(pointer, key), "unknown value \"" + *text + "\" (one of: " + list + ")");
   return std::nullopt;
 }

@@ -12,11 +12,14 @@ namespace {
 void read_checkpoint_policy(Reader& r, const json& ck, Scenario& s) {
   const std::string p = "/policies/checkpoint";
   r.allow_only(ck, p, {"type", "interval", "mtbf", "prior_weight", "notes"});
+  using Kind = CheckpointPolicySpec::Kind;
   auto type = r.string(ck, p, "type", true);
-  if (type && *type != "fixed" && *type != "young" && *type != "daly" && *type != "adaptive")
-    r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (one of: fixed, young, daly, adaptive)");
-  s.checkpoint_policy.type = type.value_or("fixed");
-  const bool fixed = s.checkpoint_policy.type == "fixed";
+  const std::pair<const char*, Kind> kinds[] = {{"fixed", Kind::Fixed}, {"young", Kind::Young}, {"daly", Kind::Daly}, {"adaptive", Kind::Adaptive}};
+  bool known = false;
+  for (const auto& [name, kind] : kinds)
+    if (type && *type == name) s.checkpoint_policy.kind = kind, known = true;
+  if (type && !known) r.problem(p + "/type", "unknown checkpoint policy \"" + *type + "\" (one of: fixed, young, daly, adaptive)");
+  const bool fixed = s.checkpoint_policy.kind == Kind::Fixed;
   s.checkpoint_policy.interval_us = r.duration(ck, p, "interval", fixed, true).value_or(0);
   if (!fixed && ck.contains("interval")) r.problem(p + "/interval", "only a \"fixed\" policy takes an interval");
   s.checkpoint_policy.mtbf_us = r.duration(ck, p, "mtbf", false, true);
@@ -24,12 +27,8 @@ void read_checkpoint_policy(Reader& r, const json& ck, Scenario& s) {
   r.string(ck, p, "notes", false);
 }
 
-std::optional<RecoveryAction> action_named(Reader& r, const json& parent, const std::string& pointer, const char* key) {
-  return choose<RecoveryAction>(r, parent, pointer, key, true,
-                                {{"restart", RecoveryAction::Restart},
-                                 {"reset_gpu", RecoveryAction::ResetGpu},
-                                 {"reboot", RecoveryAction::Reboot},
-                                 {"replace", RecoveryAction::Replace}});
+std::optional<Act> action_named(Reader& r, const json& parent, const std::string& pointer, const char* key) {
+  return choose_act(r, parent, pointer, key, kRepairActions);
 }
 
 //! {"79": "replace", "48": {"action": "reset_gpu", "duration": "2min"}}
@@ -53,11 +52,11 @@ void read_xid_actions(Reader& r, const json& table, Scenario& s) {
     if (value.is_string()) {
       // The short form: the pointer of a problem is the entry itself.
       const std::size_t before = r.problems.size();
-      spec.action = action_named(r, json{{"action", value}}, at, "action").value_or(RecoveryAction::Restart);
+      spec.action = action_named(r, json{{"action", value}}, at, "action").value_or(Act::Restart);
       if (r.problems.size() > before) r.problems.back().pointer = at;
     } else if (value.is_object()) {
       r.allow_only(value, at, {"action", "duration", "source"});
-      spec.action = action_named(r, value, at, "action").value_or(RecoveryAction::Restart);
+      spec.action = action_named(r, value, at, "action").value_or(Act::Restart);
       spec.action_us = r.duration(value, at, "duration", false);
     } else {
       r.problem(at, std::string("expected an action name or {\"action\", \"duration\"}, got ") + value.type_name());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/remediation.hpp"
 #include "models/topology_spec.hpp"
 #include "models/workload.hpp"
 #include "core/units.hpp"
@@ -21,12 +22,9 @@ enum class Distribution { Exponential, Weibull, Lognormal };
 //! checkpoint saved after the corruption. Flap: a link out for `recovery.duration`: ridden out as a
 //! stall if shorter than `detection` (the watchdog), else a hang. None: counted only (e.g. Xid 92).
 enum class Effect { Crash, Hang, Slow, Sdc, Flap, None };
-//! What brings the job back. Only `Replace` takes the node out of the job (it needs a spare).
-enum class RecoveryAction { None, Restart, ResetGpu, Reboot, Replace };
 
 const char* to_string(Distribution d);
 const char* to_string(Effect e);
-const char* to_string(RecoveryAction a);
 
 struct FaultClass {
   std::string name;
@@ -38,7 +36,7 @@ struct FaultClass {
   double speed_factor = 1.0;  //!< Slow only: the job runs at this fraction of full speed
   Micros detection_us = 0;    //!< from the fault until it is noticed (a hang: the watchdog timeout)
   Micros diagnosis_us = 0;    //!< from notice until the culprit is known
-  RecoveryAction action = RecoveryAction::Restart;
+  Act action = Act::Restart;  //!< what brings the job back (kFaultActions); only Replace needs a spare
   Micros action_us = 0;       //!< the action itself (reboot, reset, swap in a spare); Slow+None: how long it lasts
   std::optional<int> xid;     //!< NVIDIA Xid code, written as the event log's `code`
 
@@ -46,7 +44,7 @@ struct FaultClass {
   struct Escalation {
     int after = 2;
     Micros within_us = 0;
-    RecoveryAction action = RecoveryAction::Replace;
+    Act action = Act::Replace;
     Micros action_us = 0;
   };
   std::optional<Escalation> escalation;
@@ -122,7 +120,8 @@ struct Checkpointing {
 };
 
 struct CheckpointPolicySpec {
-  std::string type = "fixed";  //!< fixed, young, daly, adaptive
+  enum class Kind { Fixed, Young, Daly, Adaptive };
+  Kind kind = Kind::Fixed;
   Micros interval_us = 0;      //!< fixed: compute time between the end of one save and the start of the next
   std::optional<Micros> mtbf_us;  //!< young, daly: the job's MTBF (default: what the fault rates imply); adaptive: the prior
   double prior_weight = 1;        //!< adaptive: the prior counts as this many failures
@@ -130,7 +129,7 @@ struct CheckpointPolicySpec {
 
 //! Remediation policies (`policies` in a scenario): what the controller does beyond checkpointing.
 struct XidActionSpec {
-  RecoveryAction action = RecoveryAction::Restart;
+  Act action = Act::Restart;
   std::optional<Micros> action_us;  //!< default: the fault class's own duration
 };
 struct ElasticSpec {

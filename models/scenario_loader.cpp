@@ -35,16 +35,6 @@ const char* to_string(Effect e) {
   }
   return "?";
 }
-const char* to_string(RecoveryAction a) {
-  switch (a) {
-    case RecoveryAction::None: return "none";
-    case RecoveryAction::Restart: return "restart";
-    case RecoveryAction::ResetGpu: return "reset_gpu";
-    case RecoveryAction::Reboot: return "reboot";
-    case RecoveryAction::Replace: return "replace";
-  }
-  return "?";
-}
 
 const char* to_string(Comparison::Metric m) {
   switch (m) {
@@ -261,25 +251,19 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
   if (const json* rec = r.object(f, p, "recovery", true)) {
     const std::string rp = p + "/recovery";
     r.allow_only(*rec, rp, {"action", "duration", "source"});
-    fc.action = choose<RecoveryAction>(r, *rec, rp, "action", true,
-                                       {{"none", RecoveryAction::None},
-                                        {"restart", RecoveryAction::Restart},
-                                        {"reset_gpu", RecoveryAction::ResetGpu},
-                                        {"reboot", RecoveryAction::Reboot},
-                                        {"replace", RecoveryAction::Replace}})
-                    .value_or(RecoveryAction::Restart);
+    fc.action = choose_act(r, *rec, rp, "action", kFaultActions).value_or(Act::Restart);
     fc.action_us = r.duration(*rec, rp, "duration", true).value_or(0);
     r.string(*rec, rp, "source", false);
     const bool network = is_network(fc.rate.component);
-    if (network && fc.action != RecoveryAction::Replace && rec->contains("action"))
+    if (network && fc.action != Act::Replace && rec->contains("action"))
       r.problem(rp + "/action", std::string("a ") + to_string(fc.rate.component) +
                                     " fault takes action \"replace\": its duration is how long until the part is back");
     const bool passive = fc.effect == Effect::Slow || fc.effect == Effect::Flap || fc.effect == Effect::None;
-    if (!network && passive && fc.action != RecoveryAction::None && rec->contains("action"))
+    if (!network && passive && fc.action != Act::None && rec->contains("action"))
       r.problem(rp + "/action", std::string("a ") + to_string(fc.effect) +
                                     " fault takes action \"none\" (slow: the job runs slow for detection + duration; "
                                     "flap: duration is how long the link is out)");
-    if (!network && !passive && fc.action == RecoveryAction::None)
+    if (!network && !passive && fc.action == Act::None)
       r.problem(rp + "/action", "a crash or hang needs an action that brings the job back (restart, reset_gpu, reboot, replace)");
   }
   if (const json* e = r.object(f, p, "escalation", false)) {
@@ -288,12 +272,7 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
     FaultClass::Escalation esc;
     esc.after = static_cast<int>(r.integer(*e, ep, "after", true, 2, 1000).value_or(2));
     esc.within_us = r.duration(*e, ep, "within", true, true).value_or(1);
-    esc.action = choose<RecoveryAction>(r, *e, ep, "action", true,
-                                        {{"restart", RecoveryAction::Restart},
-                                         {"reset_gpu", RecoveryAction::ResetGpu},
-                                         {"reboot", RecoveryAction::Reboot},
-                                         {"replace", RecoveryAction::Replace}})
-                     .value_or(RecoveryAction::Replace);
+    esc.action = choose_act(r, *e, ep, "action", kRepairActions).value_or(Act::Replace);
     esc.action_us = r.duration(*e, ep, "duration", true).value_or(0);
     r.string(*e, ep, "source", false);
     if (fc.effect != Effect::Crash && fc.effect != Effect::Hang && fc.effect != Effect::Sdc)
@@ -432,7 +411,7 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
   }
   bool needs_spares = false;
   for (const auto& f : s.faults)
-    needs_spares |= f.action == RecoveryAction::Replace || (f.escalation && f.escalation->action == RecoveryAction::Replace);
+    needs_spares |= f.action == Act::Replace || (f.escalation && f.escalation->action == Act::Replace);
   if (const json* sp = r.object(root, "", "spares", needs_spares)) read_spares(r, *sp, s);
   if (auto it = root.find("compare"); it != root.end()) {
     if (!it->is_array()) r.problem("/compare", std::string("expected an array, got ") + it->type_name());

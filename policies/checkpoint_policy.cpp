@@ -31,11 +31,13 @@ Micros AdaptivePolicy::interval_us(const IntervalContext& c) const {
 
 std::unique_ptr<IntervalPolicy> make_checkpoint_policy(const CheckpointPolicySpec& spec, double job_mtbf_s) {
   const double mtbf_s = spec.mtbf_us ? micros_to_seconds(*spec.mtbf_us) : job_mtbf_s;
-  if (spec.type == "fixed") return std::make_unique<FixedIntervalPolicy>(spec.interval_us);
-  if (spec.type == "young") return std::make_unique<YoungPolicy>(mtbf_s);
-  if (spec.type == "daly") return std::make_unique<DalyPolicy>(mtbf_s);
-  if (spec.type == "adaptive") return std::make_unique<AdaptivePolicy>(mtbf_s, spec.prior_weight);
-  throw std::invalid_argument("unknown checkpoint policy: " + spec.type);  // the loader rejects it first
+  switch (spec.kind) {
+    case CheckpointPolicySpec::Kind::Fixed: return std::make_unique<FixedIntervalPolicy>(spec.interval_us);
+    case CheckpointPolicySpec::Kind::Young: return std::make_unique<YoungPolicy>(mtbf_s);
+    case CheckpointPolicySpec::Kind::Daly: return std::make_unique<DalyPolicy>(mtbf_s);
+    case CheckpointPolicySpec::Kind::Adaptive: return std::make_unique<AdaptivePolicy>(mtbf_s, spec.prior_weight);
+  }
+  throw std::invalid_argument("unknown checkpoint policy");
 }
 
 }  // namespace ctwin

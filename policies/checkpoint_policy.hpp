@@ -6,10 +6,25 @@
 
 #include <memory>
 
+#include "core/units.hpp"
 #include "models/scenario.hpp"
-#include "models/trial.hpp"
 
 namespace ctwin {
+
+//! What a checkpoint-interval policy sees when the job (re)starts: the trial and the live master
+//! ask the same objects through this interface.
+struct IntervalContext {
+  Micros now_us = 0;
+  std::int64_t failures_seen = 0;  //!< interruptions so far in this run
+  Micros save_us = 0;
+  Micros restart_us = 0;
+};
+class IntervalPolicy {
+ public:
+  virtual ~IntervalPolicy() = default;
+  //! Compute time between saves, from this (re)start until the next.
+  virtual Micros interval_us(const IntervalContext& context) const = 0;
+};
 
 //! Young (1974): tau = sqrt(2 delta M).
 double young_interval_s(double save_s, double mtbf_s);

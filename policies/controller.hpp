@@ -4,14 +4,16 @@
 //! and answers with actions. It is stateless and deterministic: whatever it must remember arrives
 //! in the view, so one instance serves every trial on every worker thread.
 //!
-//! This header is the whole interface and depends on nothing, so the trial (models/) can consult a
-//! controller without linking the implementations in policies/.
+//! This header is the whole interface: the trial (trial/) and the live agent consult a controller
+//! through it. Actions speak the one remediation vocabulary (models/remediation.hpp).
 
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include "models/remediation.hpp"
 
 namespace ctwin::control {
 
@@ -25,20 +27,9 @@ enum class Signal : std::uint8_t {
   CheckpointDone, //!< live: a checkpoint completed
 };
 
-enum class Act : std::uint8_t {
-  Wait,           //!< nothing to do (or: keep waiting for a spare)
-  CheckpointNow,
-  Restart,        //!< relaunch the job on the same nodes
-  ResetGpu,
-  Reboot,
-  Replace,        //!< evict the node; a spare takes its place
-  Shrink,         //!< drop `replicas` whole data-parallel replicas
-  Grow,           //!< add `replicas` replicas back (a restart)
-  RunPrecheck,    //!< run the node check before relaunching; `seconds` it takes
-};
 
 struct Action {
-  Act act = Act::Wait;
+  Act act = Act::None;  //!< RunPrecheck: `seconds` it takes; Shrink, Grow: by `replicas`
   int node = -1;
   int replicas = 0;
   double seconds = -1;  //!< how long the action takes; < 0: the catalogue's figure

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 
-#include "models/recovery_acts.hpp"
 #include "policies/precheck.hpp"
 #include "policies/runtime_health.hpp"
 
 namespace ctwin {
 
-using control::Act;
 using control::Action;
 
 RecoveryController::RecoveryController(const Scenario& scenario)
@@ -24,7 +22,7 @@ void RecoveryController::decide(const control::Event& event, const control::Clus
       Action action = event.proposed;
       action.node = event.node;
       if (const auto it = xid_actions_.find(event.xid); event.xid >= 0 && it != xid_actions_.end()) {
-        action.act = to_act(it->second.action);
+        action.act = it->second.action;
         if (it->second.action_us) action.seconds = static_cast<double>(*it->second.action_us) / 1e6;
       }
       actions.push_back(action);

@@ -14,7 +14,7 @@
 #include "policies/checkpoint_policy.hpp"
 #include "core/ranks.hpp"
 #include "sim/step_cache.hpp"
-#include "sim/trial_config.hpp"
+#include "trial/trial_config.hpp"
 
 namespace ctwin {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "models/scenario.hpp"
-#include "models/trial.hpp"
-#include "sim/trial_config.hpp"
+#include "trial/trial.hpp"
+#include "trial/trial_config.hpp"
 
 namespace ctwin {
 

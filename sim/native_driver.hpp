@@ -4,7 +4,7 @@
 //! is a comparison: the timer wins ties, exactly as in the SimGrid driver.
 
 #include "models/fault_timeline.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 namespace ctwin {
 

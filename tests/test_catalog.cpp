@@ -4,7 +4,7 @@
 
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 
@@ -87,10 +87,10 @@ TEST_CASE("a scenario overrides catalog fields one by one", "[catalog]") {
   CHECK(f.name == "xid79_fallen_off_bus");
   CHECK(f.xid == 79);
   CHECK(f.detection_us == 60 * s);
-  CHECK(f.action == RecoveryAction::Reboot);  // kept from the catalog
+  CHECK(f.action == Act::Reboot);  // kept from the catalog
   CHECK(f.action_us == 540 * s);              // overridden
   REQUIRE(f.escalation);
-  CHECK(f.escalation->action == RecoveryAction::Replace);
+  CHECK(f.escalation->action == Act::Replace);
 }
 
 TEST_CASE("each catalog class follows its path: detector, action, ledger category", "[catalog]") {
@@ -111,8 +111,8 @@ TEST_CASE("each catalog class follows its path: detector, action, ledger categor
         if (is_network(f.rate.component)) {
           CHECK(o.has(EventKind::NodeDown));  // the rack behind leaf 0, or the node behind cable 0
         } else {
-          CHECK(o.has(EventKind::NodeDown) == (f.action == RecoveryAction::Reboot || f.action == RecoveryAction::Replace));
-          CHECK(o.has(EventKind::ToRepair) == (f.action == RecoveryAction::Replace));
+          CHECK(o.has(EventKind::NodeDown) == (f.action == Act::Reboot || f.action == Act::Replace));
+          CHECK(o.has(EventKind::ToRepair) == (f.action == Act::Replace));
           // The job's restart: the action (or the spare's swap) plus the relaunch.
           CHECK(l[Category::Restart] == f.action_us + scenario.restart_overhead_us);
         }
@@ -126,7 +126,7 @@ TEST_CASE("each catalog class follows its path: detector, action, ledger categor
         CHECK(o.has(EventKind::Rollback));
         CHECK(l[Category::Detection] == 0);   // nothing showed until the loss spiked...
         CHECK(l[Category::LostProgress] >= f.detection_us - scenario.checkpoint_policy.interval_us);  // ...then back
-        CHECK(o.has(EventKind::ToRepair) == (f.action == RecoveryAction::Replace));
+        CHECK(o.has(EventKind::ToRepair) == (f.action == Act::Replace));
         break;
       case Effect::Flap:
         CHECK_FALSE(o.has(EventKind::Interrupted));  // back before the watchdog

@@ -2,7 +2,7 @@
 // snapshots with background persists and peer replicas, and save-on-failure.
 #include <catch2/catch.hpp>
 
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "sim/native_driver.hpp"
 #include "test_helpers.hpp"
@@ -16,7 +16,7 @@ constexpr Micros s = kMicrosPerSecond;
 //! Interval 100 s; snapshots block 2 s; one in two is persisted, in 30 s; memory restore 5 s,
 //! storage restore 50 s, restart 20 s. Snapshots end at 102 (work 100), 204 (200, persisted,
 //! safe at 234), 306 (300), 408 (400, persisted).
-TrialConfig flash(RecoveryAction action) {
+TrialConfig flash(Act action) {
   FaultClass f;
   f.name = std::string("fault");
   f.effect = Effect::Crash;
@@ -43,7 +43,7 @@ FaultStrike at(Micros t) { return {t, 0, 1, 0, -1}; }
 }  // namespace
 
 TEST_CASE("flash: a crash that leaves the host up restores the newest snapshot from memory", "[mechanisms]") {
-  const TrialResult r = test::run_scripted(flash(RecoveryAction::Restart), {at(350 * s)}).result;
+  const TrialResult r = test::run_scripted(flash(Act::Restart), {at(350 * s)}).result;
   CHECK(r.ledger[Category::LostProgress] == 44 * s);       // only since the snapshot of 306
   CHECK(r.ledger[Category::CheckpointRestore] == 5 * s);   // from memory
   CHECK(r.ledger[Category::Productive] == 423 * s);
@@ -52,18 +52,18 @@ TEST_CASE("flash: a crash that leaves the host up restores the newest snapshot f
 }
 
 TEST_CASE("flash: a lost node falls back to the newest persisted snapshot", "[mechanisms]") {
-  const TrialResult r = test::run_scripted(flash(RecoveryAction::Reboot), {at(350 * s)}).result;
+  const TrialResult r = test::run_scripted(flash(Act::Reboot), {at(350 * s)}).result;
   CHECK(r.ledger[Category::LostProgress] == (100 + 44) * s);  // the unpersisted snapshot of 306, and since
   CHECK(r.ledger[Category::CheckpointRestore] == 50 * s);     // from storage
   CHECK(r.ledger[Category::Productive] == 280 * s);
   CHECK(r.ledger.total() == r.wall_us);
 
   SECTION("a persist still in flight does not count") {
-    const TrialResult early = test::run_scripted(flash(RecoveryAction::Reboot), {at(230 * s)}).result;
+    const TrialResult early = test::run_scripted(flash(Act::Reboot), {at(230 * s)}).result;
     CHECK(early.ledger[Category::LostProgress] == (200 + 26) * s);  // the persist of 204 lands at 234
   }
   SECTION("a peer's replica does") {
-    TrialConfig c = flash(RecoveryAction::Reboot);
+    TrialConfig c = flash(Act::Reboot);
     c.peer_replicas = true;
     c.replication_us = 10 * s;
     c.peer_restore_us = 8 * s;
@@ -77,7 +77,7 @@ TEST_CASE("save-on-failure: a crash that leaves the host up saves the live state
   FaultClass f;
   f.name = std::string("process");
   f.effect = Effect::Crash;
-  f.action = RecoveryAction::Restart;
+  f.action = Act::Restart;
   f.detection_us = 3 * s;
   TrialConfig c;
   c.job_nodes = 2;
@@ -95,7 +95,7 @@ TEST_CASE("save-on-failure: a crash that leaves the host up saves the live state
   CHECK(r.ledger.total() == r.wall_us);
 
   SECTION("a lost node cannot save") {
-    c.faults[0].action = RecoveryAction::Reboot;
+    c.faults[0].action = Act::Reboot;
     const TrialResult lost = test::run_scripted(c, {at(150 * s)}).result;
     CHECK(lost.ledger[Category::LostProgress] == 40 * s);
   }

@@ -6,14 +6,13 @@
 #include <map>
 
 #include "models/scenario_loader.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "policies/recovery_controller.hpp"
 #include "sim/experiments.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 
 using namespace ctwin;
-using control::Act;
 
 namespace {
 
@@ -72,7 +71,7 @@ TrialConfig elastic_config(const Scenario& policies) {
   lost.name = "gpu_lost";
   lost.xid = 79;
   lost.effect = Effect::Crash;
-  lost.action = RecoveryAction::Replace;
+  lost.action = Act::Replace;
   lost.detection_us = 10 * s;
   lost.action_us = 300 * s;
   FaultClass slow;
@@ -80,7 +79,7 @@ TrialConfig elastic_config(const Scenario& policies) {
   slow.effect = Effect::Slow;
   slow.speed_factor = 0.5;
   slow.detection_us = day;
-  slow.action = RecoveryAction::None;
+  slow.action = Act::None;
   slow.action_us = 10 * day;
   TrialConfig c;
   c.job_nodes = 8;
@@ -112,7 +111,7 @@ Scenario shrink_policies() {
 
 TEST_CASE("controller: the Xid table overrides the catalogue's action", "[controller]") {
   Scenario p;
-  p.xid_actions[79] = {RecoveryAction::Replace, 5 * 60 * s};
+  p.xid_actions[79] = {Act::Replace, 5 * 60 * s};
   const RecoveryController c(p);
   control::Event e = event(control::Signal::Fault);
   e.node = 3;
@@ -215,7 +214,7 @@ TEST_CASE("trial: with no spare, shrinking runs on 3 of 4 replicas and regrows w
 
 TEST_CASE("trial: the Xid table turns a reboot into a replacement", "[controller]") {
   Scenario p;
-  p.xid_actions[79] = {RecoveryAction::Reboot, 600 * s};
+  p.xid_actions[79] = {Act::Reboot, 600 * s};
   TrialConfig c = elastic_config(p);
   c.spare_nodes = 1;
   const test::Scripted run = test::run_scripted(c, {{1 * day, 0, 3, 0, -1}});

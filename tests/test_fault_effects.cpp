@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/scenario_loader.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 
@@ -13,7 +13,7 @@ namespace {
 
 constexpr Micros s = kMicrosPerSecond;
 
-FaultClass fault(Effect effect, RecoveryAction action, Micros detection, Micros action_us = 0) {
+FaultClass fault(Effect effect, Act action, Micros detection, Micros action_us = 0) {
   FaultClass f;
   f.name = std::string(8, 'f');  // not a short literal: GCC 12 warns falsely (-Wrestrict) on those
   f.effect = effect;
@@ -54,7 +54,7 @@ int count(const EventRecorder& log, EventKind kind) {
 TEST_CASE("silent corruption rolls back past every checkpoint saved after it", "[effects]") {
   // Saves complete at 110, 220, 330, 440 (100 s of work each). Corruption at 150, noticed at 450:
   // the last clean checkpoint is the one of 110, so 300 s of saved work and 10 s unsaved are lost.
-  const TrialResult r = run_scripted(config(fault(Effect::Sdc, RecoveryAction::Restart, 300 * s), 500 * s), {150 * s});
+  const TrialResult r = run_scripted(config(fault(Effect::Sdc, Act::Restart, 300 * s), 500 * s), {150 * s});
   CHECK(r.ledger[Category::LostProgress] == 310 * s);
   CHECK(r.ledger[Category::Productive] == 150 * s);  // 100 clean + 50 after the restart
   CHECK(r.ledger[Category::CheckpointSave] == 40 * s);
@@ -63,7 +63,7 @@ TEST_CASE("silent corruption rolls back past every checkpoint saved after it", "
 
   SECTION("a checkpoint whose save began before the corruption is clean") {
     const TrialResult during_save =
-        run_scripted(config(fault(Effect::Sdc, RecoveryAction::Restart, 300 * s), 500 * s), {105 * s});
+        run_scripted(config(fault(Effect::Sdc, Act::Restart, 300 * s), 500 * s), {105 * s});
     // Noticed at 405: back to the save that was under way at 105 (work 100): 200 saved + 75 unsaved lost.
     CHECK(during_save.ledger[Category::LostProgress] == 275 * s);
   }
@@ -71,26 +71,26 @@ TEST_CASE("silent corruption rolls back past every checkpoint saved after it", "
 
 TEST_CASE("a link flap shorter than the watchdog is a stall, a longer one is a hang", "[effects]") {
   const TrialResult short_flap =
-      run_scripted(config(fault(Effect::Flap, RecoveryAction::None, 600 * s, 20 * s), 500 * s), {50 * s});
+      run_scripted(config(fault(Effect::Flap, Act::None, 600 * s, 20 * s), 500 * s), {50 * s});
   CHECK(short_flap.ledger[Category::Degraded] == 20 * s);
   CHECK(short_flap.ledger[Category::LostProgress] == 0);
   CHECK(short_flap.ledger.total() == short_flap.wall_us);
 
   const TrialResult long_flap =
-      run_scripted(config(fault(Effect::Flap, RecoveryAction::None, 600 * s, 900 * s), 2000 * s), {50 * s});
+      run_scripted(config(fault(Effect::Flap, Act::None, 600 * s, 900 * s), 2000 * s), {50 * s});
   CHECK(long_flap.ledger[Category::Detection] == 600 * s);
   CHECK(long_flap.ledger[Category::LostProgress] == 50 * s);
 }
 
 TEST_CASE("a counted-only fault (Xid 92 storms) changes nothing but the count", "[effects]") {
-  const TrialResult r = run_scripted(config(fault(Effect::None, RecoveryAction::None, 0), 500 * s), {50 * s, 60 * s});
+  const TrialResult r = run_scripted(config(fault(Effect::None, Act::None, 0), 500 * s), {50 * s, 60 * s});
   CHECK(r.fault_counts[0] == 2);
   CHECK(r.ledger[Category::Productive] + r.ledger[Category::CheckpointSave] == 500 * s);
 }
 
 TEST_CASE("repeated faults on the same GPU escalate to replacement", "[effects]") {
-  FaultClass f = fault(Effect::Crash, RecoveryAction::Reboot, 10 * s, 300 * s);
-  f.escalation = FaultClass::Escalation{2, 86400 * s, RecoveryAction::Replace, 120 * s};
+  FaultClass f = fault(Effect::Crash, Act::Reboot, 10 * s, 300 * s);
+  f.escalation = FaultClass::Escalation{2, 86400 * s, Act::Replace, 120 * s};
   EventRecorder log;
   const TrialResult r = run_scripted(config(f, 5000 * s), {100 * s, 2000 * s}, &log);
   CHECK(count(log, EventKind::Escalated) == 1);
@@ -106,7 +106,7 @@ TEST_CASE("repeated faults on the same GPU escalate to replacement", "[effects]"
 }
 
 TEST_CASE("planned maintenance saves first, stops, then restarts", "[effects]") {
-  TrialConfig c = config(fault(Effect::None, RecoveryAction::None, 0), 400 * s, 20 * s, 5 * s);
+  TrialConfig c = config(fault(Effect::None, Act::None, 0), 400 * s, 20 * s, 5 * s);
   c.maintenance = Maintenance{300 * s, 1000 * s, 60 * s};
   const TrialResult r = run_scripted(c, {});
   CHECK(r.ledger[Category::PlannedMaintenance] == 60 * s);

@@ -7,7 +7,7 @@
 
 #include "models/scenario.hpp"
 #include "sim/monte_carlo.hpp"
-#include "sim/trial_config.hpp"
+#include "trial/trial_config.hpp"
 
 #ifndef CTWIN_TEST_DIR
 #error "CTWIN_TEST_DIR must point at tests/"

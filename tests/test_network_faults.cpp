@@ -2,7 +2,7 @@
 // nodes behind a failed switch, and those nodes come back when the switch is replaced.
 #include <catch2/catch.hpp>
 
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "models/scenario_loader.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 
@@ -20,7 +20,7 @@ TrialConfig replace_config(int job, int spares) {
   FaultClass f;
   f.name = std::string("gpu_lost");
   f.effect = Effect::Crash;
-  f.action = RecoveryAction::Replace;
+  f.action = Act::Replace;
   f.detection_us = 10 * s;
   f.action_us = 600 * s;
   TrialConfig c;
@@ -97,9 +97,9 @@ TEST_CASE("a node that fails too often is retired instead of coming back", "[rep
   TrialConfig c = replace_config(8, 4);
   c.shop.retire_after = 2;
   c.shop.retire_within_us = 30 * day;
-  c.faults[0].action = RecoveryAction::Reboot;  // the first fault only reboots node 3
+  c.faults[0].action = Act::Reboot;  // the first fault only reboots node 3
   FaultClass replace = c.faults[0];
-  replace.action = RecoveryAction::Replace;
+  replace.action = Act::Replace;
   c.faults.push_back(replace);
   const auto events = run_scripted(c, {{day, 0, 3, 0, -1}, {5 * day, 1, 3, 0, -1}});
   const auto retired = std::count_if(events.begin(), events.end(), [](const TrialEvent& e) { return e.kind == EventKind::Retired && e.node == 3; });

@@ -45,7 +45,7 @@ TEST_CASE("values are stored in SI units and integer microseconds", "[scenario]"
   CHECK(s.job.horizon_us == 30LL * 86400 * 1'000'000);
   CHECK(s.checkpoint.save_us == 30'000'000);
   CHECK(s.faults.at(0).rate.component == Component::Gpu);
-  CHECK(s.faults.at(0).action == RecoveryAction::Replace);
+  CHECK(s.faults.at(0).action == Act::Replace);
   CHECK(s.content_hash.size() == 16);
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("every scenario shipped in scenarios/ loads", "[scenario]") {
 TEST_CASE("a policy file is a scenario's policies section alone, problems name their pointer", "[scenario]") {
   const Scenario s = parse_policies_or_scenario(
       R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"79": "replace"}}})", "p.json");
-  CHECK(s.xid_actions.at(79).action == RecoveryAction::Replace);
+  CHECK(s.xid_actions.at(79).action == Act::Replace);
   CHECK(s.checkpoint_policy.interval_us == 300 * kMicrosPerSecond);
   try {
     parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"x": "replace"}}, "extra": 1})", "p.json");

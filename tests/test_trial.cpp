@@ -1,7 +1,7 @@
 // The trial state machine on scripted faults, with ledgers worked out by hand.
 #include <catch2/catch.hpp>
 
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
 #include "test_helpers.hpp"
 
@@ -11,7 +11,7 @@ namespace {
 
 constexpr Micros s = kMicrosPerSecond;
 
-FaultClass crash(RecoveryAction action, Micros detection, Micros diagnosis = 0, Micros action_us = 0) {
+FaultClass crash(Act action, Micros detection, Micros diagnosis = 0, Micros action_us = 0) {
   FaultClass f;
   f.name = "crash";
   f.effect = Effect::Crash;
@@ -48,7 +48,7 @@ Micros hours(const TrialResult& r, Category c) { return r.ledger[c]; }
 
 TEST_CASE("a crash loses the work since the last save, then detection, diagnosis, restart, restore", "[trial]") {
   TrialConfig c = config(100 * s, 10 * s, 20 * s, 5 * s, 400 * s);
-  c.faults = {crash(RecoveryAction::Restart, 3 * s, 2 * s)};
+  c.faults = {crash(Act::Restart, 3 * s, 2 * s)};
   const TrialResult r = run_scripted(c, {strike(250 * s)});
   CHECK(hours(r, Category::Productive) == 310 * s);  // 100 + 100 + 100 + 10 open at the horizon
   CHECK(hours(r, Category::CheckpointSave) == 30 * s);
@@ -65,7 +65,7 @@ TEST_CASE("a crash loses the work since the last save, then detection, diagnosis
 
 TEST_CASE("faults during a save and during a restart start the chain again", "[trial]") {
   TrialConfig c = config(100 * s, 10 * s, 20 * s, 0, 200 * s);
-  c.faults = {crash(RecoveryAction::Restart, 0)};
+  c.faults = {crash(Act::Restart, 0)};
   const TrialResult r = run_scripted(c, {strike(105 * s), strike(115 * s)});
   CHECK(hours(r, Category::CheckpointSave) == 5 * s);   // the interrupted save
   CHECK(hours(r, Category::LostProgress) == 100 * s);   // it never completed
@@ -77,7 +77,7 @@ TEST_CASE("faults during a save and during a restart start the chain again", "[t
 TEST_CASE("the job waits for a spare when the pool is empty, and the repaired node comes back", "[trial]") {
   TrialConfig c = config(100 * s, 10 * s, 20 * s, 5 * s, 1300 * s);
   c.repair_us = 1000 * s;
-  c.faults = {crash(RecoveryAction::Replace, 0, 0, 30 * s)};
+  c.faults = {crash(Act::Replace, 0, 0, 30 * s)};
   EventRecorder log;
   const TrialResult r = run_scripted(c, {strike(50 * s), strike(500 * s)}, &log);
   CHECK(hours(r, Category::WaitingForSpares) == 1000 * s);
@@ -105,7 +105,7 @@ TEST_CASE("a slow node runs the job at its speed: r*d productive, (1-r)*d degrad
   slow.name = "slow";
   slow.effect = Effect::Slow;
   slow.speed_factor = 0.5;
-  slow.action = RecoveryAction::None;
+  slow.action = Act::None;
   slow.detection_us = 100 * s;
   slow.action_us = 100 * s;
   c.faults = {slow};
@@ -117,7 +117,7 @@ TEST_CASE("a slow node runs the job at its speed: r*d productive, (1-r)*d degrad
 
 TEST_CASE("a hang costs its watchdog timeout as detection", "[trial]") {
   TrialConfig c = config(1000 * s, 10 * s, 60 * s, 0, 2000 * s);
-  FaultClass hang = crash(RecoveryAction::Restart, 600 * s);
+  FaultClass hang = crash(Act::Restart, 600 * s);
   hang.effect = Effect::Hang;
   c.faults = {hang};
   const TrialResult r = run_scripted(c, {strike(50 * s)});
@@ -139,7 +139,7 @@ TEST_CASE("a run given its work ends when the last step completes", "[trial]") {
 
 TEST_CASE("a rebooted node's host goes down at the fault and comes back when the restart ends", "[trial]") {
   TrialConfig c = config(100 * s, 10 * s, 20 * s, 0, 400 * s);
-  c.faults = {crash(RecoveryAction::Reboot, 5 * s, 0, 300 * s)};
+  c.faults = {crash(Act::Reboot, 5 * s, 0, 300 * s)};
   EventRecorder log;
   run_scripted(c, {strike(50 * s, 0, 1)}, &log);
   Micros down = -1, up = -1;

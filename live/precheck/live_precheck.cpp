@@ -200,7 +200,7 @@ void judge(PrecheckReport& r, const std::vector<control::Action>& actions) {
   for (const int n : r.policy.stragglers_median) mark(n, "straggler", "burn-in over 2x the median");
   for (const int n : r.policy.stragglers_sigma) mark(n, "straggler", "burn-in over mean + 3 sigma");
   for (const auto& a : actions)
-    if (a.act == control::Act::Replace && a.node >= 0) r.ranks[static_cast<std::size_t>(a.node)].evict = true;
+    if (a.act == Act::Replace && a.node >= 0) r.ranks[static_cast<std::size_t>(a.node)].evict = true;
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace ctwin::live {
 
 struct LiveFaultClass {
   std::string name;
-  control::Act act = control::Act::Restart;  //!< the class's remediation (Wait: it stops nothing)
+  Act act = Act::Restart;  //!< the class's remediation (Wait: it stops nothing)
 };
 
 LiveFaultClass classify_xid(const Scenario& scenario, int xid);

@@ -37,7 +37,6 @@ std::atomic<bool>& supervisor_stop_flag() {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using control::Act;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
@@ -292,7 +291,7 @@ class Supervision {
     event.proposed = {cause.fault.act, o_.node, 0, -1};
     std::vector<control::Action> actions;
     controller_.decide(event, view(), actions);
-    std::erase_if(actions, [](const control::Action& a) { return a.act == Act::Wait; });
+    std::erase_if(actions, [](const control::Action& a) { return a.act == Act::None; });
     return actions;
   }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "models/fault_timeline.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 namespace ctwin {
 

@@ -23,25 +23,11 @@
 #include "core/ledger.hpp"
 #include "models/network_domains.hpp"
 #include "models/scenario.hpp"
-#include "models/trial_events.hpp"
+#include "trial/trial_events.hpp"
+#include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
 
 namespace ctwin {
-
-//! What a checkpoint-interval policy sees when the job (re)starts. The policies live in
-//! policies/; the trial only knows this interface, so models/ does not depend on them.
-struct IntervalContext {
-  Micros now_us = 0;
-  std::int64_t failures_seen = 0;  //!< interruptions so far in this run
-  Micros save_us = 0;
-  Micros restart_us = 0;
-};
-class IntervalPolicy {
- public:
-  virtual ~IntervalPolicy() = default;
-  //! Compute time between saves, from this (re)start until the next.
-  virtual Micros interval_us(const IntervalContext& context) const = 0;
-};
 
 //! Everything a trial needs, resolved from the scenario and the cost model.
 struct TrialConfig {
@@ -175,7 +161,7 @@ class Trial {
   control::ClusterView view(Micros t) const;
   Micros remaining_wall(Micros t) const;
   const std::vector<control::Action>& consult(const control::Event& event, Micros t, double restart_cost_s = -1);
-  void consult_fault(Micros t, const FaultClass& fc, int node, int gpu, RecoveryAction& action, Micros& action_us);
+  void consult_fault(Micros t, const FaultClass& fc, int node, int gpu, Act& action, Micros& action_us);
   void begin_diagnosis(Micros t);
   void run_precheck(Micros t);
   void consult_shortage(Micros t);

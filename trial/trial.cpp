@@ -1,4 +1,4 @@
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 #include <algorithm>
 #include <cassert>

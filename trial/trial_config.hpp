@@ -5,7 +5,7 @@
 #include <string>
 
 #include "models/scenario.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 namespace ctwin {
 

@@ -8,8 +8,7 @@
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 
-#include "models/recovery_acts.hpp"
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 namespace ctwin {
 
@@ -84,18 +83,18 @@ const std::vector<control::Action>& Trial::consult(const control::Event& event, 
 }
 
 //! Xid -> action: the controller may change what the catalogue proposes for the failed part.
-void Trial::consult_fault(Micros t, const FaultClass& fc, int node, int gpu, RecoveryAction& action, Micros& action_us) {
+void Trial::consult_fault(Micros t, const FaultClass& fc, int node, int gpu, Act& action, Micros& action_us) {
   control::Event e;
   e.time_s = micros_to_seconds(t);
   e.signal = control::Signal::Fault;
   e.node = node;
   e.gpu = gpu;
   e.xid = fc.xid.value_or(-1);
-  e.proposed = {to_act(action), node, 0, micros_to_seconds(action_us)};
+  e.proposed = {action, node, 0, micros_to_seconds(action_us)};
   for (const control::Action& a : consult(e, t)) {
     if (a.node >= 0 && a.node != node) continue;
-    if (auto chosen = to_recovery(a.act)) {
-      action = *chosen;
+    if (is_repair(a.act)) {
+      action = a.act;
       if (a.seconds >= 0) action_us = seconds_to_micros(a.seconds);
       return;
     }
@@ -109,7 +108,7 @@ void Trial::begin_diagnosis(Micros t) {
     e.time_s = micros_to_seconds(t);
     e.signal = control::Signal::Diagnosing;
     for (const control::Action& a : consult(e, t))
-      if (a.act == control::Act::RunPrecheck) {
+      if (a.act == Act::RunPrecheck) {
         duration += seconds_to_micros(std::max(0.0, a.seconds));
         precheck_pending_ = true;
       }
@@ -144,7 +143,7 @@ void Trial::run_precheck(Micros t) {
   config_.controller->precheck(nodes, runner, actions_);
   const std::vector<control::Action> evictions = actions_;
   for (const control::Action& a : evictions) {
-    if (a.act != control::Act::Replace || a.node < 0) continue;
+    if (a.act != Act::Replace || a.node < 0) continue;
     const int in_slot = node_slot_[static_cast<std::size_t>(a.node)];
     if (in_slot < 0) continue;
     emit(t, EventKind::Evicted, a.node);
@@ -164,7 +163,7 @@ void Trial::consult_shortage(Micros t) {
   e.time_s = micros_to_seconds(t);
   e.signal = control::Signal::SpareShortage;
   for (const control::Action& a : consult(e, t))
-    if (a.act == control::Act::Shrink && a.replicas > 0) {
+    if (a.act == Act::Shrink && a.replicas > 0) {
       shrink(t, a.replicas);
       return;
     }
@@ -176,7 +175,7 @@ bool Trial::consult_grow(Micros t, double restart_cost_s) {
   e.time_s = micros_to_seconds(t);
   e.signal = control::Signal::NodeReturned;
   for (const control::Action& a : consult(e, t, restart_cost_s))
-    if (a.act == control::Act::Grow && a.replicas > 0) {
+    if (a.act == Act::Grow && a.replicas > 0) {
       grow_by_ = a.replicas;
       return true;
     }
@@ -211,7 +210,7 @@ void Trial::check_stragglers(Micros t) {
     e.signal = control::Signal::StepTimes;
     e.step_times = &step_times;
     for (const control::Action& a : consult(e, t))
-      if (a.act == control::Act::Replace && a.node >= 0 && node_slot_[static_cast<std::size_t>(a.node)] >= 0) {
+      if (a.act == Act::Replace && a.node >= 0 && node_slot_[static_cast<std::size_t>(a.node)] >= 0) {
         evict(t, a.node);
         return;  // one planned stop at a time
       }

@@ -1,4 +1,4 @@
-#include "sim/trial_config.hpp"
+#include "trial/trial_config.hpp"
 
 #include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
@@ -49,7 +49,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.shop = scenario.spares;
   std::shared_ptr<const IntervalPolicy> policy = make_checkpoint_policy(scenario.checkpoint_policy, implied_job_mtbf_s(scenario));
   c.interval_us = policy->interval_us({0, 0, c.save_us, c.restart_overhead_us + c.restore_us});
-  if (scenario.checkpoint_policy.type != "fixed") c.interval_policy = std::move(policy);
+  if (scenario.checkpoint_policy.kind != CheckpointPolicySpec::Kind::Fixed) c.interval_policy = std::move(policy);
   c.work_us = scenario.job.work_us.value_or(kNever);
   c.end_us = scenario.job.horizon_us ? *scenario.job.horizon_us : scenario.max_wall_us;
   c.maintenance = scenario.maintenance;

@@ -9,7 +9,7 @@
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 
-#include "models/trial.hpp"
+#include "trial/trial.hpp"
 
 namespace ctwin {
 
@@ -95,7 +95,7 @@ void Trial::leave_diagnosis(Micros t) {
 
 //! The part that failed: its action (escalated when it keeps failing) and what happens to its node.
 bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
-  RecoveryAction action = fc.action;
+  Act action = fc.action;
   Micros action_us = fc.action_us;
   if (fc.escalation) {
     auto& recent = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())];
@@ -112,13 +112,13 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
     }
   }
   if (config_.controller) consult_fault(t, fc, node, gpu, action, action_us);
-  if (action == RecoveryAction::Reboot) {
+  if (action == Act::Reboot) {
     emit(t, EventKind::NodeDown, node);
     if (std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end()) rebooting_nodes_.push_back(node);
   }
-  if (action != RecoveryAction::Replace) {
+  if (action != Act::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);
-    return action == RecoveryAction::Reboot;
+    return action == Act::Reboot;
   }
   // Replace: the node leaves after the diagnosis, and a spare swaps in (action_us, unless warm).
   // The diagnosis may blame the wrong node: that one is replaced, and the bad one fails again.
