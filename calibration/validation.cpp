@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/report/report.hpp"
+#include "report/run_report.hpp"
 #include "policies/robust_statistics.hpp"
 #include "sim/statistics.hpp"
 
@@ -185,48 +185,6 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
   }
   report["summary"] = {{"judged", judged}, {"outside", outside}, {"expected_outside_by_chance", judged * (1 - options.confidence)}};
   return report;
-}
-
-std::string validation_text(const ordered_json& report) {
-  std::ostringstream out;
-  const auto& trace = report["trace"];
-  char line[320];
-  std::snprintf(line, sizeof line, "ctwin validate: scenario \"%s\" against %s\n  %.2f days traced, %ld interruptions; %d trials, seed %llu\n\n",
-                report["scenario"]["name"].get<std::string>().c_str(), trace["file"].get<std::string>().c_str(),
-                trace["wall_days"].get<double>(), trace["interruptions"].get<long>(), report["trials"].get<int>(),
-                static_cast<unsigned long long>(report["seed"].get<std::uint64_t>()));
-  out << line;
-  const double confidence = report["confidence"].get<double>();
-  std::snprintf(line, sizeof line, "  %-46s %12s %12s   %-25s %s\n", "", "observed", "sim. mean", (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");
-  out << line;
-  auto num = [](const ordered_json& v) {
-    if (v.is_null()) return std::string("-");
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v.get<double>());
-    return std::string(text);
-  };
-  std::string group;
-  for (const auto& r : report["rows"]) {
-    if (r["group"] != group) {
-      group = r["group"].get<std::string>();
-      out << "  " << group << "\n";
-    }
-    const std::string name = r.contains("class") ? r["class"].get<std::string>() : r["metric"].get<std::string>();
-    const auto& sim = r["simulated"];
-    char interval[80];
-    std::snprintf(interval, sizeof interval, "[%s, %s]", num(sim["trials_interval"][0]).c_str(), num(sim["trials_interval"][1]).c_str());
-    std::snprintf(line, sizeof line, "    %-44s %12s %12s   %-25s %s\n", name.c_str(), num(r["observed"]).c_str(), num(sim["mean"]).c_str(),
-                  interval, r["verdict"].get<std::string>().c_str());
-    out << line;
-  }
-  const auto& s = report["summary"];
-  std::snprintf(line, sizeof line, "\n  %d of %d figures outside the interval of single trials (about %.1f would be by chance alone)\n",
-                s["outside"].get<int>(), s["judged"].get<int>(), s["expected_outside_by_chance"].get<double>());
-  out << line;
-  if (trace.contains("classes_not_in_scenario")) out << "  the trace names classes the scenario lacks: " << trace["classes_not_in_scenario"].dump() << "\n";
-  if (trace.contains("warning")) out << "  warning: " << trace["warning"].get<std::string>() << "\n";
-  if (!trace["ends_with_end_row"].get<bool>()) out << "  note: the trace has no end row; it is taken to end at its last event\n";
-  return out.str();
 }
 
 }  // namespace ctwin

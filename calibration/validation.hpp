@@ -24,7 +24,5 @@ Scenario over_traced_period(Scenario scenario, const calib::ObservedRun& observe
 //! Simulates `scenario` (already cut to the traced period) and compares; the report as JSON.
 nlohmann::ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun& observed, const ValidateOptions& options);
 
-//! The report's table, for people.
-std::string validation_text(const nlohmann::ordered_json& report);
 
 }  // namespace ctwin

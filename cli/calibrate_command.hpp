@@ -11,11 +11,6 @@
 
 namespace ctwin {
 
-//! The calibration report's plots as (file name, SVG): rates by class with their intervals
-//! (`rates_gpu.svg`, `rates_node.svg`), and fitted against empirical CDFs of each class's
-//! lifetimes (`lifetimes_<class>.svg`) and of repairs and recoveries.
-std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohmann::ordered_json& report);
-
 class CalibrateCommand {
  public:
   explicit CalibrateCommand(CLI::App& app);

@@ -17,12 +17,7 @@ class ExperimentCommands {
   //! The exit code if one of these commands was chosen.
   std::optional<int> dispatch();
 
- private:
-  int sweep();
-  int optimize();
-  int optimize_combination();
-  int compare();
-
+ //! The options every decision tool takes.
   struct Common {
     std::string scenario;
     int trials = 200;
@@ -37,6 +32,13 @@ class ExperimentCommands {
       return options;
     }
   };
+
+ private:
+  int sweep();
+  int optimize();
+  int optimize_combination();
+  int compare();
+
   void add_common(CLI::App* command, Common& common);
 
   CLI::App* sweep_cmd_ = nullptr;

@@ -22,7 +22,8 @@
 #include "sim/monte_carlo.hpp"
 #include "sim/step_cache.hpp"
 #include "core/atomic_file.hpp"
-#include "sim/report/report.hpp"
+#include "report/run_report.hpp"
+#include "report/timeline.hpp"
 
 #ifndef CTWIN_SOURCE_DIR
 #define CTWIN_SOURCE_DIR "."

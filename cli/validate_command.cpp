@@ -9,6 +9,7 @@
 #include "core/command_line.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/atomic_file.hpp"
+#include "report/validation_report.hpp"
 #include "sim/step_cache.hpp"
 
 namespace ctwin {

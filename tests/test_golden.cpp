@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "models/scenario_loader.hpp"
-#include "sim/report/report.hpp"
+#include "report/run_report.hpp"
 #include "test_helpers.hpp"
 
 using namespace ctwin;

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "models/scenario_loader.hpp"
-#include "sim/report/report.hpp"
+#include "report/run_report.hpp"
 #include "test_helpers.hpp"
 
 using namespace ctwin;

@@ -13,7 +13,7 @@
 #include "calibration/observed_run.hpp"
 #include "core/text_records.hpp"
 #include "calibration/validation.hpp"
-#include "sim/report/report.hpp"
+#include "report/run_report.hpp"
 #include "test_helpers.hpp"
 
 using namespace ctwin;

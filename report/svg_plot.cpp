@@ -1,4 +1,4 @@
-#include "sim/report/svg_plot.hpp"
+#include "report/svg_plot.hpp"
 
 #include <algorithm>
 #include <cmath>

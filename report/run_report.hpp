@@ -1,7 +1,7 @@
 #pragma once
 //! What a Monte Carlo run produces for people and programs: the one-screen summary, the JSON
-//! report (docs/report.md), per-trial CSV, trial 0's event log (docs/event-log.md) and its
-//! Chrome trace-event timeline (opens in Perfetto).
+//! report (docs/report.md), per-trial CSV and trial 0's event log (docs/event-log.md). The
+//! timeline is in timeline.hpp.
 
 #include <string>
 
@@ -26,7 +26,6 @@ std::string summary_text(const RunReportInput& in);
 std::string trials_csv(const RunReportInput& in);
 //! With a ledger, closing `ledger` rows give the trial's seconds by category (ctwin validate reads them).
 std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial = nullptr);
-std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events);
 
 const char* engine_name(EngineKind engine);
 //! {mean, ci95_low, ci95_high, p5, p50, p95}: how every report writes a summary.

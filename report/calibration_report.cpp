@@ -1,0 +1,123 @@
+#include "report/calibration_report.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <sstream>
+
+#include "report/svg_plot.hpp"
+
+namespace ctwin {
+
+namespace {
+
+//! printf into a stream: the table mixes both styles.
+[[gnu::format(printf, 2, 3)]] void printf_to(std::ostream& out, const char* format, ...) {
+  char line[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  out << line;
+}
+
+
+std::vector<double> numbers(const nlohmann::ordered_json& array) { return array.get<std::vector<double>>(); }
+
+//! Fitted CDFs (dashed in spirit: lines) against the empirical one (points).
+Plot cdf_plot(const std::string& title, const nlohmann::ordered_json& cdf, const std::vector<std::string>& models) {
+  Plot plot;
+  plot.title = title;
+  plot.x_label = "hours";
+  plot.y_label = "fraction failed by then";
+  plot.log_x = true;
+  PlotSeries empirical{"empirical (Kaplan-Meier)", numbers(cdf["hours"]), numbers(cdf["empirical"]), {}, {}, false};
+  plot.series.push_back(empirical);
+  for (const std::string& m : models)
+    if (cdf.contains(m)) plot.series.push_back({m + " fit", numbers(cdf["hours"]), numbers(cdf[m]), {}, {}, true});
+  return plot;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohmann::ordered_json& report) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // Rates by class with their intervals, one plot per exposure unit (log scale: they span decades).
+  for (const char* component : {"gpu", "node"}) {
+    Plot plot;
+    plot.title = std::string("fitted rates per ") + component + "-year, with " +
+                 std::to_string(static_cast<int>(std::lround(100 * report["confidence"].get<double>()))) + "% intervals";
+    plot.y_label = std::string("failures per ") + component + "-year";
+    plot.log_y = true;
+    PlotSeries rates{"", {}, {}, {}, {}, false};
+    for (const auto& c : report["classes"]) {
+      const auto& rate = c["rate_per_" + c["component"].get<std::string>() + "_year"];
+      if (c["component"] != component || !(rate["estimate"].get<double>() > 0)) continue;
+      rates.x.push_back(static_cast<double>(plot.x_labels.size()));
+      plot.x_labels.push_back(c["class"].get<std::string>());
+      rates.y.push_back(rate["estimate"].get<double>());
+      rates.y_low.push_back(std::max(rate["lower"].get<double>(), 1e-3 * rate["estimate"].get<double>()));  // a log axis has no 0
+      rates.y_high.push_back(rate["upper"].get<double>());
+    }
+    if (rates.x.empty()) continue;
+    plot.series.push_back(rates);
+    out.emplace_back(std::string("rates_") + component + ".svg", plot_svg(plot));
+  }
+  for (const auto& c : report["classes"])
+    if (c.contains("lifetime_cdf"))
+      out.emplace_back("lifetimes_" + c["class"].get<std::string>() + ".svg",
+                       plot_svg(cdf_plot(c["class"].get<std::string>() + ": lifetimes", c["lifetime_cdf"], {"weibull", "exponential"})));
+  for (const char* durations : {"repair_hours", "recovery_hours"})
+    if (report.contains(durations) && report[durations].contains("cdf"))
+      out.emplace_back(std::string(durations) + ".svg", plot_svg(cdf_plot(durations, report[durations]["cdf"], {"lognormal"})));
+  return out;
+}
+
+std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces, double confidence) {
+  std::ostringstream out;
+  out << "ctwin calibrate: " << traces << " trace(s)\n";
+  for (const auto& t : r["traces"]) {
+    out << "  " << t["file"].get<std::string>() << "  (" << t["kind"].get<std::string>() << "): " << t["records"] << " records, "
+              << t["skipped"] << " skipped, " << t["malformed"] << " malformed\n";
+    if (t.contains("malformed_lines"))
+      for (const auto& m : t["malformed_lines"])
+        out << "      line " << m["line"] << ": " << m["reason"].get<std::string>() << "\n";
+  }
+  out << "\n  class                          count   rate per component-year [" << 100 * confidence << "% CI]\n";
+  for (const auto& c : r["classes"]) {
+    const auto& rate = c["rate_per_" + c["component"].get<std::string>() + "_year"];
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-28s %7.0f   %.4g [%.4g, %.4g] /%s-year", c["class"].get<std::string>().c_str(),
+                  c["count"].get<double>(), rate["estimate"].get<double>(), rate["lower"].get<double>(), rate["upper"].get<double>(),
+                  c["component"].get<std::string>().c_str());
+    out << line;
+    if (c.contains("weibull"))
+      printf_to(out, "   Weibull shape %.2f [%.2f, %.2f], p(shape=1) %.3g", c["weibull"]["shape"]["estimate"].get<double>(),
+                  c["weibull"]["shape"]["lower"].get<double>(), c["weibull"]["shape"]["upper"].get<double>(),
+                  c["weibull"]["shape_one_p_value"].get<double>());
+    out << "\n";
+  }
+  if (r.contains("job_mttf_vs_size") && !r["job_mttf_vs_size"]["exponent"].is_null())
+    printf_to(out, "\n  job MTTF against size: exponent %.2f [%.2f, %.2f] (1 is the 1/(N r) law)\n",
+                r["job_mttf_vs_size"]["exponent"]["estimate"].get<double>(), r["job_mttf_vs_size"]["exponent"]["lower"].get<double>(),
+                r["job_mttf_vs_size"]["exponent"]["upper"].get<double>());
+  if (r.contains("step_times")) {
+    const auto& st = r["step_times"];
+    const auto& share = st["slow_steps"]["share"];
+    printf_to(out, "\n  step times: %zu records, median %.4g s (p95 %.4g s, p99 %.4g s); steps over %.2gx the median: %.3g%% [%.3g%%, %.3g%%]\n",
+                st["records"].get<std::size_t>(), st["median_s"].get<double>(), st["p95_s"].get<double>(), st["p99_s"].get<double>(),
+                st["slow_steps"]["above_median_times"].get<double>(), 100 * share["estimate"].get<double>(),
+                100 * share["lower"].get<double>(), 100 * share["upper"].get<double>());
+    if (st.contains("slow_nodes")) {
+      const auto& nodes = st["slow_node_share"];
+      printf_to(out, "  slow nodes: %zu of %zu, share %.3g%% [%.3g%%, %.3g%%]", st["slow_nodes"].size(), st["nodes"].get<std::size_t>(),
+                  100 * nodes["estimate"].get<double>(), 100 * nodes["lower"].get<double>(), 100 * nodes["upper"].get<double>());
+      for (const auto& n : st["slow_nodes"]) printf_to(out, "  %s at %.3g", n["node"].get<std::string>().c_str(), n["speed_factor"].get<double>());
+      printf_to(out, "\n");
+    }
+  }
+  if (!r["lemons"].empty()) out << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";
+  return out.str();
+}
+
+}  // namespace ctwin

@@ -1,0 +1,235 @@
+#include "report/experiment_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+
+#include "core/units.hpp"
+#include "report/run_report.hpp"
+#include "report/svg_plot.hpp"
+
+namespace ctwin {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+//! A number for the plot's x axis: durations in seconds, numbers as they are.
+std::optional<double> numeric(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    std::string why;
+    if (auto s = parse_duration_s(v.get<std::string>(), why)) return *s;
+  }
+  return std::nullopt;
+}
+
+std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+}  // namespace
+
+ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<SweepAxis>& axes,
+                              const std::vector<VariantResult>& results) {
+  std::ostringstream out;
+  std::ostringstream table, csv;
+  ordered_json points = ordered_json::array();
+  for (const auto& a : axes) {
+    table << "  " << a.pointer << "  ";
+    csv << a.pointer << ',';
+  }
+  table << "  goodput   95% CI               p5       p95\n";
+  csv << "goodput_mean,ci95_low,ci95_high,p5,p50,p95\n";
+  for (const auto& r : results) {
+    ordered_json settings;
+    for (const auto& s : r.settings) {
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "  %*s  ", static_cast<int>(s.pointer.size()), value_text(s.value).c_str());
+      table << cell;
+      csv << value_text(s.value) << ',';
+      settings[s.pointer] = s.value;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "  %.5f  [%.5f, %.5f]  %.5f  %.5f\n", r.summary.mean, r.summary.ci95_low,
+                  r.summary.ci95_high, r.summary.p5, r.summary.p95);
+    table << line;
+    csv << r.summary.mean << ',' << r.summary.ci95_low << ',' << r.summary.ci95_high << ',' << r.summary.p5 << ','
+        << r.summary.p50 << ',' << r.summary.p95 << '\n';
+    points.push_back({{"settings", settings}, {"goodput", summary_json(r.summary)}});
+  }
+  const auto best = std::max_element(results.begin(), results.end(),
+                                     [](const auto& x, const auto& y) { return x.summary.mean < y.summary.mean; });
+  Plot plot;
+  plot.title = "ctwin sweep: goodput over " + axes[0].pointer;
+  plot.x_label = axes[0].pointer + (numeric(axes[0].values[0]) && axes[0].values[0].is_string() ? " (s)" : "");
+  plot.y_label = "goodput (mean, 95% CI)";
+  const std::size_t per_series = axes.size() == 1 ? 1 : axes[1].values.size();
+  for (std::size_t k = 0; k < per_series; ++k) {
+    PlotSeries series;
+    if (axes.size() == 2) series.label = axes[1].pointer + " = " + value_text(axes[1].values[k]);
+    for (std::size_t i = 0; i < axes[0].values.size(); ++i) {
+      const auto& r = results[i * per_series + k];
+      series.x.push_back(numeric(axes[0].values[i]).value_or(static_cast<double>(i)));
+      series.y.push_back(r.summary.mean);
+      series.y_low.push_back(r.summary.ci95_low);
+      series.y_high.push_back(r.summary.ci95_high);
+    }
+    plot.series.push_back(std::move(series));
+  }
+  plot.marker_x = numeric(best->settings[0].value);
+  plot.marker_label = "best: " + value_text(best->settings[0].value);
+  out << "ctwin sweep: " << source.scenario_path << "  (" << source.trials << " trials per point, seed " << source.seed
+            << ", the same seeds at every point)\n\n"
+            << table.str() << "\n  best: ";
+  for (const auto& s : best->settings) out << s.pointer << " = " << value_text(s.value) << "  ";
+  out << "(goodput " << best->summary.mean << ")\n";
+  ordered_json j{{"schema_version", 1}, {"command", "sweep"}, {"seed", source.seed}, {"trials", source.trials}, {"points", points}};
+  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+}
+
+ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeResult& r) {
+  std::ostringstream out;
+  std::ostringstream csv;
+  csv << "interval_s,goodput_mean,ci95_low,ci95_high,p5,p50,p95\n";
+  ordered_json grid = ordered_json::array();
+  PlotSeries series;
+  out << "ctwin optimize: " << source.scenario_path << "  (" << r.trials << " trials per point, seed " << source.seed
+            << ", the same seeds at every point)\n\n  interval        goodput   95% CI\n";
+  for (std::size_t i = 0; i < r.interval_s.size(); ++i) {
+    const Summary& g = r.goodput[i];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-12s  %.5f  [%.5f, %.5f]\n", format_duration(r.interval_s[i]).c_str(), g.mean,
+                  g.ci95_low, g.ci95_high);
+    out << line;
+    csv << r.interval_s[i] << ',' << g.mean << ',' << g.ci95_low << ',' << g.ci95_high << ',' << g.p5 << ',' << g.p50
+        << ',' << g.p95 << '\n';
+    grid.push_back({{"interval_s", r.interval_s[i]}, {"goodput", summary_json(g)}});
+    series.x.push_back(r.interval_s[i]);
+    series.y.push_back(g.mean);
+    series.y_low.push_back(g.ci95_low);
+    series.y_high.push_back(g.ci95_high);
+  }
+  out << "\n  best interval  " << format_duration(r.best_interval_s) << "   95% CI [" << format_duration(r.best_ci_low_s)
+            << ", " << format_duration(r.best_ci_high_s) << "]   ("
+            << (r.fitted ? "peak of a quadratic fit in log interval" : "best grid point: the fit was not a peak") << ")\n"
+            << "  goodput there  " << r.best_goodput.mean << "   95% CI [" << r.best_goodput.ci95_low << ", "
+            << r.best_goodput.ci95_high << "]\n";
+  Plot plot;
+  plot.title = "ctwin optimize: goodput over the checkpoint interval";
+  plot.x_label = "checkpoint interval (s)";
+  plot.y_label = "goodput (mean, 95% CI)";
+  plot.log_x = true;
+  plot.series.push_back(std::move(series));
+  plot.marker_x = r.best_interval_s;
+  plot.marker_label = "optimum " + format_duration(r.best_interval_s);
+  ordered_json j{{"schema_version", 1},
+                 {"command", "optimize"},
+                 {"seed", source.seed},
+                 {"trials", r.trials},
+                 {"grid", grid},
+                 {"best", {{"interval_s", r.best_interval_s},
+                           {"ci95_low_s", r.best_ci_low_s},
+                           {"ci95_high_s", r.best_ci_high_s},
+                           {"fitted", r.fitted},
+                           {"goodput", summary_json(r.best_goodput)}}}};
+  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+}
+
+ExperimentReport choice_report(const ExperimentSource& source, const std::vector<std::string>& choices,
+                               std::size_t combinations, const ChoiceResult& r) {
+  std::ostringstream out;
+  auto label = [](const VariantResult& v) {
+    std::string text;
+    for (const auto& s : v.settings) text += (text.empty() ? "" : "  ") + s.pointer + "=" + value_text(s.value);
+    return text;
+  };
+  out << "ctwin optimize: " << source.scenario_path << "  (" << combinations << " combinations, " << r.trials
+            << " trials each, seed " << source.seed << ", the same seeds for all)\n\n";
+  std::ostringstream csv;
+  for (const auto& text : choices) csv << text.substr(0, text.find('=')) << ',';
+  csv << "goodput_mean,ci95_low,ci95_high,diff_vs_best_mean,diff_ci95_low,diff_ci95_high\n";
+  ordered_json rows = ordered_json::array();
+  PlotSeries series;
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    const PairedDifference d = paired_difference(v.goodput, r.variants[r.best].goodput);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %.5f  [%.5f, %.5f]  vs best %+.5f [%+.5f, %+.5f]%s  ", v.summary.mean,
+                  v.summary.ci95_low, v.summary.ci95_high, d.paired.mean, d.paired.ci95_low, d.paired.ci95_high,
+                  i == r.best ? " *" : "  ");
+    out << line << label(v) << "\n";
+    ordered_json settings = ordered_json::object();
+    for (const auto& s : v.settings) {
+      settings[s.pointer] = s.value;
+      csv << value_text(s.value) << ',';
+    }
+    csv << v.summary.mean << ',' << v.summary.ci95_low << ',' << v.summary.ci95_high << ',' << d.paired.mean << ','
+        << d.paired.ci95_low << ',' << d.paired.ci95_high << '\n';
+    rows.push_back({{"settings", settings}, {"goodput", summary_json(v.summary)}, {"vs_best", summary_json(d.paired)}});
+    series.x.push_back(static_cast<double>(i));
+    series.y.push_back(v.summary.mean);
+    series.y_low.push_back(v.summary.ci95_low);
+    series.y_high.push_back(v.summary.ci95_high);
+  }
+  out << "\n  best         " << label(r.variants[r.best]) << "\n  goodput      " << r.variants[r.best].summary.mean
+            << "   95% CI [" << r.variants[r.best].summary.ci95_low << ", " << r.variants[r.best].summary.ci95_high << "]\n"
+            << "  over next    " << r.margin.paired.mean << "   paired 95% CI [" << r.margin.paired.ci95_low << ", "
+            << r.margin.paired.ci95_high << "]  ("
+            << (r.separated ? "separated" : "not separated at --max-trials: the top two are within noise") << ")\n";
+  Plot plot;
+  plot.title = "ctwin optimize: goodput by combination";
+  plot.x_label = "combination (in the order of the table)";
+  plot.y_label = "goodput (mean, 95% CI)";
+  plot.series.push_back(std::move(series));
+  plot.marker_x = static_cast<double>(r.best);
+  plot.marker_label = "best";
+  ordered_json j{{"schema_version", 1},
+                 {"command", "optimize"},
+                 {"seed", source.seed},
+                 {"trials", r.trials},
+                 {"combinations", rows},
+                 {"best", {{"index", r.best}, {"separated", r.separated}, {"over_runner_up", summary_json(r.margin.paired)}}}};
+  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+}
+
+ExperimentReport compare_report(const ExperimentSource& source, const std::vector<std::string>& names,
+                                const std::vector<VariantResult>& results) {
+  std::ostringstream out;
+  out << "ctwin compare: " << source.scenario_path << "  (" << source.trials << " trials each, seed " << source.seed
+            << ": every variant sees the same fault timelines)\n\n"
+            << "  variant              goodput   95% CI                 vs baseline (paired 95% CI)        unpaired CI width\n";
+  std::ostringstream csv;
+  csv << "variant,goodput_mean,ci95_low,ci95_high,diff_mean,diff_ci95_low,diff_ci95_high\n";
+  ordered_json variants = ordered_json::array();
+  PlotSeries series;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    const PairedDifference d = paired_difference(r.goodput, results[0].goodput);
+    char line[240];
+    std::snprintf(line, sizeof line, "  %-18s  %.5f  [%.5f, %.5f]   %+.5f [%+.5f, %+.5f]      %.5f\n", names[i].c_str(),
+                  r.summary.mean, r.summary.ci95_low, r.summary.ci95_high, d.paired.mean, d.paired.ci95_low,
+                  d.paired.ci95_high, d.unpaired.ci95_high - d.unpaired.ci95_low);
+    out << line;
+    csv << names[i] << ',' << r.summary.mean << ',' << r.summary.ci95_low << ',' << r.summary.ci95_high << ','
+        << d.paired.mean << ',' << d.paired.ci95_low << ',' << d.paired.ci95_high << '\n';
+    ordered_json settings = ordered_json::object();
+    for (const auto& s : r.settings) settings[s.pointer] = s.value;
+    variants.push_back({{"name", names[i]},
+                   {"settings", settings},
+                   {"goodput", summary_json(r.summary)},
+                   {"vs_baseline", {{"paired", summary_json(d.paired)}, {"unpaired", summary_json(d.unpaired)}}}});
+    series.x.push_back(static_cast<double>(i));
+    series.y.push_back(r.summary.mean);
+    series.y_low.push_back(r.summary.ci95_low);
+    series.y_high.push_back(r.summary.ci95_high);
+  }
+  Plot plot;
+  plot.title = "ctwin compare: goodput by variant (0 = baseline)";
+  plot.x_label = "variant";
+  plot.y_label = "goodput (mean, 95% CI)";
+  plot.series.push_back(std::move(series));
+  ordered_json j{{"schema_version", 1}, {"command", "compare"}, {"seed", source.seed}, {"trials", source.trials}, {"variants", variants}};
+  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+}
+
+}  // namespace ctwin

@@ -1,0 +1,64 @@
+#include "report/step_report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace ctwin {
+
+namespace {
+
+std::string seconds_text(double s) {
+  char out[32];
+  std::snprintf(out, sizeof out, s >= 1 ? "%.3f s" : "%.3f ms", s >= 1 ? s : s * 1e3);
+  return out;
+}
+
+}  // namespace
+
+std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
+  std::ostringstream out;
+  const auto& l = s.workload->workload.layout;
+  out << "ctwin step: " << s.name << "  (" << b.gpus << " GPUs: tp " << l.tp << " x pp " << l.pp << " x dp "
+            << (dp_width > 0 ? dp_width : l.dp) << " x cp " << l.cp << ", global batch " << l.global_batch << ")\n\n";
+  if (b.hung) {
+    out << "  HUNG: a collective crosses a dead port; the watchdog fires after " << seconds_text(b.step_s) << "\n";
+  } else {
+    auto row = [&](const char* what, double v) {
+      char line[120];
+      std::snprintf(line, sizeof line, "    %-28s %12s  %6.2f %%\n", what, seconds_text(v).c_str(), 100 * v / b.step_s);
+      out << line;
+    };
+    out << "  step time        " << seconds_text(b.step_s) << "\n  tokens per s     " << b.tokens_per_s
+              << "\n  MFU              " << 100 * b.mfu << " %\n\n  breakdown\n";
+    row("compute", b.compute_s);
+    row("pipeline bubble", b.bubble_s);
+    row("tensor-parallel exposed", b.tp_exposed_s);
+    row("pipeline transfers exposed", b.pp_exposed_s);
+    row("data-parallel exposed", b.dp_exposed_s);
+    if (l.ep > 1) row("expert all-to-alls exposed", b.ep_exposed_s);
+    if (l.cp > 1) row("context K/V ring exposed", b.cp_exposed_s);
+    out << "\n  one TP all-reduce " << seconds_text(b.tp_collective_s) << ", one stage transfer "
+              << seconds_text(b.pp_transfer_s) << ", the gradient reduction " << seconds_text(b.dp_collective_s);
+    if (l.ep > 1) out << ", one expert all-to-all " << seconds_text(b.ep_collective_s);
+    if (l.cp > 1) out << ", one K/V ring step " << seconds_text(b.cp_transfer_s);
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string step_json(const Scenario& s, const StepBreakdown& b) {
+  nlohmann::ordered_json j{{"schema_version", 1}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
+                           {"gpus", b.gpus}, {"hung", b.hung}, {"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s},
+                           {"mfu", b.mfu},
+                           {"breakdown_s", {{"compute", b.compute_s}, {"pipeline_bubble", b.bubble_s}, {"tp_exposed", b.tp_exposed_s},
+                                            {"pp_exposed", b.pp_exposed_s}, {"dp_exposed", b.dp_exposed_s},
+                                            {"ep_exposed", b.ep_exposed_s}, {"cp_exposed", b.cp_exposed_s}}},
+                           {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
+                                              {"dp_gradients", b.dp_collective_s}, {"ep_all_to_all", b.ep_collective_s},
+                                              {"cp_ring_step", b.cp_transfer_s}}}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ctwin
