@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/calibrate.hpp"
-#include "calibration/readers/event_log.hpp"
+#include "core/event_log.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
 #include "calibration/readers/step_log.hpp"

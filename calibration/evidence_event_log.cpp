@@ -31,7 +31,7 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   std::set<std::string> unknown;
   int first_line = 0, last_line = 0;
   for (const LoggedEvent& e : log.events) {
-    if (e.kind == "fault") {
+    if (e.kind == EventKind::Fault) {
       const FaultClass* fc = nullptr;
       for (const FaultClass& f : base.faults)
         if (f.name == e.detail) fc = &f;
@@ -45,24 +45,24 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
       auto& node = into.nodes["node-" + std::to_string(e.node)];
       node.node = "node-" + std::to_string(e.node);
       ++node.count;
-    } else if (e.kind == "to_repair" || e.kind == "evicted" || e.kind == "retired") {
+    } else if (e.kind == EventKind::ToRepair || e.kind == EventKind::Evicted || e.kind == EventKind::Retired) {
       if (auto it = since.find(e.node); it != since.end()) {
         spells[e.node].emplace_back(it->second, e.time_s);
         since.erase(it);
       }
-      if (e.kind == "to_repair") sent_to_repair[e.node] = e.time_s;
-    } else if (e.kind == "spare_assigned") {
+      if (e.kind == EventKind::ToRepair) sent_to_repair[e.node] = e.time_s;
+    } else if (e.kind == EventKind::SpareAssigned) {
       since.try_emplace(e.node, e.time_s);
-    } else if (e.kind == "node_up") {
+    } else if (e.kind == EventKind::NodeUp) {
       if (auto it = sent_to_repair.find(e.node); it != sent_to_repair.end()) {
         into.repair_hours.push_back((e.time_s - it->second) / kHour);
         sent_to_repair.erase(it);
       }
-    } else if (e.kind == "interrupted") {
+    } else if (e.kind == EventKind::Interrupted) {
       if (interrupted < 0) interrupted = e.time_s;
       into.job_lives.push_back({(e.time_s - last_interruption) / kHour, true});
       last_interruption = e.time_s;
-    } else if (e.kind == "running" && interrupted >= 0) {
+    } else if (e.kind == EventKind::Running && interrupted >= 0) {
       into.recovery_hours.push_back((e.time_s - interrupted) / kHour);
       interrupted = -1;
     }

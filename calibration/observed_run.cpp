@@ -27,7 +27,7 @@ ObservedRun observe_run(const EventLog& log) {
   int first_ledger_line = 0;
   for (const LoggedEvent& e : log.events) {
     run.highest_node = std::max(run.highest_node, e.node);
-    if (e.kind == "ledger") {
+    if (e.kind == EventKind::Ledger) {
       if (!first_ledger_line) first_ledger_line = e.line;
       const std::size_t eq = e.detail.find('=');
       const std::string key = e.detail.substr(0, eq);
@@ -44,12 +44,12 @@ ObservedRun observe_run(const EventLog& log) {
       continue;  // a closing summary, not an event: it does not extend the run
     }
     run.wall_s = std::max(run.wall_s, e.time_s);
-    if (e.kind == "end") run.has_end = true;
-    if (e.kind == "interrupted") {
+    if (e.kind == EventKind::End) run.has_end = true;
+    if (e.kind == EventKind::Interrupted) {
       const std::string name = class_of(e.detail);
       if (name.empty()) ++run.unattributed_interruptions;
       else ++run.interruptions[name];
-    } else if (e.kind == "fault") {
+    } else if (e.kind == EventKind::Fault) {
       ++run.faults[class_of(e.detail)];
     }
   }

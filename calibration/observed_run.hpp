@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "calibration/readers/event_log.hpp"
+#include "core/event_log.hpp"
 #include "core/ledger.hpp"
 
 namespace ctwin::calib {

@@ -85,7 +85,7 @@ int run_command(const RunArgs& args) {
     std::vector<std::pair<std::string, std::string>> outputs;
     if (!args.json.empty()) outputs.emplace_back(args.json, report_json(report));
     if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
-    if (!args.events.empty()) outputs.emplace_back(args.events, event_log_csv(scenario, result.trial0_events, &result.trials.front()));
+    if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.trial0_events, result.trials.front()));
     if (!args.timeline.empty())
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);

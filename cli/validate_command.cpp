@@ -39,7 +39,7 @@ int ValidateCommand::run() {
   const std::string head = first_line(against_);
   if (head.rfind("time_s,node,gpu,kind", 0) != 0)
     throw TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
-  const calib::EventLog log = calib::read_event_log(in, against_);
+  const EventLog log = read_event_log(in, against_);
   log.report.require_some();
   const calib::ObservedRun observed = calib::observe_run(log);
   if (observed.wall_s <= 0) throw TraceUnreadable(against_ + ": the run lasts no time");

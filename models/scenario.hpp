@@ -6,8 +6,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/event_log.hpp"
 #include "models/remediation.hpp"
 #include "models/topology_spec.hpp"
 #include "models/workload.hpp"
@@ -25,6 +27,8 @@ enum class Effect { Crash, Hang, Slow, Sdc, Flap, None };
 
 const char* to_string(Distribution d);
 const char* to_string(Effect e);
+//! The effect a scenario or the catalogue names; nullopt for an unknown name.
+std::optional<Effect> effect_named(std::string_view name);
 
 struct FaultClass {
   std::string name;
@@ -197,5 +201,8 @@ struct Scenario {
   std::uint64_t seed = 1;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
 };
+
+//! The scenario's fault classes as an event log names them (`fault_class` indexes this table).
+std::vector<EventClass> event_classes(const std::vector<FaultClass>& faults);
 
 }  // namespace ctwin

@@ -36,6 +36,19 @@ const char* to_string(Effect e) {
   return "?";
 }
 
+std::optional<Effect> effect_named(std::string_view name) {
+  for (Effect e : {Effect::Crash, Effect::Hang, Effect::Slow, Effect::Sdc, Effect::Flap, Effect::None})
+    if (name == to_string(e)) return e;
+  return std::nullopt;
+}
+
+std::vector<EventClass> event_classes(const std::vector<FaultClass>& faults) {
+  std::vector<EventClass> classes;
+  classes.reserve(faults.size());
+  for (const auto& f : faults) classes.push_back({f.name, to_string(f.rate.component)});
+  return classes;
+}
+
 const char* to_string(Comparison::Metric m) {
   switch (m) {
     case Comparison::Metric::Goodput: return "goodput";

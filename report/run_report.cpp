@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/event_log.hpp"
+
 #include "sim/statistics.hpp"
 
 namespace ctwin {
@@ -290,30 +292,8 @@ std::string trials_csv(const RunReportInput& in) {
 }
 
 
-std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial) {
-  std::ostringstream out;
-  out << "time_s,node,gpu,kind,code,detail\n";
-  for (const auto& e : events) {
-    out << exact_seconds(e.time) << ',';
-    if (e.node >= 0) out << "node-" << e.node;
-    out << ',';
-    if (e.gpu >= 0) out << e.gpu;
-    out << ',' << to_string(e.kind) << ',';
-    if (e.code >= 0) out << e.code;
-    out << ',';
-    if (e.fault_class >= 0) {
-      const FaultClass& fc = scenario.faults[static_cast<std::size_t>(e.fault_class)];
-      out << fc.name;
-      if (e.component >= 0) out << ' ' << to_string(fc.rate.component) << '=' << e.component;
-    }
-    if (e.kind == EventKind::SlowBegin) out << (e.fault_class >= 0 ? " " : "") << "speed=" << e.speed;
-    if (e.kind == EventKind::Shrunk || e.kind == EventKind::Grown) out << "replicas=" << e.component;
-    out << '\n';
-  }
-  if (trial)
-    for (std::size_t c = 0; c < kCategoryCount; ++c)
-      out << exact_seconds(trial->wall_us) << ",,,ledger,," << kCategoryKeys[c] << '=' << exact_seconds(trial->ledger.us[c]) << '\n';
-  return out.str();
+std::string trial_event_log(const Scenario& scenario, const std::vector<RunEvent>& events, const TrialResult& trial) {
+  return event_log_csv(event_classes(scenario.faults), events, &trial.ledger, trial.wall_us);
 }
 
 }  // namespace ctwin

@@ -24,8 +24,8 @@ struct RunReportInput {
 std::string report_json(const RunReportInput& in);
 std::string summary_text(const RunReportInput& in);
 std::string trials_csv(const RunReportInput& in);
-//! With a ledger, closing `ledger` rows give the trial's seconds by category (ctwin validate reads them).
-std::string event_log_csv(const Scenario& scenario, const std::vector<TrialEvent>& events, const TrialResult* trial = nullptr);
+//! A trial's event log (core/event_log.hpp) with its closing ledger rows (ctwin validate reads them).
+std::string trial_event_log(const Scenario& scenario, const std::vector<RunEvent>& events, const TrialResult& trial);
 
 const char* engine_name(EngineKind engine);
 //! {mean, ci95_low, ci95_high, p5, p50, p95}: how every report writes a summary.

@@ -8,7 +8,7 @@ namespace ctwin {
 
 using ordered_json = nlohmann::ordered_json;
 
-std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events) {
+std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<RunEvent>& events) {
   enum Track { kJob = 1, kCheckpoints = 2, kFaults = 3, kNodes = 4 };
   ordered_json trace = ordered_json::array();
   auto name_track = [&](int tid, const char* name) {

@@ -10,6 +10,6 @@
 
 namespace ctwin {
 
-std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<TrialEvent>& events);
+std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<RunEvent>& events);
 
 }  // namespace ctwin

@@ -25,7 +25,7 @@ struct RunResult {
   TrialConfig config;
   CheckpointCosts costs;
   std::vector<TrialResult> trials;
-  std::vector<TrialEvent> trial0_events;
+  std::vector<RunEvent> trial0_events;
 };
 
 //! Save and restore times: as given in the scenario, else from the SimGrid physical model (cached).
@@ -36,8 +36,8 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options);
 //! Keeps every event it is shown (trial 0's log and timeline).
 class EventRecorder final : public TrialObserver {
  public:
-  std::vector<TrialEvent> events;
-  void on_event(const TrialEvent& event) override { events.push_back(event); }
+  std::vector<RunEvent> events;
+  void on_event(const RunEvent& event) override { events.push_back(event); }
   bool wants_checkpoints() const override { return true; }
 };
 

@@ -20,7 +20,7 @@
 
 #include "calibration/calibrate.hpp"
 #include "calibration/estimators.hpp"
-#include "calibration/readers/event_log.hpp"
+#include "core/event_log.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
 #include "calibration/readers/step_log.hpp"

@@ -33,9 +33,9 @@ Scenario with_entry(const std::string& name) {
 
 struct Outcome {
   TrialResult result;
-  std::vector<TrialEvent> events;
+  std::vector<RunEvent> events;
   bool has(EventKind kind) const {
-    return std::any_of(events.begin(), events.end(), [kind](const TrialEvent& e) { return e.kind == kind; });
+    return std::any_of(events.begin(), events.end(), [kind](const RunEvent& e) { return e.kind == kind; });
   }
 };
 

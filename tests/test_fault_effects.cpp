@@ -46,7 +46,7 @@ TrialResult run_scripted(const TrialConfig& c, const std::vector<Micros>& strike
 }
 
 int count(const EventRecorder& log, EventKind kind) {
-  return static_cast<int>(std::count_if(log.events.begin(), log.events.end(), [kind](const TrialEvent& e) { return e.kind == kind; }));
+  return static_cast<int>(std::count_if(log.events.begin(), log.events.end(), [kind](const RunEvent& e) { return e.kind == kind; }));
 }
 
 }  // namespace

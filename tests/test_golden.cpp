@@ -38,10 +38,10 @@ TEST_CASE("golden report and event log of the features fixture", "[golden]") {
   const RunResult result = run_trials(scenario, options);
   const RunReportInput report{scenario, options, result};
   check_golden("features_report.json", report_json(report));
-  check_golden("features_events.csv", event_log_csv(scenario, result.trial0_events, &result.trials.front()));
+  check_golden("features_events.csv", trial_event_log(scenario, result.trial0_events, result.trials.front()));
 
   // The SimGrid driver writes the same log.
   options.engine = EngineKind::Simgrid;
   const RunResult simgrid = run_trials(scenario, options);
-  check_golden("features_events.csv", event_log_csv(scenario, simgrid.trial0_events, &simgrid.trials.front()));
+  check_golden("features_events.csv", trial_event_log(scenario, simgrid.trial0_events, simgrid.trials.front()));
 }

@@ -49,7 +49,7 @@ nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s,
 bool Scripted::has(EventKind kind) const { return count(kind) > 0; }
 
 int Scripted::count(EventKind kind) const {
-  return static_cast<int>(std::count_if(events.begin(), events.end(), [kind](const TrialEvent& e) { return e.kind == kind; }));
+  return static_cast<int>(std::count_if(events.begin(), events.end(), [kind](const RunEvent& e) { return e.kind == kind; }));
 }
 
 Scripted run_scripted(const TrialConfig& config, const std::vector<FaultStrike>& strikes, std::uint64_t seed) {

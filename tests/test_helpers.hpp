@@ -31,7 +31,7 @@ nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s,
 //! native driver does. Keeps every event and the node in each slot at the end.
 struct Scripted {
   TrialResult result;
-  std::vector<TrialEvent> events;
+  std::vector<RunEvent> events;
   std::vector<int> slots;
   bool has(EventKind kind) const;
   int count(EventKind kind) const;

@@ -42,9 +42,19 @@ std::unique_ptr<NvmlMonitor> open_monitor() {
   return m;
 }
 
+//! The event log's kind for what the health policy makes of an event.
+std::string kind_of(const HealthEvent& e) {
+  switch (e.judged().response) {
+    case ctwin::HealthResponse::Fault: return "fault";
+    case ctwin::HealthResponse::SlowBegin: return "slow_begin";
+    case ctwin::HealthResponse::SlowEnd: return "slow_end";
+    default: return "health";
+  }
+}
+
 const HealthEvent* find(const std::vector<HealthEvent>& events, const std::string& kind, int gpu, int xid = -1) {
   for (const auto& e : events)
-    if (e.kind == kind && e.gpu == gpu && (xid < 0 || e.xid == xid)) return &e;
+    if (kind_of(e) == kind && e.gpu == gpu && (xid < 0 || e.judged().xid == xid)) return &e;
   return nullptr;
 }
 
@@ -100,12 +110,13 @@ TEST_CASE("nvml monitor: row remapping, NVLink, throttled clocks, temperature an
   CHECK(link->detail == "nvlink=1 down");
   const HealthEvent* slow = find(events, "slow_begin", 0);
   REQUIRE(slow);
-  CHECK(slow->detail == "speed=0.5 reasons=0x40");
+  CHECK(slow->value == Approx(0.5));
+  CHECK(slow->detail == "reasons=0x40");
   const HealthEvent* lost = find(events, "fault", 1, 79);
   REQUIRE(lost);
   CHECK(lost->detail == "gpu_lost");
   int health = 0;
-  for (const auto& e : events) health += e.kind == "health";
+  for (const auto& e : events) health += kind_of(e) == "health";
   CHECK(health == 3);  // NVLink errors, temperature, remap pending
   CHECK(monitor->last()[0].temperature_c == 91);
 
@@ -128,8 +139,9 @@ TEST_CASE("nvml health watch: a driver that stops answering is a fault, said onc
     for (auto& e : watch.take()) seen.push_back(e);
   }
   REQUIRE(seen.size() == 1);
-  CHECK(seen[0].kind == "fault");
-  CHECK(seen[0].xid == 79);
+  CHECK(kind_of(seen[0]) == "fault");
+  CHECK(seen[0].judged().xid == 79);
+  CHECK_FALSE(seen[0].judged().trainer_can_save);
   CHECK(seen[0].detail == "nvml_unresponsive");
   fake.write("gpus 1\n");  // let the stuck poll finish before the fake's file goes
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));

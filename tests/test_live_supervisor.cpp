@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "calibration/observed_run.hpp"
-#include "calibration/readers/event_log.hpp"
+#include "core/event_log.hpp"
 #include "test_helpers.hpp"
 
 namespace fs = std::filesystem;
@@ -33,7 +33,7 @@ struct LiveRun {
   std::string name;
   int code = -1;
   std::string output;
-  ctwin::calib::EventLog log;
+  ctwin::EventLog log;
 
   explicit LiveRun(const std::string& tag, const std::string& policy = kPolicy)
       : dir(fs::temp_directory_path() / ("ctwin-live-" + tag + "-" + std::to_string(::getpid()))),
@@ -53,13 +53,13 @@ struct LiveRun {
                                        " --name " + name + " --persist-dir " + (dir / "persist").string() + " " + options +
                                        " -- " + CTWIN_SYNTHETIC_TRAINER + " --state-bytes 4MiB --step-ms 10 " + trainer);
     std::ifstream in(events);
-    log = ctwin::calib::read_event_log(in, events);
+    log = ctwin::read_event_log(in, events);
   }
 
-  std::vector<const ctwin::calib::LoggedEvent*> rows(const std::string& kind) const {
-    std::vector<const ctwin::calib::LoggedEvent*> out;
+  std::vector<const ctwin::LoggedEvent*> rows(const std::string& kind) const {
+    std::vector<const ctwin::LoggedEvent*> out;
     for (const auto& e : log.events)
-      if (e.kind == kind) out.push_back(&e);
+      if (ctwin::to_string(e.kind) == kind) out.push_back(&e);
     return out;
   }
 

@@ -23,7 +23,7 @@ TrialConfig fabric_config(int spares, const char* interval = "30min") {
   return make_trial_config(scenario, {*scenario.checkpoint.save_us, *scenario.checkpoint.restore_us, "scenario"});
 }
 
-std::vector<int> nodes_with(const std::vector<TrialEvent>& events, EventKind kind, Micros at) {
+std::vector<int> nodes_with(const std::vector<RunEvent>& events, EventKind kind, Micros at) {
   std::vector<int> out;
   for (const auto& e : events)
     if (e.kind == kind && e.time == at) out.push_back(e.node);

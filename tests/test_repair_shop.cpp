@@ -35,14 +35,14 @@ TrialConfig replace_config(int job, int spares) {
   return c;
 }
 
-std::vector<TrialEvent> run_scripted(const TrialConfig& c, const std::vector<FaultStrike>& strikes, TrialResult* out = nullptr) {
+std::vector<RunEvent> run_scripted(const TrialConfig& c, const std::vector<FaultStrike>& strikes, TrialResult* out = nullptr) {
   test::Scripted run = test::run_scripted(c, strikes, 99);
   if (out) *out = run.result;
   return std::move(run.events);
 }
 
 //! Turnaround of every node sent to repair: from to_repair to its node_up.
-std::vector<double> turnarounds_days(const std::vector<TrialEvent>& events) {
+std::vector<double> turnarounds_days(const std::vector<RunEvent>& events) {
   std::map<int, Micros> sent;
   std::vector<double> out;
   for (const auto& e : events) {
@@ -102,13 +102,13 @@ TEST_CASE("a node that fails too often is retired instead of coming back", "[rep
   replace.action = Act::Replace;
   c.faults.push_back(replace);
   const auto events = run_scripted(c, {{day, 0, 3, 0, -1}, {5 * day, 1, 3, 0, -1}});
-  const auto retired = std::count_if(events.begin(), events.end(), [](const TrialEvent& e) { return e.kind == EventKind::Retired && e.node == 3; });
+  const auto retired = std::count_if(events.begin(), events.end(), [](const RunEvent& e) { return e.kind == EventKind::Retired && e.node == 3; });
   CHECK(retired == 1);
   CHECK(turnarounds_days(events).empty());  // it never comes back
 
   SECTION("failures further apart than the window do not retire it") {
     const auto apart = run_scripted(c, {{day, 0, 3, 0, -1}, {40 * day, 1, 3, 0, -1}});
-    CHECK(std::none_of(apart.begin(), apart.end(), [](const TrialEvent& e) { return e.kind == EventKind::Retired; }));
+    CHECK(std::none_of(apart.begin(), apart.end(), [](const RunEvent& e) { return e.kind == EventKind::Retired; }));
   }
 }
 
@@ -119,11 +119,11 @@ TEST_CASE("a misdiagnosis replaces the wrong node, and the bad one fails again",
   c.end_us = 10 * day;
   TrialResult r;
   const auto events = run_scripted(c, {{day, 0, 3, 0, -1}}, &r);
-  const auto wrong = std::find_if(events.begin(), events.end(), [](const TrialEvent& e) { return e.kind == EventKind::Misdiagnosed; });
+  const auto wrong = std::find_if(events.begin(), events.end(), [](const RunEvent& e) { return e.kind == EventKind::Misdiagnosed; });
   REQUIRE(wrong != events.end());
   CHECK(wrong->node != 3);
   // Node 3 stayed and struck again (and was misdiagnosed again, and again: probability 1).
-  const auto node3_faults = std::count_if(events.begin(), events.end(), [](const TrialEvent& e) { return e.kind == EventKind::Fault && e.node == 3; });
+  const auto node3_faults = std::count_if(events.begin(), events.end(), [](const RunEvent& e) { return e.kind == EventKind::Fault && e.node == 3; });
   CHECK(node3_faults >= 2);
   CHECK(r.fault_counts[0] >= 2);
   CHECK(r.ledger.total() == r.wall_us);

@@ -41,12 +41,12 @@ std::string event_log_of(const Scenario& scenario, std::uint64_t seed) {
   RunOptions options = test::run_options(1, seed);
   options.record_trial0 = true;
   const RunResult r = run_trials(scenario, options);
-  return event_log_csv(scenario, r.trial0_events, &r.trials.front());
+  return trial_event_log(scenario, r.trial0_events, r.trials.front());
 }
 
 nlohmann::ordered_json validate_text(const Scenario& scenario, const std::string& log_text, int trials = 200) {
   std::istringstream in(log_text);
-  const calib::ObservedRun observed = calib::observe_run(calib::read_event_log(in, "run.csv"));
+  const calib::ObservedRun observed = calib::observe_run(read_event_log(in, "run.csv"));
   ValidateOptions options;
   options.run = test::run_options(trials, 11);
   return validate_against(over_traced_period(scenario, observed), observed, options);
@@ -117,12 +117,12 @@ TEST_CASE("validate: what a log does not say is not judged, a class the scenario
 
   // A ledger with a category missing, or one that does not add up, is bad input naming its line.
   std::istringstream partial("time_s,node,gpu,kind,code,detail\n0,,,running,,\n10,,,end,,\n10,,,ledger,,productive=10.000000\n");
-  CHECK_THROWS_WITH(calib::observe_run(calib::read_event_log(partial, "p.csv")), Catch::Contains("line 4") && Catch::Contains("1 of its 11"));
+  CHECK_THROWS_WITH(calib::observe_run(read_event_log(partial, "p.csv")), Catch::Contains("line 4") && Catch::Contains("1 of its 11"));
   std::ostringstream off;
   off << "time_s,node,gpu,kind,code,detail\n0,,,running,,\n10,,,end,,\n";
   for (const char* key : kCategoryKeys) off << "10,,,ledger,," << key << "=" << (std::string(key) == "productive" ? "9" : "0") << "\n";
   std::istringstream off_in(off.str());
-  CHECK_THROWS_WITH(calib::observe_run(calib::read_event_log(off_in, "o.csv")), Catch::Contains("adds up to 9"));
+  CHECK_THROWS_WITH(calib::observe_run(read_event_log(off_in, "o.csv")), Catch::Contains("adds up to 9"));
 }
 
 TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run, bad traces exit 2", "[validate][cli]") {

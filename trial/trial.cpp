@@ -11,37 +11,6 @@
 
 namespace ctwin {
 
-const char* to_string(EventKind kind) {
-  switch (kind) {
-    case EventKind::Fault: return "fault";
-    case EventKind::FaultIgnored: return "fault_ignored";
-    case EventKind::Interrupted: return "interrupted";
-    case EventKind::Detected: return "detected";
-    case EventKind::Diagnosed: return "diagnosed";
-    case EventKind::NodeDown: return "node_down";
-    case EventKind::NodeUp: return "node_up";
-    case EventKind::ToRepair: return "to_repair";
-    case EventKind::Retired: return "retired";
-    case EventKind::Misdiagnosed: return "misdiagnosed";
-    case EventKind::SpareAssigned: return "spare_assigned";
-    case EventKind::WaitingForSpare: return "waiting_for_spare";
-    case EventKind::RestartBegin: return "restart";
-    case EventKind::RestoreBegin: return "restore";
-    case EventKind::Running: return "running";
-    case EventKind::CheckpointDone: return "checkpoint";
-    case EventKind::SlowBegin: return "slow_begin";
-    case EventKind::SlowEnd: return "slow_end";
-    case EventKind::Escalated: return "escalated";
-    case EventKind::Rollback: return "rollback";
-    case EventKind::MaintenanceBegin: return "maintenance";
-    case EventKind::Evicted: return "evicted";
-    case EventKind::Shrunk: return "shrunk";
-    case EventKind::Grown: return "grown";
-    case EventKind::End: return "end";
-  }
-  return "?";
-}
-
 Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
     : config_(config),
       observer_(observer),
@@ -71,7 +40,7 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
 }
 
 void Trial::notify(Micros t, EventKind kind, int node, int gpu, const FaultClass* fc, double speed, int component) {
-  TrialEvent e;
+  RunEvent e;
   e.time = t;
   e.node = node;
   e.gpu = gpu;

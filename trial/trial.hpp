@@ -23,7 +23,7 @@
 #include "core/ledger.hpp"
 #include "models/network_domains.hpp"
 #include "models/scenario.hpp"
-#include "trial/trial_events.hpp"
+#include "trial/trial_observer.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
 

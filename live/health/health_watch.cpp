@@ -54,7 +54,7 @@ std::vector<HealthEvent> HealthWatch::take() {
   if (shared_->polling && !stall_reported_ &&
       std::chrono::duration<double>(now - shared_->poll_started).count() > stall_limit_s_) {
     stall_reported_ = true;
-    out.push_back({now, "fault", -1, 79, "nvml_unresponsive", "nvml"});
+    out.push_back({now, Symptom::MonitorStuck, -1, -1, 0, "nvml_unresponsive", "nvml"});
   }
   if (!shared_->polling) stall_reported_ = false;
   return out;

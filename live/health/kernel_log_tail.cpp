@@ -51,7 +51,7 @@ std::vector<HealthEvent> KernelLogTail::poll() {
     XidReport x;
     std::string why;
     if (parse_xid_line(line, x, why) == XidLine::Xid && clock.stamp(line))
-      out.push_back({now, "fault", gpu_of_bus_id(bus_ids_, x.pci), x.xid, "pci=" + x.pci, "kernel-log"});
+      out.push_back({now, Symptom::Xid, gpu_of_bus_id(bus_ids_, x.pci), x.xid, 0, "pci=" + x.pci, "kernel-log"});
   }
   return out;
 }

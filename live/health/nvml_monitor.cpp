@@ -10,8 +10,8 @@ constexpr const char* kLinkCounterNames[nvml::kNvLinkErrorCounters] = {"replay",
 constexpr unsigned long long kSlowingReasons = nvml::kThrottleSwPowerCap | nvml::kThrottleHwSlowdown | nvml::kThrottleSwThermal |
                                                nvml::kThrottleHwThermal | nvml::kThrottleHwPowerBrake;
 
-HealthEvent event(const char* kind, int gpu, int xid, std::string detail) {
-  return {std::chrono::steady_clock::now(), kind, gpu, xid, std::move(detail), "nvml"};
+HealthEvent event(Symptom symptom, int gpu, std::string detail, int xid = -1, double value = 0) {
+  return {std::chrono::steady_clock::now(), symptom, gpu, xid, value, std::move(detail), "nvml"};
 }
 
 std::string plus(const char* what, unsigned long long delta) { return std::string(what) + "=+" + std::to_string(delta); }
@@ -102,32 +102,32 @@ GpuReading NvmlMonitor::read(int gpu) const {
 }
 
 void NvmlMonitor::compare(int gpu, const GpuReading& was, const GpuReading& now, std::vector<HealthEvent>& out) const {
-  if (now.lost && !was.lost) out.push_back(event("fault", gpu, 79, "gpu_lost"));
+  if (now.lost && !was.lost) out.push_back(event(Symptom::GpuLost, gpu, "gpu_lost"));
   if (now.lost) return;  // the other readings of a lost GPU mean nothing
   if (now.ecc_uncorrected > was.ecc_uncorrected)
-    out.push_back(event("fault", gpu, 48, plus("ecc_uncorrected", now.ecc_uncorrected - was.ecc_uncorrected)));
+    out.push_back(event(Symptom::EccUncorrected, gpu, plus("ecc_uncorrected", now.ecc_uncorrected - was.ecc_uncorrected)));
   if (now.ecc_corrected > was.ecc_corrected)
-    out.push_back(event("health", gpu, -1, plus("ecc_corrected", now.ecc_corrected - was.ecc_corrected)));
-  if (now.remap_failure && !was.remap_failure) out.push_back(event("fault", gpu, 64, "row_remap_failure"));
-  if (now.remap_pending && !was.remap_pending) out.push_back(event("health", gpu, -1, "row_remap_pending"));
+    out.push_back(event(Symptom::EccCorrected, gpu, plus("ecc_corrected", now.ecc_corrected - was.ecc_corrected)));
+  if (now.remap_failure && !was.remap_failure) out.push_back(event(Symptom::RowRemapFailed, gpu, "row_remap_failure"));
+  if (now.remap_pending && !was.remap_pending) out.push_back(event(Symptom::RowRemapPending, gpu, "row_remap_pending"));
   for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
     if (was.link_active[link] == 1 && now.link_active[link] == 0)
-      out.push_back(event("fault", gpu, 74, "nvlink=" + std::to_string(link) + " down"));
+      out.push_back(event(Symptom::NvlinkDown, gpu, "nvlink=" + std::to_string(link) + " down"));
     if (now.link_errors[link] > was.link_errors[link])
-      out.push_back(event("health", gpu, -1,
+      out.push_back(event(Symptom::NvlinkErrors, gpu,
                           "nvlink=" + std::to_string(link) + " " + plus("errors", now.link_errors[link] - was.link_errors[link])));
   }
   const bool slow_now = now.throttle_reasons & kSlowingReasons, slow_was = was.throttle_reasons & kSlowingReasons;
   if (slow_now && !slow_was) {
-    char speed[64];
+    char reasons[64];
     const double share = now.sm_max_mhz ? static_cast<double>(now.sm_clock_mhz) / now.sm_max_mhz : 1.0;
-    std::snprintf(speed, sizeof speed, "speed=%.3g reasons=0x%llx", share, now.throttle_reasons);
-    out.push_back(event("slow_begin", gpu, -1, speed));
+    std::snprintf(reasons, sizeof reasons, "reasons=0x%llx", now.throttle_reasons);
+    out.push_back(event(Symptom::Throttled, gpu, reasons, -1, share));
   } else if (!slow_now && slow_was) {
-    out.push_back(event("slow_end", gpu, -1, ""));
+    out.push_back(event(Symptom::ThrottleCleared, gpu, ""));
   }
   if (now.temperature_c >= options_.temperature_limit_c && was.temperature_c < options_.temperature_limit_c)
-    out.push_back(event("health", gpu, -1, "temperature=" + std::to_string(now.temperature_c)));
+    out.push_back(event(Symptom::HotGpu, gpu, "temperature=" + std::to_string(now.temperature_c)));
 }
 
 void NvmlMonitor::wait_for_xids(unsigned wait_ms, std::vector<HealthEvent>& out) {
@@ -140,7 +140,7 @@ void NvmlMonitor::wait_for_xids(unsigned wait_ms, std::vector<HealthEvent>& out)
     int gpu = -1;
     for (std::size_t i = 0; i < devices_.size(); ++i)
       if (devices_[i] == data.device) gpu = static_cast<int>(i);
-    out.push_back(event("fault", gpu, static_cast<int>(data.event_data), "xid"));
+    out.push_back(event(Symptom::Xid, gpu, "xid", static_cast<int>(data.event_data)));
     wait_ms = 0;  // drain what else is queued, without waiting again
   }
 }
@@ -153,9 +153,9 @@ std::vector<HealthEvent> NvmlMonitor::poll(unsigned wait_ms) {
     // Counters already high when the supervisor starts: worth saying once, not a new fault.
     for (int g = 0; g < gpu_count(); ++g) {
       const auto& r = now[static_cast<std::size_t>(g)];
-      if (r.lost) out.push_back(event("fault", g, 79, "gpu_lost"));
+      if (r.lost) out.push_back(event(Symptom::GpuLost, g, "gpu_lost"));
       if (r.ecc_uncorrected || r.remap_pending || r.remap_failure)
-        out.push_back(event("health", g, -1,
+        out.push_back(event(Symptom::Baseline, g,
                             "baseline ecc_uncorrected=" + std::to_string(r.ecc_uncorrected) + " remap_pending=" +
                                 std::to_string(r.remap_pending) + " remap_failure=" + std::to_string(r.remap_failure)));
     }

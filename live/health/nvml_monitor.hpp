@@ -1,14 +1,11 @@
 #pragma once
 //! The GPU health monitor: reads every GPU through NVML at each poll, turns what changed into
-//! health events, and waits for NVML's Xid events in between. What each reading becomes:
-//!  - an Xid event: a fault with that Xid;
-//!  - uncorrected (volatile) ECC errors rising: a fault read as Xid 48; corrected ones: health;
-//!  - a row remap failure: a fault read as Xid 64; a remap pending: health (applied at reset);
-//!  - an NVLink link going down: a fault read as Xid 74; its error counters rising: health;
-//!  - clocks throttled for power, thermal or hardware slowdown: slow_begin with the SM clock's
-//!    share of its maximum, slow_end when it clears; temperature past the limit: health;
-//!  - a GPU that answers "GPU is lost": a fault read as Xid 79.
-//! The first reading is the baseline: counters already high are reported once as health.
+//! typed symptoms, and waits for NVML's Xid events in between: an Xid event; uncorrected and
+//! corrected ECC errors rising; a row remap failure or a remap pending; an NVLink link going down,
+//! or its error counters rising; clocks throttled for power, thermal or hardware slowdown (with the
+//! SM clock's share of its maximum) and cleared; temperature past the limit; a lost GPU. What each
+//! means is the health policy's call (policies/health_policy). The first reading is the baseline:
+//! counters already high are reported once.
 
 #include <array>
 #include <memory>

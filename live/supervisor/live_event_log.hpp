@@ -1,23 +1,27 @@
 #pragma once
-//! The live run's event log, in the simulator's format (docs/event-log.md), so that `ctwin
-//! validate SCENARIO --against LOG` holds a real run against its forecast. The file is rewritten
-//! atomically (at most once a second while rows come, and at the close), so a reader never sees
-//! a torn row and a killed supervisor leaves a valid log of what happened until then.
+//! The live run's event log, in the simulator's format and through its one writer
+//! (core/event_log.hpp), so that `ctwin validate SCENARIO --against LOG` holds a real run against
+//! its forecast. The file is rewritten atomically (at most once a second while rows come, and at
+//! the close), so a reader never sees a torn row and a killed supervisor leaves a valid log of
+//! what happened until then.
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "core/ledger.hpp"
-#include "core/units.hpp"
+#include "core/event_log.hpp"
 
 namespace ctwin::live {
 
 class LiveEventLog {
  public:
   explicit LiveEventLog(std::string path) : path_(std::move(path)) {}
-  //! `node` < 0 and `gpu` < 0: empty columns; `code` < 0: none.
-  void add(Micros time, const std::string& kind, int node = -1, int gpu = -1, int code = -1, const std::string& detail = "");
+  //! The index of a fault class in this log's table (what `RunEvent::fault_class` holds), added
+  //! at its first use: a live run meets the scenario's classes and the catalogue's.
+  int class_index(const std::string& name);
+  //! A row; `note` is free text after the class (a step, a command, a reading).
+  void add(const RunEvent& event, std::string_view note = {});
   //! Writes now when rows are pending and a second has passed since the last write (or `force`).
   void flush(bool force = false);
   //! Adds `end` and the ledger rows at `wall`, then writes.
@@ -27,7 +31,9 @@ class LiveEventLog {
 
  private:
   std::string path_;
+  std::vector<EventClass> classes_;
   std::vector<std::string> rows_;
+  std::string ledger_rows_;
   bool dirty_ = false;
   std::chrono::steady_clock::time_point written_{};
 };

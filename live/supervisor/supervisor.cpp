@@ -17,7 +17,6 @@
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/health/health_watch.hpp"
 #include "live/health/kernel_log_tail.hpp"
-#include "live/supervisor/fault_classes.hpp"
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
@@ -25,6 +24,7 @@
 #include "live/supervisor/step_time_watch.hpp"
 #include "live/supervisor/supervisor_metrics.hpp"
 #include "live/supervisor/trainer_process.hpp"
+#include "policies/fault_classes.hpp"
 #include "policies/runtime_health.hpp"
 
 namespace ctwin::live {
@@ -131,10 +131,10 @@ class Supervision {
         ledger_.split(Category::CheckpointRestore, static_cast<Micros>(m.seconds * 1e6), Category::Restart, t);
         const double lost_s = ledger_.rolled_back_to(m.step);
         if (m.step >= 0)
-          log_.add(ledger_.at(t), "restore", o_.node, -1, -1,
+          record(ledger_.at(t), EventKind::RestoreBegin,
                    "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds(static_cast<Micros>(m.seconds * 1e6)) +
                        " lost_s=" + exact_seconds(static_cast<Micros>(lost_s * 1e6)));
-        log_.add(ledger_.at(t), "running", o_.node);
+        record(ledger_.at(t), EventKind::Running);
         phase_ = Phase::Running;
         step_ = m.step;
         break;
@@ -145,7 +145,7 @@ class Supervision {
       case K::Checkpoint:
         ledger_.charge(Category::CheckpointSave, t);
         saved_step_ = m.step;
-        log_.add(ledger_.at(t), "checkpoint", o_.node, -1, -1, "step=" + std::to_string(m.step));
+        record(ledger_.at(t), EventKind::CheckpointDone, "step=" + std::to_string(m.step));
         break;
       case K::Nan:
         ledger_.charge(Category::LostProgress, t);
@@ -167,13 +167,10 @@ class Supervision {
     ++steps_since_launch_;
     if (!first_after_launch) {  // the first step after a launch warms up
       switch (steps_.observe(m.seconds)) {
-        case StepTimeWatch::Change::SlowBegin: {
-          char detail[64];
-          std::snprintf(detail, sizeof detail, "speed=%.3g source=step_times", steps_.speed());
-          log_.add(ledger_.at(t), "slow_begin", o_.node, -1, -1, detail);
+        case StepTimeWatch::Change::SlowBegin:
+          record(ledger_.at(t), EventKind::SlowBegin, "source=step_times", -1, -1, {}, steps_.speed());
           break;
-        }
-        case StepTimeWatch::Change::SlowEnd: log_.add(ledger_.at(t), "slow_end", o_.node, -1, -1, "source=step_times"); break;
+        case StepTimeWatch::Change::SlowEnd: record(ledger_.at(t), EventKind::SlowEnd, "source=step_times"); break;
         case StepTimeWatch::Change::None: break;
       }
     }
@@ -201,11 +198,11 @@ class Supervision {
     take_health(false);  // an Xid that came with the crash names its cause
     Cause cause;
     if (nan_step_ >= 0) {
-      cause = {classify_named(scenario_, "sdc"), -1, -1, "nan_loss step=" + std::to_string(nan_step_)};
+      cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(nan_step_)};
     } else if (const RecentFault* f = recent_fault(t)) {
       cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
     } else {
-      cause = {classify_named(scenario_, "software_bug"), -1, -1, TrainerProcess::describe(status)};
+      cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, TrainerProcess::describe(status)};
     }
     interrupt(cause, t);
   }
@@ -218,7 +215,7 @@ class Supervision {
     ledger_.charge(Category::Detection, t);
     char detail[96];
     std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
-    Cause cause{classify_named(scenario_, "nccl_hang"), -1, -1, detail, false};
+    Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang)};
     interrupt(cause, t);
   }
 
@@ -243,23 +240,28 @@ class Supervision {
   }
 
   void on_health(const HealthEvent& e, bool may_interrupt) {
-    ++health_counts_[e.kind];
+    const HealthJudgement judged = e.judged();
+    ++health_counts_[response_label(judged.response)];
     const Micros at = std::max(ledger_.at(e.at), ledger_.marked());  // rows stay in time order
-    if (e.kind != "fault") {
-      log_.add(at, e.kind, o_.node, e.gpu, -1, e.detail + " source=" + e.source);
-      if (is_warning(e)) checkpoint_now("after " + e.detail);
-      return;
+    const std::string seen = e.detail + " source=" + e.source;
+    switch (judged.response) {
+      case HealthResponse::SlowBegin: return record(at, EventKind::SlowBegin, seen, e.gpu, -1, {}, e.value);
+      case HealthResponse::SlowEnd: return record(at, EventKind::SlowEnd, seen, e.gpu);
+      case HealthResponse::Observe: return record(at, EventKind::Health, seen, e.gpu);
+      case HealthResponse::Warning:
+        record(at, EventKind::Health, seen, e.gpu);
+        return checkpoint_now("after " + e.detail);
+      case HealthResponse::Fault: break;
     }
     // NVML and the kernel log report the same Xid: one fault.
     for (const auto& r : recent_)
-      if (r.xid == e.xid && (r.gpu == e.gpu || r.gpu < 0 || e.gpu < 0) && seconds_between(r.at, e.at) < 10) return;
-    recent_.push_back({e.at, e.xid, e.gpu});
+      if (r.xid == judged.xid && (r.gpu == e.gpu || r.gpu < 0 || e.gpu < 0) && seconds_between(r.at, e.at) < 10) return;
+    recent_.push_back({e.at, judged.xid, e.gpu});
     while (recent_.size() > 64) recent_.pop_front();
-    Cause cause{classify_xid(scenario_, e.xid), e.gpu, e.xid, e.detail + " source=" + e.source};
-    cause.trainer_can_save = e.detail.find("gpu_lost") == std::string::npos && e.detail.find("unresponsive") == std::string::npos;
+    const Cause cause{classify_xid(scenario_, judged.xid), e.gpu, judged.xid, seen, judged.trainer_can_save};
     if (decide(cause).empty()) {
-      log_.add(at, "health", o_.node, e.gpu, e.xid, cause.fault.name + " " + cause.detail);  // counted, stops nothing
-      checkpoint_now("after Xid " + std::to_string(e.xid));
+      record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
+      checkpoint_now("after Xid " + std::to_string(judged.xid));
       return;
     }
     if (!may_interrupt || !trainer_->running()) return;  // the trainer's exit is this fault's interruption
@@ -267,10 +269,28 @@ class Supervision {
     interrupt(cause, Clock::now());
   }
 
-  //! Signs that a failure may follow: a row remap waiting for a reset, a GPU past its temperature
-  //! limit. (Corrected ECC errors alone are routine.)
-  static bool is_warning(const HealthEvent& e) {
-    return e.kind == "health" && (e.detail.rfind("row_remap_pending", 0) == 0 || e.detail.rfind("temperature=", 0) == 0);
+  //! The metrics' label of a health response (ctwin_health_events_total{kind=...}).
+  static const char* response_label(HealthResponse r) {
+    switch (r) {
+      case HealthResponse::Fault: return "fault";
+      case HealthResponse::SlowBegin: return "slow_begin";
+      case HealthResponse::SlowEnd: return "slow_end";
+      default: return "health";
+    }
+  }
+
+  //! A row of the event log about this node; `fault_class`: the class it concerns (empty: none).
+  void record(Micros at, EventKind kind, std::string_view note = {}, int gpu = -1, int code = -1, const std::string& fault_class = {},
+              double speed = 1.0) {
+    RunEvent event;
+    event.time = at;
+    event.node = o_.node;
+    event.gpu = gpu;
+    event.kind = kind;
+    event.code = code;
+    if (!fault_class.empty()) event.fault_class = log_.class_index(fault_class);
+    event.speed = speed;
+    log_.add(event, note);
   }
 
   //! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
@@ -278,7 +298,7 @@ class Supervision {
   void checkpoint_now(const std::string& why) {
     if (!trainer_->running() || phase_ != Phase::Running) return;
     trainer_->signal(SIGUSR1);
-    log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, "checkpoint requested " + why);
+    record(ledger_.at(Clock::now()), EventKind::Health, "checkpoint requested " + why);
   }
 
   //! The controller's actions for a fault; empty when it says to carry on.
@@ -306,9 +326,9 @@ class Supervision {
   void interrupt(const Cause& cause, Clock::time_point t) {
     const Micros at = ledger_.at(t);
     const int code = cause.xid >= 0 ? cause.xid : -1;
-    log_.add(at, "fault", o_.node, cause.gpu, code, cause.fault.name + " " + cause.detail);
-    log_.add(at, "interrupted", o_.node, cause.gpu, code, cause.fault.name);
-    if (cause.fault.name == "sdc") log_.add(at, "rollback", o_.node, -1, -1, cause.fault.name);
+    record(at, EventKind::Fault, cause.detail, cause.gpu, code, cause.fault.name);
+    record(at, EventKind::Interrupted, {}, cause.gpu, code, cause.fault.name);
+    if (cause.fault.rolls_back()) record(at, EventKind::Rollback, {}, -1, -1, cause.fault.name);
     ++interruptions_[cause.fault.name];
     std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
 
@@ -318,7 +338,7 @@ class Supervision {
       for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
       ledger_.charge(save ? Category::CheckpointSave : Category::Restart, Clock::now());
     }
-    log_.add(ledger_.marked(), "detected", o_.node, cause.gpu, code, cause.fault.name);
+    record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
     persist_left_behind();
 
     std::vector<control::Action> actions = decide(cause);
@@ -329,7 +349,7 @@ class Supervision {
     for (const auto& a : std::vector<control::Action>(actions))
       if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, o_.node, 0, -1});
     ledger_.charge(Category::Diagnosis, Clock::now());
-    log_.add(ledger_.marked(), "diagnosed", o_.node, cause.gpu, code, cause.fault.name);
+    record(ledger_.marked(), EventKind::Diagnosed, {}, cause.gpu, code, cause.fault.name);
 
     bool node_leaves = false;
     for (const auto& a : actions) node_leaves |= carry_out(a, cause);
@@ -340,25 +360,25 @@ class Supervision {
       return finish(1, "gave up: the trainer failed 3 times in a row before it restored (check its command and its log)");
     ++restarts_;
     ++attempt_;
-    log_.add(ledger_.marked(), "restart", o_.node, -1, -1, cause.fault.name);
+    record(ledger_.marked(), EventKind::RestartBegin, {}, -1, -1, cause.fault.name);
     launch();
   }
 
   //! Returns whether this node leaves the job (the command ran and succeeded).
   bool carry_out(const control::Action& a, const Cause& cause) {
     const std::string* pattern = nullptr;
-    const char* kind = "to_repair";
+    EventKind kind = EventKind::ToRepair;
     switch (a.act) {
       case Act::ResetGpu: pattern = &o_.actuators.reset_gpu; break;
       case Act::Reboot: pattern = &o_.actuators.reboot; break;
-      case Act::Replace: pattern = &o_.actuators.evict, kind = "evicted"; break;
+      case Act::Replace: pattern = &o_.actuators.evict, kind = EventKind::Evicted; break;
       case Act::CheckpointNow: checkpoint_now("by the controller"); return false;
       default: return false;  // restart: the relaunch below; precheck: done
     }
     const ActuatorResult r = actuate(*pattern, o_.actuators, o_.node, host(), cause.gpu);
-    log_.add(ledger_.at(Clock::now()), kind, o_.node, cause.gpu, -1,
-             cause.fault.name + " " + (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")");
-    std::cerr << "ctwin: " << kind << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
+    record(ledger_.at(Clock::now()), kind, (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")", cause.gpu, -1,
+           cause.fault.name);
+    std::cerr << "ctwin: " << to_string(kind) << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
     const bool left = r.ran && r.exit_code == 0 && a.act != Act::ResetGpu;
     evicted_ |= left && a.act == Act::Replace;
     return left;
@@ -399,7 +419,7 @@ class Supervision {
     std::istringstream lines(persist_said_);
     for (std::string line; std::getline(lines, line);) {
       const bool failed = line[0] == '!';
-      log_.add(ledger_.at(Clock::now()), failed ? "health" : "checkpoint", o_.node, -1, -1, failed ? line.substr(1) : line);
+      record(ledger_.at(Clock::now()), failed ? EventKind::Health : EventKind::CheckpointDone, failed ? line.substr(1) : line);
     }
   }
 
@@ -415,7 +435,7 @@ class Supervision {
     if (o_.precheck.empty()) return true;
     const ActuatorCommands run_it{"", "", "", true, 1800};
     const ActuatorResult r = actuate(o_.precheck, run_it, o_.node, host(), -1);
-    log_.add(ledger_.at(Clock::now()), "health", o_.node, -1, -1, "precheck " + r.note);
+    record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
     if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
     return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
   }

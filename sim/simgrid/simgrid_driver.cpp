@@ -32,7 +32,7 @@ struct TrialWorld {
   sg4::MutexPtr mutex = sg4::Mutex::create();
   sg4::ConditionVariablePtr strike_arrived = sg4::ConditionVariable::create();
   TrialResult result;
-  std::vector<TrialEvent> events;
+  std::vector<RunEvent> events;
 };
 
 double to_simgrid_time(Micros us) { return micros_to_seconds(us); }
@@ -45,7 +45,7 @@ double to_simgrid_time(Micros us) { return micros_to_seconds(us); }
 class HostMirror final : public TrialObserver {
  public:
   explicit HostMirror(TrialWorld& world) : world_(world) {}
-  void on_event(const TrialEvent& e) override {
+  void on_event(const RunEvent& e) override {
     if (world_.record) world_.events.push_back(e);
     if ((e.kind == EventKind::Fault || e.kind == EventKind::FaultIgnored) && e.component >= 0) {
       network_part_down(e);
@@ -89,7 +89,7 @@ class HostMirror final : public TrialObserver {
 
  private:
   //! A leaf, spine or cable failed: its links go off, and come back on when it is replaced.
-  void network_part_down(const TrialEvent& e) {
+  void network_part_down(const RunEvent& e) {
     const FaultClass& fc = world_.config->faults[static_cast<std::size_t>(e.fault_class)];
     const Platform& p = *world_.platform;
     const auto& table = fc.rate.component == Component::Leaf ? p.leaf_links
@@ -152,7 +152,7 @@ void job_master(TrialWorld* world) {
   world->result = trial.result();
 }
 
-void encode(ByteWriter& out, const TrialResult& r, const std::vector<TrialEvent>& events) {
+void encode(ByteWriter& out, const TrialResult& r, const std::vector<RunEvent>& events) {
   out.put(r.seed);
   for (Micros us : r.ledger.us) out.put(us);
   out.put(r.wall_us);
@@ -166,7 +166,7 @@ void encode(ByteWriter& out, const TrialResult& r, const std::vector<TrialEvent>
   for (const auto& e : events) out.put(e);
 }
 
-void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
+void decode(ByteReader& in, TrialResult& r, std::vector<RunEvent>& events) {
   r.seed = in.get<std::uint64_t>();
   for (auto& us : r.ledger.us) us = in.get<Micros>();
   r.wall_us = in.get<Micros>();
@@ -178,7 +178,7 @@ void decode(ByteReader& in, TrialResult& r, std::vector<TrialEvent>& events) {
   r.interruptions_by_class.resize(r.fault_counts.size());
   for (auto& c : r.interruptions_by_class) c = in.get<std::int64_t>();
   events.resize(in.get<std::uint64_t>());
-  for (auto& e : events) e = in.get<TrialEvent>();
+  for (auto& e : events) e = in.get<RunEvent>();
 }
 
 //! One trial in a fork of the platform process: actors, run, answer, exit.
@@ -259,7 +259,7 @@ SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& confi
     const std::string bytes = answer.substr(offset, size);
     offset += size;
     ByteReader in(bytes);
-    std::vector<TrialEvent> events;
+    std::vector<RunEvent> events;
     decode(in, run.trials[static_cast<std::size_t>(i)], events);
     if (first_trial + i == 0) run.trial0_events = std::move(events);
   }

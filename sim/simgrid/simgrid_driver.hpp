@@ -16,7 +16,7 @@ namespace ctwin {
 
 struct SimgridRun {
   std::vector<TrialResult> trials;
-  std::vector<TrialEvent> trial0_events;
+  std::vector<RunEvent> trial0_events;
 };
 
 SimgridRun run_trials_simgrid(const Scenario& scenario, const TrialConfig& config, const FaultTimelineModel& faults,

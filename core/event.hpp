@@ -1,8 +1,13 @@
 #pragma once
-//! What a trial tells the outside world as it runs: the event log (CSV) and the timeline are
-//! written from these, and the SimGrid driver mirrors node state (off, on, slow) onto its hosts.
+//! What happens to a run, simulated or live: one typed event. The trial emits these, the live
+//! supervisor records them, and the one event-log writer and reader (event_log.hpp) turn them
+//! into rows and back (docs/event-log.md). Trivially copyable, so engines can ship them between
+//! processes as bytes.
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
 
 #include "core/units.hpp"
 
@@ -25,7 +30,7 @@ enum class EventKind : std::uint8_t {
   RestoreBegin,
   Running,
   CheckpointDone,
-  SlowBegin,         //!< speed 0: a stall (a link flap being ridden out)
+  SlowBegin,        //!< speed 0: a stall (a link flap being ridden out)
   SlowEnd,
   Escalated,        //!< a repeated fault on the same part: the stronger action is taken
   Rollback,         //!< silent corruption found: back to the last clean checkpoint
@@ -34,27 +39,25 @@ enum class EventKind : std::uint8_t {
   Shrunk,           //!< elastic: whole replicas dropped (component: replicas now active)
   Grown,            //!< elastic: replicas added back (component: replicas now active)
   End,
+  Health,           //!< live: an observation that stops nothing (corrected ECC, a warning, the precheck's exit)
+  Ledger,           //!< a closing row: one ledger category's seconds
 };
 
+//! The name in the log's `kind` column ("fault", "restart", "checkpoint", ...).
 const char* to_string(EventKind kind);
+//! The kind a log row names; nullopt for a name the format does not have.
+std::optional<EventKind> event_kind_named(std::string_view name);
 
-struct TrialEvent {
+struct RunEvent {
   Micros time = 0;
   std::int32_t node = -1;  //!< physical node id: job nodes first, then spares
   std::int32_t gpu = -1;
   EventKind kind = EventKind::Fault;
   std::int32_t code = -1;         //!< Xid when the fault class has one
-  std::int32_t fault_class = -1;  //!< index into the scenario's faults, when the event concerns one
-  double speed = 1.0;      //!< SlowBegin/SlowEnd: the node's speed factor
-  std::int32_t component = -1;  //!< network faults: which leaf, spine or cable
+  std::int32_t fault_class = -1;  //!< index into the log's fault classes, when the event concerns one
+  double speed = 1.0;             //!< SlowBegin/SlowEnd: the node's speed factor
+  std::int32_t component = -1;    //!< network faults: which leaf, spine or cable; Shrunk/Grown: replicas
 };
-
-class TrialObserver {
- public:
-  virtual ~TrialObserver() = default;
-  virtual void on_event(const TrialEvent& event) = 0;
-  //! Checkpoint completions are folded into arithmetic unless an observer asks to see each one.
-  virtual bool wants_checkpoints() const { return false; }
-};
+static_assert(std::is_trivially_copyable_v<RunEvent>, "engines ship events between processes as bytes");
 
 }  // namespace ctwin

@@ -1,0 +1,41 @@
+#include "policies/fault_classes.hpp"
+
+#include "models/fault_catalog.hpp"
+
+namespace ctwin {
+
+namespace {
+
+LiveFaultClass from_catalogue(const nlohmann::ordered_json& entry) {
+  const std::string action = entry.contains("recovery") ? entry["recovery"].value("action", "restart") : "restart";
+  return {entry["name"].get<std::string>(), effect_named(entry.value("effect", "crash")).value_or(Effect::Crash),
+          act_named(action, kFaultActions).value_or(Act::Restart)};
+}
+
+LiveFaultClass from_scenario(const FaultClass& fc) { return {fc.name, fc.effect, fc.action}; }
+
+}  // namespace
+
+LiveFaultClass classify_xid(const Scenario& scenario, int xid) {
+  for (const auto& fc : scenario.faults)
+    if (fc.xid && *fc.xid == xid) return from_scenario(fc);
+  for (const auto& entry : fault_catalog())
+    if (entry.contains("xid") && entry["xid"].get<int>() == xid) return from_catalogue(entry);
+  return {"xid" + std::to_string(xid), Effect::Crash, Act::Restart};
+}
+
+LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
+  struct Known {
+    const char* name;
+    Effect effect;
+  };
+  const Known known = stop == LiveStop::Crash  ? Known{"software_bug", Effect::Crash}
+                      : stop == LiveStop::Hang ? Known{"nccl_hang", Effect::Hang}
+                                               : Known{"sdc", Effect::Sdc};
+  for (const auto& fc : scenario.faults)
+    if (fc.name == known.name) return from_scenario(fc);
+  if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);
+  return {known.name, known.effect, Act::Restart};
+}
+
+}  // namespace ctwin

@@ -1,0 +1,30 @@
+#pragma once
+//! Names what interrupted a live run with the fault classes the simulator uses, so that `ctwin
+//! validate` counts interruptions by the same classes: an Xid is the scenario's class with that
+//! Xid, else the built-in catalogue's (models/fault_catalog), else "xid<N>" (restart). A crash
+//! with no hardware signal is `software_bug`, a hang `nccl_hang`, a NaN loss `sdc`: the
+//! scenario's or the catalogue's classes of those names, with their effect and remediation.
+
+#include <string>
+
+#include "models/scenario.hpp"
+
+namespace ctwin {
+
+struct LiveFaultClass {
+  std::string name;
+  Effect effect = Effect::Crash;
+  Act act = Act::Restart;  //!< the class's remediation (None: it stops nothing)
+  //! Silent corruption: the checkpoints since it struck are bad, the run goes back past them.
+  bool rolls_back() const { return effect == Effect::Sdc; }
+};
+
+//! What stopped a live job when no hardware said why.
+enum class LiveStop { Crash, Hang, NanLoss };
+
+LiveFaultClass classify_xid(const Scenario& scenario, int xid);
+LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop);
+//! Whether a trainer stopped this way can still save when asked: a hung one cannot.
+inline bool trainer_can_save_after(LiveStop stop) { return stop != LiveStop::Hang; }
+
+}  // namespace ctwin

@@ -1,0 +1,18 @@
+#pragma once
+//! What a trial tells the outside world as it runs (core/event.hpp's events): the event log and
+//! the timeline are written from these, and the SimGrid driver mirrors node state (off, on, slow)
+//! onto its hosts.
+
+#include "core/event.hpp"
+
+namespace ctwin {
+
+class TrialObserver {
+ public:
+  virtual ~TrialObserver() = default;
+  virtual void on_event(const RunEvent& event) = 0;
+  //! Checkpoint completions are folded into arithmetic unless an observer asks to see each one.
+  virtual bool wants_checkpoints() const { return false; }
+};
+
+}  // namespace ctwin
