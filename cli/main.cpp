@@ -12,9 +12,9 @@
 #include "core/command_line.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
-#include "cli/live_command.hpp"
 #include "cli/step_command.hpp"
 #include "cli/validate_command.hpp"
+#include "live/commands/live_commands.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/mpi/mpi_session.hpp"
@@ -159,7 +159,9 @@ int main(int argc, char** argv) {
   StepCommand step(app);
   CalibrateCommand calibrate(app);
   ValidateCommand validate(app);
-  LiveCommand live(app);
+  CLI::App* live_cmd = app.add_subcommand("live", "live mode on real nodes: prechecks, checkpoints, supervision (also: ctwin-live)");
+  live_cmd->require_subcommand(1);
+  LiveCommands live(*live_cmd, " live");
 
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
   if (auto code = step.dispatch()) return *code;
   if (auto code = calibrate.dispatch()) return *code;
   if (auto code = validate.dispatch()) return *code;
-  if (auto code = live.dispatch()) return *code;
+  if (*live_cmd)
+    if (auto code = live.dispatch()) return *code;
   return kExitBadInput;
 }

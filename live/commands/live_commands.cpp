@@ -1,4 +1,4 @@
-#include "cli/live_command.hpp"
+#include "live/commands/live_commands.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -73,9 +73,8 @@ bool parse_size(const std::optional<std::string>& text, const char* flag, std::s
 
 }  // namespace
 
-LiveCommand::LiveCommand(CLI::App& app) {
-  cmd_ = app.add_subcommand("live", "live mode on real nodes: prechecks, checkpoints, supervision");
-  cmd_->require_subcommand(1);
+LiveCommands::LiveCommands(CLI::App& parent, std::string prefix) : prefix_(std::move(prefix)) {
+  CLI::App* cmd_ = &parent;
   auto& a = precheck_args_;
   precheck_ = cmd_->add_subcommand("precheck", "check every GPU, then DLRover's two rounds of paired burn-in and all-reduce");
   precheck_->add_option("--backend", a.backend, "cuda (default) or cpu (Eigen and TCP; tests, machines without GPUs)")
@@ -105,11 +104,10 @@ LiveCommand::LiveCommand(CLI::App& app) {
   ckpt_bench_->add_option("--iterations", b.iterations, "each figure is the best of these")->check(CLI::Range(1, 1000));
   ckpt_bench_->add_option("--shm-dir", b.shm_dir, "shared-memory folder (default /dev/shm)");
   ckpt_bench_->add_option("--json", b.json, "write the figures (JSON) here");
-  add_run_command();
+  add_run_command(parent);
 }
 
-std::optional<int> LiveCommand::dispatch() {
-  if (!*cmd_) return std::nullopt;
+std::optional<int> LiveCommands::dispatch() {
   if (*precheck_) {
     if (!cli::check_output_path("--json", precheck_args_.json)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return precheck(); });
@@ -122,10 +120,10 @@ std::optional<int> LiveCommand::dispatch() {
     if (!cli::check_output_path("--json", bench_args_.json)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return ckpt_bench(); });
   }
-  return cli::kExitBadInput;
+  return std::nullopt;
 }
 
-int LiveCommand::precheck() {
+int LiveCommands::precheck() {
   const auto& a = precheck_args_;
   const bool cpu = a.backend == "cpu";
   Scenario scenario;
@@ -209,7 +207,7 @@ int LiveCommand::precheck() {
   return report.problems() ? cli::kExitFailure : 0;
 }
 
-int LiveCommand::ckpt_bench() {
+int LiveCommands::ckpt_bench() {
   const auto& b = bench_args_;
   flash::CkptBenchOptions o;
   std::string why;

@@ -1,10 +1,10 @@
-// `ctwin live run`: the supervisor (live/supervisor/supervisor.hpp) from the command line.
+// `ctwin-live run` (and `ctwin live run`): the supervisor (live/supervisor/supervisor.hpp) from the command line.
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 
 #include "core/command_line.hpp"
-#include "cli/live_command.hpp"
+#include "live/commands/live_commands.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/units.hpp"
@@ -22,9 +22,9 @@ std::string shell_quote(const std::string& text) {
 
 }  // namespace
 
-void LiveCommand::add_run_command() {
+void LiveCommands::add_run_command(CLI::App& parent) {
   auto& a = run_args_;
-  run_ = cmd_->add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");
+  run_ = parent.add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");
   run_->add_option("--policy", a.policy, "scenario, or a policy file ({\"schema_version\": 1, \"policies\": {...}})")->required();
   run_->add_option("--events", a.events, "event log (CSV, docs/event-log.md) for ctwin validate");
   run_->add_option("--name", a.name, "the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)");
@@ -52,7 +52,7 @@ void LiveCommand::add_run_command() {
   run_->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
 }
 
-int LiveCommand::run_supervised() {
+int LiveCommands::run_supervised() {
   const auto& a = run_args_;
   const Scenario scenario = load_policies_or_scenario(a.policy);  // ScenarioInvalid: exit 2
   const RecoveryController controller(scenario);
@@ -101,8 +101,7 @@ int LiveCommand::run_supervised() {
   }
   if (!a.precheck_cmd.empty()) o.precheck = a.precheck_cmd;
   else if (scenario.precheck.enabled && !a.no_precheck)
-    o.precheck = shell_quote(std::filesystem::canonical("/proc/self/exe").string()) + " live precheck --backend " + a.precheck_backend +
-                 " --policy " + shell_quote(a.policy);
+    o.precheck = shell_quote(std::filesystem::canonical("/proc/self/exe").string()) + prefix_ + " precheck --backend " + a.precheck_backend + " --policy " + shell_quote(a.policy);
 
   // SIGINT or SIGTERM: the trainer is asked to save and stop, and the log is closed.
   live::supervisor_stop_flag() = false;

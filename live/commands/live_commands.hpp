@@ -1,8 +1,9 @@
 #pragma once
-//! `ctwin live ...`: live mode on real nodes.
-//!   ctwin live precheck [--backend cuda|cpu] [--ranks N] [--policy SCENARIO] [--json PATH] ...
-//!   ctwin live ckpt-bench --persist-dir DIR [--size 1GiB] [--backend cuda|cpu] [--json PATH]
-//!   ctwin live run --policy FILE [--events PATH] [--persist-dir DIR] ... -- TRAINER ARGS...
+//! The live commands, on real nodes: the node binary's own (`ctwin-live precheck ...`, which links
+//! no simulator) and the same under `ctwin live ...`.
+//!   precheck [--backend cuda|cpu] [--ranks N] [--policy SCENARIO] [--json PATH] ...
+//!   ckpt-bench --persist-dir DIR [--size 1GiB] [--backend cuda|cpu] [--json PATH]
+//!   run --policy FILE [--events PATH] [--persist-dir DIR] ... -- TRAINER ARGS...
 //! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
 
 #include <optional>
@@ -13,15 +14,17 @@
 
 namespace ctwin {
 
-class LiveCommand {
+class LiveCommands {
  public:
-  explicit LiveCommand(CLI::App& app);
+  //! Adds the commands to `parent`. `prefix`: the words between this program and a live command
+  //! (" live" for `ctwin live precheck`, "" for `ctwin-live precheck`), for running one again.
+  LiveCommands(CLI::App& parent, std::string prefix);
   std::optional<int> dispatch();
 
  private:
   int precheck();
   int ckpt_bench();
-  CLI::App* cmd_ = nullptr;
+  std::string prefix_;
   CLI::App* precheck_ = nullptr;
   struct PrecheckArgs {
     std::string backend = "cuda", policy, json;
@@ -35,7 +38,7 @@ class LiveCommand {
     std::string backend = "cuda", size = "1GiB", persist_dir, shm_dir = "/dev/shm", json;
     int device = 0, iterations = 3;
   } bench_args_;
-  void add_run_command();  //!< live_run_command.cpp
+  void add_run_command(CLI::App& parent);  //!< live_run_command.cpp
   int run_supervised();
   CLI::App* run_ = nullptr;
   struct RunArgs {

@@ -1,0 +1,36 @@
+//! ctwin-live: the node-side binary. It runs the live commands (precheck, ckpt-bench, run) with
+//! the policy library and links no simulator, no calibration and no CUDA (the CUDA backend is a
+//! plugin loaded at run time), so it builds on a GPU machine that has only a compiler, CMake and
+//! CUDA/NCCL (`cmake -S live`). `ctwin live ...` runs the same commands from the full build.
+//! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/command_line.hpp"
+#include "core/mpi/mpi_session.hpp"
+#include "core/ranks.hpp"
+#include "live/commands/live_commands.hpp"
+
+int main(int argc, char** argv) {
+  // Under mpirun the precheck's ranks are the MPI ranks.
+  ctwin::MpiSession mpi(argc, argv);
+  CLI::App app{"ctwin-live: live mode on real nodes: prechecks, flash checkpoints, supervision"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ctwin-live 0.1 (scenario schema 1)");
+  ctwin::LiveCommands live(app, "");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return ctwin::kExitBadInput;
+  }
+  return live.dispatch().value_or(ctwin::kExitBadInput);
+}
