@@ -6,15 +6,24 @@
 # benchmark against the PCIe and disk ceilings; the Python (ctypes) round trip. Judges the targets:
 # snapshot >= 80% of device->host, restore >= 80% of host->device, burn-in within 10% of the best.
 # Then the synthetic trainer on GPU 0: crashed on purpose, relaunched, restored from shared memory
-# and checked stripe by stripe. Where the full ctwin is built (./build/ctwin), also `ctwin live
-# precheck` over every GPU and a supervised synthetic run (`ctwin live run`) with a crash and a hang.
+# and checked stripe by stripe. Then `ctwin-live precheck` over every GPU, `ctwin-live ckpt-bench`,
+# and supervised synthetic runs (`ctwin-live run`) with a crash and a hang.
+#
+# The whole live side builds here from the working tree alone. Its header-only dependencies
+# (nlohmann/json, Boost, Eigen, CLI11; 14 MB) travel with the tree as a bundle: on a machine with
+# Debian's packages run `bash scripts/bundle_live_deps.sh build-deps`, and carry the ignored
+# folder `build-deps` to the GPU machine (the device tool's `carry: ["build-deps"]`); this script
+# uses it when it is there (or $CTWIN_DEPS_DIR), else the system's headers.
 #   bash bench/gpu.sh [OUT_DIR]      (NCCL_HOME=... when NCCL is not beside CUDA)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-${OUT:-$here/bench/results/gpu}}"
 mkdir -p "$out"
 build="$here/build-gpu"
-cmake -S "$here/live" -B "$build" -DWITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
+deps="${CTWIN_DEPS_DIR:-$here/build-deps}"
+deps_flag=()
+[ -f "$deps/include/nlohmann/json.hpp" ] && deps_flag=(-DCTWIN_DEPS_DIR="$deps")
+cmake -S "$here/live" -B "$build" -DWITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${deps_flag[@]}" > "$out/configure.log" 2>&1 \
   || { tail -20 "$out/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
@@ -46,16 +55,17 @@ else
   echo "synthetic trainer on GPU: FAILED (exit $crashed then $resumed)"; cat "$out/trainer0.txt" "$out/trainer1.txt"
 fi
 
-if [ -x "$here/build/ctwin" ]; then
-  "$here/build/ctwin" live precheck --json "$out/precheck.json" | tee "$out/precheck.txt"
-  "$here/build/ctwin" live ckpt-bench --persist-dir "$persist" --size 4GiB --json "$out/ckpt_bench.json"
+live="$build/ctwin-live"
+if [ -x "$live" ]; then
+  "$live" precheck --json "$out/precheck.json" | tee "$out/precheck.txt"
+  "$live" ckpt-bench --persist-dir "$persist" --size 4GiB --json "$out/ckpt_bench.json"
   mkdir -p "$persist/hang"
   printf '{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1min"}, "hang_detection": {"minimum": "20s"}}}\n' \
     > "$out/policy.json"
-  "$here/build/ctwin" live run --policy "$out/policy.json" --events "$out/live_events.csv" --name "gpu-run-$$" \
+  "$live" run --policy "$out/policy.json" --events "$out/live_events.csv" --name "gpu-run-$$" \
     --persist-dir "$persist" --metrics 127.0.0.1:0 -- "$trainer" --device cuda:0 --state-bytes "${TRAINER_BYTES:-4GiB}" \
     --gemm-n 8192 --gemms-per-step 4 --steps 60 --checkpoint-every 10 --crash-at-step 25 | tee "$out/live_run.txt"
-  "$here/build/ctwin" live run --policy "$out/policy.json" --events "$out/live_events_hang.csv" --name "gpu-hang-$$" \
+  "$live" run --policy "$out/policy.json" --events "$out/live_events_hang.csv" --name "gpu-hang-$$" \
     --persist-dir "$persist/hang" --metrics 127.0.0.1:0 -- "$trainer" --device cuda:0 --state-bytes "${TRAINER_BYTES:-4GiB}" \
     --gemm-n 8192 --gemms-per-step 4 --steps 60 --checkpoint-every 10 --hang-at-step 35 | tee "$out/live_run_hang.txt"
   rm -f /dev/shm/ctwin-flash-gpu-run-$$-r0-s* /dev/shm/ctwin-flash-gpu-hang-$$-r0-s*

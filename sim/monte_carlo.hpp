@@ -33,12 +33,4 @@ CheckpointCosts resolve_checkpoint_costs(const Scenario& scenario);
 
 RunResult run_trials(const Scenario& scenario, const RunOptions& options);
 
-//! Keeps every event it is shown (trial 0's log and timeline).
-class EventRecorder final : public TrialObserver {
- public:
-  std::vector<RunEvent> events;
-  void on_event(const RunEvent& event) override { events.push_back(event); }
-  bool wants_checkpoints() const override { return true; }
-};
-
 }  // namespace ctwin

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# `mpirun -np 4 ctwin live precheck --backend cpu`: the ranks meet over MPI (as NCCL's unique id
+# `mpirun -np 4 ctwin-live precheck --backend cpu`: the ranks meet over MPI (as NCCL's unique id
 # does on GPU nodes) and the hung rank 3 is found faulty. Run by ctest when OpenMPI is installed.
-#   tests/live/mpi_precheck.sh CTWIN MPIEXEC
+#   tests/live/mpi_precheck.sh CTWIN_LIVE MPIEXEC
 set -uo pipefail
 ctwin="$1" mpiexec="$2"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-"$mpiexec" -np 4 --oversubscribe "$ctwin" live precheck --backend cpu --allreduce-bytes 4MiB --timeout 2s \
+"$mpiexec" -np 4 --oversubscribe "$ctwin" precheck --backend cpu --allreduce-bytes 4MiB --timeout 2s \
   --min-of-best 0.5 --inject 3:hang --json "$out/report.json" > "$out/table.txt"
 code=$?
 cat "$out/table.txt"

@@ -1,0 +1,393 @@
+// Calibration: each reader on fixtures in the real formats, the estimators against known answers,
+// and the round trip: the simulator writes an event log from known parameters (a Weibull shape
+// of 0.7 among them) and `ctwin calibrate` recovers them within their intervals.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <boost/random/lognormal_distribution.hpp>
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/poisson_distribution.hpp>
+#include <boost/random/weibull_distribution.hpp>
+
+#include "calibration/calibrate.hpp"
+#include "calibration/estimators.hpp"
+#include "core/event_log.hpp"
+#include "calibration/readers/incident_table.hpp"
+#include "calibration/readers/slurm_sacct.hpp"
+#include "calibration/readers/step_log.hpp"
+#include "calibration/readers/xid_log.hpp"
+#include "calibration/step_times.hpp"
+#include "models/scenario_loader.hpp"
+#include "support/fixtures.hpp"
+
+using namespace ctwin;
+using namespace ctwin::calib;
+
+namespace {
+
+std::string trace(const std::string& name) { return std::string(CTWIN_TEST_DIR) + "/traces/" + name; }
+
+template <class Reader>
+auto read(const std::string& name, Reader reader) {
+  std::ifstream in(trace(name));
+  REQUIRE(in);
+  return reader(in, name);
+}
+
+}  // namespace
+
+TEST_CASE("kernel logs: Xid lines from dmesg, syslog and ISO journals, bad ones reported by line", "[calibration][readers]") {
+  const XidLog dmesg = read("gpu-017.dmesg", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, "gpu-017"); });
+  REQUIRE(dmesg.events.size() == 4);
+  CHECK(dmesg.events[0].xid == 48);
+  CHECK(dmesg.events[0].host == "gpu-017");
+  CHECK(dmesg.events[0].pci == "0000:3b:00");
+  CHECK(dmesg.events[0].time_s == Approx(8123.456789));
+  CHECK(dmesg.events[3].xid == 79);
+  CHECK(dmesg.events[3].pci == "0000:86:00");  // the old form, without "PCI:"
+  CHECK(dmesg.events[3].message.find("fallen off the bus") != std::string::npos);
+  REQUIRE(dmesg.report.malformed.size() == 1);
+  CHECK(dmesg.report.malformed[0].line == 8);
+  CHECK(dmesg.report.skipped == 4);
+  CHECK(dmesg.window.at("gpu-017").second == Approx(172800));
+
+  const XidLog journal = read("fleet.journal", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, "", 2023); });
+  REQUIRE(journal.events.size() == 3);
+  CHECK(journal.events[0].host == "gpu-001");
+  CHECK(journal.events[1].xid == 79);
+  // Dec 30 23:59:58 2023, then Jan 1 03:12:45 2024: the year turned.
+  CHECK(journal.events[1].time_s - journal.events[0].time_s == Approx(86400 + 3 * 3600 + 12 * 60 + 47));
+  CHECK(journal.events[2].host == "gpu-002");
+  REQUIRE(journal.report.malformed.size() == 1);
+  CHECK(journal.report.malformed[0].line == 5);
+
+  const XidLog iso = read("fleet-iso.journal", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, ""); });
+  REQUIRE(iso.events.size() == 2);
+  CHECK(iso.events[0].time_s == Approx(epoch_seconds(2024, 3, 21, 12, 34, 34)));  // +0100
+  CHECK(iso.events[1].host == "gpu-102");
+  CHECK(iso.events[1].xid == 94);
+
+  const XidLog forms = read("public-forms.syslog", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, "", 2018); });
+  REQUIRE(forms.events.size() == 3);
+  CHECK(forms.events[0].host == "localhost");
+  CHECK(forms.events[0].xid == 31);
+  CHECK(forms.events[1].pci == "0000:01:00");
+  CHECK(forms.events[1].xid == 13);
+}
+
+TEST_CASE("sacct --parsable2: allocations only, states, node lists, bad lines reported", "[calibration][readers]") {
+  const SlurmLog log = read("jobs.sacct", read_sacct);
+  REQUIRE(log.jobs.size() == 5);
+  CHECK(log.report.skipped == 3);  // two steps, one running job
+  REQUIRE(log.report.malformed.size() == 1);
+  CHECK(log.report.malformed[0].line == 10);
+  CHECK(log.jobs[0].state == "NODE_FAIL");
+  CHECK(log.jobs[0].failed());
+  CHECK(log.jobs[0].nodes == 64);
+  CHECK(log.jobs[0].node_list.size() == 64);
+  CHECK(log.jobs[0].node_list.front() == "gpu-001");
+  CHECK(log.jobs[1].node_list.size() == 64);  // 001-040 and 042-065
+  CHECK(log.jobs[1].node_list[40] == "gpu-042");
+  CHECK(log.jobs[4].state == "CANCELLED");
+  CHECK_FALSE(log.jobs[4].failed());
+  CHECK(log.jobs[0].end_s - log.jobs[0].start_s == Approx(16 * 3600 + 13 * 60 + 41));
+  CHECK(expand_hostlist("a[1-3],b,c[08-10]") == std::vector<std::string>{"a1", "a2", "a3", "b", "c08", "c09", "c10"});
+  CHECK(expand_hostlist("a[3-1]").empty());
+}
+
+TEST_CASE("incident tables and event logs: rows with exposure, malformed lines by number", "[calibration][readers]") {
+  const IncidentTable table = read("incidents.csv", read_incident_table);
+  REQUIRE(table.rows.size() == 2);
+  CHECK(table.rows[0].exposure_hours == Approx(150000 * 24));
+  CHECK(table.rows[0].component == "gpu");
+  CHECK(table.rows[1].effect == "hang");
+  REQUIRE(table.report.malformed.size() == 1);
+  CHECK(table.report.malformed[0].line == 5);
+  CHECK(table.report.malformed[0].reason.find("node-fortnights") != std::string::npos);
+
+  std::istringstream log("time_s,node,gpu,kind,code,detail\n0.000000,,,running,,\n12.5,node-3,2,fault,79,gpu_faulty\n"
+                         "13,node-x,,node_down,,\n14,node-3,,to_repair,,\n");
+  const EventLog events = read_event_log(log, "inline.csv");
+  REQUIRE(events.events.size() == 3);
+  CHECK(events.events[1].node == 3);
+  CHECK(events.events[1].gpu == 2);
+  CHECK(events.events[1].code == 79);
+  REQUIRE(events.report.malformed.size() == 1);
+  CHECK(events.report.malformed[0].line == 4);
+
+  std::istringstream garbage("this is not\na trace of any kind\n");
+  const EventLog none = read_event_log(garbage, "garbage.csv");
+  CHECK_THROWS_AS(none.report.require_some(), TraceUnreadable);
+}
+
+TEST_CASE("estimators: exact Poisson intervals, censored Weibull MLE and its test of shape 1, lognormal", "[calibration]") {
+  const Interval zero = poisson_rate(0, 1);
+  CHECK(zero.upper == Approx(3.6889).epsilon(1e-4));  // -ln(0.025)
+  const Interval ten = poisson_rate(10, 2);
+  CHECK(ten.estimate == 5);
+  CHECK(ten.lower == Approx(4.7954 / 2).epsilon(1e-4));
+  CHECK(ten.upper == Approx(18.3904 / 2).epsilon(1e-4));
+
+  boost::random::mt19937_64 rng(42);
+  std::vector<Life> weibull, exponential;
+  boost::random::weibull_distribution<double> wear(1.5, 100.0), memoryless(1.0, 100.0);
+  for (int i = 0; i < 3000; ++i) {
+    const double a = wear(rng), b = memoryless(rng);
+    weibull.push_back({std::min(a, 150.0), a < 150});  // censored at 150 h
+    exponential.push_back({std::min(b, 150.0), b < 150});
+  }
+  const WeibullFit w = fit_weibull(weibull);
+  CHECK(w.shape.lower < 1.5);
+  CHECK(w.shape.upper > 1.5);
+  CHECK(w.scale.lower < 100);
+  CHECK(w.scale.upper > 100);
+  CHECK(w.censored > 0);
+  CHECK(w.shape_one_p_value < 1e-6);
+  CHECK(w.mean_life.lower < 100 * std::tgamma(1 + 1 / 1.5));
+  CHECK(w.mean_life.upper > 100 * std::tgamma(1 + 1 / 1.5));
+  const WeibullFit e = fit_weibull(exponential);
+  CHECK(e.shape.lower < 1);
+  CHECK(e.shape.upper > 1);
+  CHECK(e.shape_one_p_value > 0.01);
+  CHECK(e.exponential_scale == Approx(100).epsilon(0.06));
+
+  const LognormalFit l = fit_lognormal({1, 2, 4, 8, 16});
+  CHECK(l.median == Approx(4));
+  CHECK(l.mu.estimate == Approx(std::log(4.0)));
+  CHECK(l.sigma.estimate == Approx(std::log(2.0) * std::sqrt(2.5)));
+  CHECK(l.mu.lower < l.mu.estimate);
+}
+
+TEST_CASE("empirical CDF: Kaplan-Meier with censored lives, thinned by rank", "[calibration]") {
+  // Lives 1, 2+, 3, 4+, 5: S(1) = 4/5, S(3) = 4/5 * 2/3, S(5) = 0.
+  const auto km = empirical_cdf({{3, true}, {2, false}, {1, true}, {5, true}, {4, false}});
+  REQUIRE(km.size() == 3);
+  CHECK(km[0].time == 1);
+  CHECK(km[0].cdf == Approx(0.2));
+  CHECK(km[1].cdf == Approx(1 - 0.8 * 2 / 3.0));
+  CHECK(km[2].cdf == Approx(1.0));
+  std::vector<Life> many;
+  for (int i = 1; i <= 1000; ++i) many.push_back({static_cast<double>(i), true});
+  const auto thinned = empirical_cdf(many, 11);
+  REQUIRE(thinned.size() == 11);
+  CHECK(thinned.front().time == 1);
+  CHECK(thinned.back().cdf == Approx(1.0));
+  CHECK(thinned[5].cdf == Approx(0.5).margin(0.001));
+}
+
+TEST_CASE("job MTTF against size: Poisson regression finds the exponent, lemons stand out", "[calibration]") {
+  boost::random::mt19937_64 rng(7);
+  auto jobs_with = [&](double exponent) {
+    std::vector<JobExposure> jobs;
+    for (double nodes : {8.0, 32.0, 128.0, 512.0})
+      for (int i = 0; i < 60; ++i) {
+        const double hours = 48;
+        const double mean = 2e-4 * std::pow(nodes, exponent) * hours;
+        jobs.push_back({nodes, hours, boost::random::poisson_distribution<int>(mean)(rng)});
+      }
+    return jobs;
+  };
+  const MttfScaling linear = fit_mttf_scaling(jobs_with(1.0));
+  CHECK(linear.exponent.lower < 1);
+  CHECK(linear.exponent.upper > 1);
+  CHECK(linear.per_node_rate.lower < 2e-4);
+  CHECK(linear.per_node_rate.upper > 2e-4);
+  const MttfScaling steeper = fit_mttf_scaling(jobs_with(1.3));
+  CHECK(steeper.exponent.estimate == Approx(1.3).epsilon(0.05));
+  CHECK(steeper.exponent_one_p_value < 1e-3);
+
+  std::vector<NodeCount> nodes;
+  for (int n = 0; n < 200; ++n) nodes.push_back({"node-" + std::to_string(n), boost::random::poisson_distribution<int>(2.0)(rng), 1000});
+  nodes[17].count = 15;
+  const std::vector<Lemon> lemons = find_lemons(nodes);
+  REQUIRE(lemons.size() == 1);
+  CHECK(lemons[0].node == "node-17");
+}
+
+TEST_CASE("round trip: an event log simulated from known rates and a Weibull shape of 0.7 calibrates back within its "
+          "intervals",
+          "[calibration][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-calibration-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  nlohmann::json truth = test::read_json(test::fixture("minimal.json"));
+  truth["name"] = "roundtrip";
+  truth["cluster"]["nodes"] = 128;
+  truth["cluster"]["spare_nodes"] = 0;
+  truth["job"] = {{"nodes", 128}, {"step_time", "10s"}, {"horizon", "365d"}};
+  truth["faults"] = nlohmann::json::array(
+      {{{"name", "gpu_xid79"}, {"rate", "2/gpu-year"}, {"distribution", "weibull"}, {"weibull_shape", 0.7}, {"effect", "crash"},
+        {"xid", 79}, {"detection", "10s"}, {"recovery", {{"action", "reboot"}, {"duration", "10min"}}}},
+       {{"name", "node_crash"}, {"rate", "3/node-year"}, {"effect", "crash"}, {"detection", "30s"},
+        {"recovery", {{"action", "reboot"}, {"duration", "5min"}}}}});
+  const std::string scenario = (dir / "truth.json").string(), events = (dir / "events.csv").string();
+  const std::string calibrated = (dir / "calibrated.json").string(), report = (dir / "report.json").string();
+  std::ofstream(scenario) << truth.dump(2);
+  REQUIRE(test::run_ctwin("run " + scenario + " --trials 1 --seed 4 --events " + events).first == 0);
+  const auto [code, out] = test::run_ctwin("calibrate " + events + " --base " + scenario + " --out " + calibrated + " --report " + report +
+                                           " --plots " + dir.string());
+  INFO(out);
+  REQUIRE(code == 0);
+  const nlohmann::json r = test::read_json(report);
+  std::map<std::string, nlohmann::json> classes;
+  for (const auto& c : r["classes"]) classes[c["class"]] = c;
+  const auto& gpu = classes.at("gpu_xid79");
+  CHECK(gpu["count"].get<double>() > 1000);
+  CHECK(gpu["weibull"]["shape"]["lower"].get<double>() < 0.7);
+  CHECK(gpu["weibull"]["shape"]["upper"].get<double>() > 0.7);
+  CHECK(gpu["weibull"]["shape_one_p_value"].get<double>() < 1e-6);
+  // The fitted Weibull follows the Kaplan-Meier CDF (within a Kolmogorov distance of 0.03); the
+  // exponential, with shape 1 rejected, does not.
+  double weibull_gap = 0, exponential_gap = 0;
+  const auto& cdf = gpu["lifetime_cdf"];
+  for (std::size_t i = 0; i < cdf["hours"].size(); ++i) {
+    weibull_gap = std::max(weibull_gap, std::abs(cdf["empirical"][i].get<double>() - cdf["weibull"][i].get<double>()));
+    exponential_gap = std::max(exponential_gap, std::abs(cdf["empirical"][i].get<double>() - cdf["exponential"][i].get<double>()));
+  }
+  CHECK(weibull_gap < 0.03);
+  CHECK(exponential_gap > 2 * weibull_gap);
+  for (const char* plot : {"rates_gpu.svg", "rates_node.svg", "lifetimes_gpu_xid79.svg", "lifetimes_node_crash.svg", "recovery_hours.svg"})
+    CHECK(fs::file_size(dir / plot) > 1000);
+  CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < 2.0);
+  CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > 2.0);
+  const auto& node = classes.at("node_crash");
+  CHECK(node["rate_per_node_year"]["lower"].get<double>() < 3.0);
+  CHECK(node["rate_per_node_year"]["upper"].get<double>() > 3.0);
+  CHECK(node["weibull"]["shape_one_p_value"].get<double>() > 0.01);
+  // The calibrated scenario loads, with the shape and the provenance written in.
+  const Scenario s = load_scenario(calibrated);
+  REQUIRE(s.faults.size() == 2);
+  CHECK(s.faults[0].distribution == Distribution::Weibull);
+  CHECK(s.faults[0].weibull_shape == Approx(0.7).epsilon(0.06));
+  CHECK(s.faults[1].distribution == Distribution::Exponential);
+  CHECK(test::read_json(calibrated)["faults"][0]["calibration"]["provenance"][0].get<std::string>().find("events.csv") !=
+        std::string::npos);
+  // A trace where nothing parses is bad input: exit 2, and nothing written.
+  std::ofstream(dir / "junk.csv") << "time_s,node,gpu,kind,code,detail\nnot,a,valid,row\n";
+  const std::string junk_out = (dir / "junk-out.json").string();
+  const auto [bad, why] = test::run_ctwin("calibrate " + (dir / "junk.csv").string() + " --base " + scenario + " --out " + junk_out);
+  CHECK(bad == 2);
+  CHECK(why.find("line 2") != std::string::npos);
+  CHECK_FALSE(fs::exists(junk_out));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate from fleet records without a base: Xid classes, sacct jobs and incident rows", "[calibration]") {
+  CalibrateOptions options;
+  options.year = 2023;
+  const CalibrationResult r =
+      calibrate({trace("gpu-017.dmesg"), trace("fleet.journal"), trace("jobs.sacct"), trace("incidents.csv")}, options);
+  std::map<std::string, nlohmann::ordered_json> classes;
+  for (const auto& c : r.report["classes"]) classes[c["class"]] = c;
+  CHECK(classes.at("xid_48")["count"] == 1);  // the repeat 0.1 ms later is the same fault
+  CHECK(classes.at("xid_79")["count"] == 2);  // gpu-017 and gpu-001
+  CHECK(classes.at("gpu_dbe")["count"] == 12);
+  CHECK(classes.at("slurm_node_fail")["count"] == 1);
+  CHECK(r.report["traces"][0]["repeats_merged"] == 1);
+  CHECK(r.report["traces"][0]["malformed"] == 1);
+  CHECK(r.report["job_mttf_vs_size"]["jobs"] == 5);
+  // Xid classes and incident rows with an effect become fault classes; the scenario loads.
+  std::set<std::string> names;
+  for (const auto& f : r.scenario["faults"]) names.insert(f["name"]);
+  CHECK(names.count("xid_79"));
+  CHECK(names.count("node_hang"));
+  CHECK_FALSE(names.count("slurm_node_fail"));  // no effect to simulate: report only
+  CHECK_NOTHROW(parse_scenario(r.scenario.dump(), "calibrated"));
+}
+
+TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli]") {
+  namespace fs = std::filesystem;
+  // The tables are generated: a hand edit, or a script change without rerunning it, fails here.
+  const std::string check = "python3 " + test::repo_file("scripts/convert_public_traces.py") + " --check";
+  REQUIRE(std::system(check.c_str()) == 0);
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-public-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string report = (dir / "bloom.json").string();
+  const auto [code, out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/bloom176b_incidents.csv") + " --out " +
+                                           (dir / "s.json").string() + " --report " + report);
+  INFO(out);
+  REQUIRE(code == 0);
+  const nlohmann::json r = test::read_json(report);
+  CHECK(r["traces"][0]["malformed"] == 0);
+  std::map<std::string, nlohmann::json> classes;
+  for (const auto& c : r["classes"]) classes[c["class"]] = c;
+  // One dated GPU crash in March, then "every week or so" over 13.43 weeks: 14.43 over 114 days of 384 GPUs.
+  const auto& gpu = classes.at("gpu_failure");
+  CHECK(gpu["count"].get<double>() == Approx(14.43));
+  CHECK(gpu["exposure_gpu_hours"].get<double>() == Approx(384 * 114.18 * 24).epsilon(1e-3));
+  const double weekly = 365.25 / 7 / 384;  // one GPU a week among 384, per GPU-year
+  CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < weekly);
+  CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > weekly);
+  CHECK(classes.at("software_hang")["count"] == 3);
+  // The calibrated scenario runs: the placeholders it adds for hangs and slow GPUs load.
+  const Scenario s = load_scenario((dir / "s.json").string());
+  CHECK(s.faults.size() == 4);
+
+  const auto [br_code, br_out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/byterobust_incident_table.csv") +
+                                                 " --out " + (dir / "br.json").string() + " --report " + report);
+  INFO(br_out);
+  REQUIRE(br_code == 0);
+  const nlohmann::json br = test::read_json(report);
+  CHECK(br["classes"].size() == 16);  // 17 symptoms less the manual restarts
+  for (const auto& c : br["classes"])
+    if (c["class"] == "cuda_error") {
+      CHECK(c["count"] == 19968);
+      const auto& rate = c["rate_per_gpu_year"];
+      CHECK(rate["estimate"].get<double>() == Approx(19968 / (200000 * 91.3125) * 365.25).epsilon(1e-4));
+      CHECK((rate["upper"].get<double>() - rate["lower"].get<double>()) / rate["estimate"].get<double>() < 0.03);
+    }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("step logs: Megatron-LM iteration lines and per-node timings, slow nodes by the straggler policy's robust z", "[calibration][readers]") {
+  const StepLog megatron = read("megatron_train.log", read_megatron_log);
+  REQUIRE(megatron.records.size() == 5);
+  CHECK(megatron.records[0].step == 10);
+  CHECK(megatron.records[0].duration_s == Approx(11.4026));
+  CHECK(megatron.records[2].duration_s == Approx(11.1984));  // "current/mean": the current one
+  CHECK(megatron.report.skipped == 5);
+  REQUIRE(megatron.report.malformed.size() == 1);
+  CHECK(megatron.report.malformed[0].line == 8);  // "elapsed time per iteration (ms): nan"
+
+  // 64 nodes, 300 steps each, 1% lognormal noise; nodes 7, 21 and 50 run at 90% speed.
+  boost::random::mt19937 rng(17);
+  boost::random::lognormal_distribution<double> noise(0.0, 0.01);
+  std::ostringstream csv;
+  csv << "step,node,duration_s\n";
+  for (int step = 0; step < 300; ++step)
+    for (int node = 0; node < 64; ++node)
+      csv << step << ",node-" << node << "," << 10.0 * noise(rng) / (node == 7 || node == 21 || node == 50 ? 0.9 : 1.0) << "\n";
+  csv << "300,node-3,-1\n";
+  std::istringstream in(csv.str());
+  const StepLog log = read_step_csv(in, "steps.csv");
+  CHECK(log.records.size() == 300 * 64);
+  REQUIRE(log.report.malformed.size() == 1);
+  CHECK(log.report.malformed[0].line == 300 * 64 + 2);
+  const StepTimeFit fit = fit_step_times(log.records);
+  CHECK(fit.nodes == 64);
+  CHECK(fit.median_s == Approx(10).epsilon(0.002));
+  REQUIRE(fit.slow_nodes.size() == 3);
+  std::set<std::string> slow;
+  for (const SlowNode& n : fit.slow_nodes) {
+    slow.insert(n.node);
+    CHECK(n.speed_factor == Approx(0.9).epsilon(0.01));
+  }
+  CHECK(slow == std::set<std::string>{"node-7", "node-21", "node-50"});
+  CHECK(fit.slow_node_share.estimate == Approx(3.0 / 64));
+  CHECK(fit.slow_node_share.lower < 3.0 / 64);
+  CHECK(fit.slow_node_share.upper > 3.0 / 64);
+  // The slow nodes' steps are 1.11x the median: with 1% noise about 84% of them clear 1.1x, and
+  // healthy steps (10 sigma away) never do.
+  CHECK(fit.slow_step_share.estimate == Approx(0.84 * 3 / 64).epsilon(0.05));
+  // Clopper-Pearson against a known value: 0 of 10 at 95% has upper bound 1 - 0.025^(1/10).
+  CHECK(binomial_share(0, 10).upper == Approx(1 - std::pow(0.025, 0.1)));
+}

@@ -1,0 +1,161 @@
+// `ctwin validate`: a run's event log held against simulated trials of the same period. The twin
+// that wrote a log finds it inside its intervals; a twin with a wrong rate does not; logs that
+// say less (no ledger, unnamed classes) or say it wrongly are reported as such.
+#include <catch2/catch.hpp>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calibration/observed_run.hpp"
+#include "core/text_records.hpp"
+#include "calibration/validation.hpp"
+#include "report/run_report.hpp"
+#include "support/fixtures.hpp"
+#include "support/runs.hpp"
+
+using namespace ctwin;
+namespace fs = std::filesystem;
+
+namespace {
+
+//! 64 nodes for 30 days: GPUs crash at 2/GPU-year (Xid 79), nodes at 3/node-year, with spares.
+nlohmann::json fleet() {
+  nlohmann::json s = test::read_json(test::fixture("minimal.json"));
+  s["name"] = "validate";
+  s["cluster"]["nodes"] = 70;
+  s["cluster"]["spare_nodes"] = 6;
+  s["job"] = {{"nodes", 64}, {"step_time", "10s"}, {"horizon", "30d"}};
+  s["faults"] = nlohmann::json::array(
+      {{{"name", "gpu_xid79"}, {"rate", "2/gpu-year"}, {"effect", "crash"}, {"xid", 79}, {"detection", "10s"},
+        {"recovery", {{"action", "replace"}, {"duration", "10min"}}}},
+       {{"name", "node_crash"}, {"rate", "3/node-year"}, {"effect", "crash"}, {"detection", "30s"},
+        {"recovery", {{"action", "reboot"}, {"duration", "5min"}}}}});
+  return s;
+}
+
+//! Trial 0 of `seed`, as `ctwin run --events` writes it.
+std::string event_log_of(const Scenario& scenario, std::uint64_t seed) {
+  RunOptions options = test::run_options(1, seed);
+  options.record_trial0 = true;
+  const RunResult r = run_trials(scenario, options);
+  return trial_event_log(scenario, r.trial0_events, r.trials.front());
+}
+
+nlohmann::ordered_json validate_text(const Scenario& scenario, const std::string& log_text, int trials = 200) {
+  std::istringstream in(log_text);
+  const calib::ObservedRun observed = calib::observe_run(read_event_log(in, "run.csv"));
+  ValidateOptions options;
+  options.run = test::run_options(trials, 11);
+  return validate_against(over_traced_period(scenario, observed), observed, options);
+}
+
+const nlohmann::ordered_json& row(const nlohmann::ordered_json& report, const std::string& metric, const std::string& cls = "") {
+  for (const auto& r : report["rows"])
+    if (r["metric"] == metric && (cls.empty() ? !r.contains("class") : r.value("class", "") == cls)) return r;
+  FAIL("no row " << metric << " " << cls);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("validate: runs of the twin fall inside its intervals about as often as the confidence says", "[validate]") {
+  const Scenario scenario = test::scenario_from(fleet());
+  int inside = 0, judged = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto report = validate_text(scenario, event_log_of(scenario, seed), 100);
+    for (const char* metric : {"interruptions_per_day", "ettr", "lost_gpu_hours"}) {
+      ++judged;
+      inside += row(report, metric)["verdict"] == "inside";
+    }
+  }
+  // 95% intervals from 100 trials: about 57 of 60; far fewer would mean the comparison is biased.
+  CHECK(inside >= 51);
+}
+
+TEST_CASE("validate: a run judged by a twin with the wrong rate is outside, class by class", "[validate]") {
+  const Scenario truth = test::scenario_from(fleet());
+  const std::string log = event_log_of(truth, 3);
+  const auto right = validate_text(truth, log);
+  CHECK(right["trace"]["has_ledger"] == true);
+  CHECK(right["trace"]["wall_days"].get<double>() == Approx(30));
+  CHECK(row(right, "interruptions_per_day", "gpu_xid79")["verdict"] == "inside");
+  CHECK(row(right, "interruptions_per_day", "node_crash")["verdict"] == "inside");
+  // Six spares for 64 nodes under a 2-day repair: the job waits, and ETTR shows it.
+  CHECK(row(right, "ettr")["verdict"] == "inside");
+  CHECK(row(right, "waiting_for_spares")["observed"].get<double>() > 0);
+
+  nlohmann::json wrong = fleet();
+  wrong["faults"][0]["rate"] = "8/gpu-year";
+  const auto judged = validate_text(test::scenario_from(wrong), log);
+  CHECK(row(judged, "interruptions_per_day", "gpu_xid79")["verdict"] == "outside");
+  CHECK(row(judged, "interruptions_per_day", "gpu_xid79")["percentile"].get<double>() < 2.5);
+  CHECK(row(judged, "interruptions_per_day", "node_crash")["verdict"] == "inside");
+  CHECK(row(judged, "interruptions_per_day")["verdict"] == "outside");
+  CHECK(row(judged, "job_mttf")["verdict"] == "outside");
+  CHECK(row(judged, "job_mttf")["percentile"].get<double>() > 97.5);  // the run failed less often than this twin says
+}
+
+TEST_CASE("validate: what a log does not say is not judged, a class the scenario lacks is outside", "[validate]") {
+  const Scenario scenario = test::scenario_from(fleet());
+  std::istringstream full(event_log_of(scenario, 5));
+  std::string text, line;
+  while (std::getline(full, line)) {
+    if (line.find(",ledger,") != std::string::npos) continue;
+    text += line + "\n";
+  }
+  text += "86400.000000,node-3,,interrupted,,cosmic_ray\n";
+  const auto report = validate_text(scenario, text, 50);
+  CHECK(report["trace"]["has_ledger"] == false);
+  CHECK(row(report, "ettr")["verdict"] == "not in trace");
+  CHECK(row(report, "ettr")["observed"].is_null());
+  CHECK(row(report, "interruptions_per_day", "cosmic_ray")["verdict"] == "outside");
+  CHECK(report["trace"]["classes_not_in_scenario"][0]["class"] == "cosmic_ray");
+  CHECK(report["summary"]["judged"].get<int>() < static_cast<int>(report["rows"].size()));
+
+  // A ledger with a category missing, or one that does not add up, is bad input naming its line.
+  std::istringstream partial("time_s,node,gpu,kind,code,detail\n0,,,running,,\n10,,,end,,\n10,,,ledger,,productive=10.000000\n");
+  CHECK_THROWS_WITH(calib::observe_run(read_event_log(partial, "p.csv")), Catch::Contains("line 4") && Catch::Contains("1 of its 11"));
+  std::ostringstream off;
+  off << "time_s,node,gpu,kind,code,detail\n0,,,running,,\n10,,,end,,\n";
+  for (const char* key : kCategoryKeys) off << "10,,,ledger,," << key << "=" << (std::string(key) == "productive" ? "9" : "0") << "\n";
+  std::istringstream off_in(off.str());
+  CHECK_THROWS_WITH(calib::observe_run(read_event_log(off_in, "o.csv")), Catch::Contains("adds up to 9"));
+}
+
+TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run, bad traces exit 2", "[validate][cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-validate-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string scenario = (dir / "truth.json").string(), events = (dir / "events.csv").string();
+  const std::string calibrated = (dir / "calibrated.json").string(), report = (dir / "validate.json").string();
+  std::ofstream(scenario) << fleet().dump(2);
+  REQUIRE(test::run_ctwin("run " + scenario + " --trials 1 --seed 2 --events " + events).first == 0);
+  REQUIRE(test::run_ctwin("calibrate " + events + " --base " + scenario + " --out " + calibrated).first == 0);
+  // Every repair in the log took the scenario's fixed 2 days: a fixed turnaround, not a lognormal of spread 0.
+  CHECK(test::read_json(calibrated)["spares"]["repair_time"] == "172800s");
+  const auto [code, out] = test::run_ctwin("validate " + calibrated + " --against " + events + " --trials 100 --json " + report);
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK(out.find("interruptions per day") != std::string::npos);
+  const auto r = test::read_json(report);
+  CHECK(r["command"] == "validate");
+  for (const auto& x : r["rows"])
+    if (x["metric"] == "interruptions_per_day" && !x.contains("class")) CHECK(x["verdict"] == "inside");
+
+  // Not an event log; an event log where nothing parses; a ledger that does not add up: exit 2, nothing written.
+  const std::string out_json = (dir / "bad.json").string();
+  std::ofstream(dir / "incidents.csv") << "class,count,exposure,unit\ngpu,3,100,gpu-days\n";
+  std::ofstream(dir / "junk.csv") << "time_s,node,gpu,kind,code,detail\nnot,a,valid,row\n";
+  std::ofstream(dir / "torn.csv") << "time_s,node,gpu,kind,code,detail\n0,,,running,,\n5,,,end,,\n5,,,ledger,,restart=5\n";
+  for (const char* bad : {"incidents.csv", "junk.csv", "torn.csv", "missing.csv"}) {
+    const auto [bad_code, why] = test::run_ctwin("validate " + scenario + " --against " + (dir / bad).string() + " --json " + out_json);
+    INFO(bad << ": " << why);
+    CHECK(bad_code == 2);
+    CHECK(why.find(bad) != std::string::npos);
+    CHECK_FALSE(fs::exists(out_json));
+  }
+  fs::remove_all(dir);
+}

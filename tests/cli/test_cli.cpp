@@ -1,0 +1,163 @@
+// The command line as a user meets it: exit codes, error lines, nothing half-written, and
+// byte-identical reports whatever --jobs is.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/fixtures.hpp"
+
+#ifndef CTWIN_BINARY
+#error "CTWIN_BINARY must name the ctwin executable"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string output;
+};
+
+fs::path scratch() {
+  fs::path dir = fs::temp_directory_path() / ("ctwin-cli-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+Outcome run_cli(const std::string& arguments) {
+  const fs::path log = scratch() / "output.txt";
+  const std::string command = std::string(CTWIN_BINARY) + " " + arguments + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("check accepts the reference scenarios", "[cli]") {
+  CHECK(run_cli("check " + ctwin::test::repo_file("scenarios/default.json")).exit_code == 0);
+}
+
+TEST_CASE("a bad scenario exits 2 with one line per problem and writes nothing", "[cli]") {
+  auto doc = ctwin::test::read_json(ctwin::test::fixture("minimal.json"));
+  doc["cluster"]["nodes"] = -3;
+  doc["faults"][0]["rate"] = "often";
+  const fs::path bad = scratch() / "bad.json";
+  std::ofstream(bad) << doc.dump(2);
+  const fs::path report = scratch() / "report.json";
+  fs::remove(report);
+  const Outcome out = run_cli("run " + bad.string() + " --json " + report.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find(bad.string() + ": /cluster/nodes: must be between 1") != std::string::npos);
+  CHECK(out.output.find(bad.string() + ": /faults/0/rate: expected a number") != std::string::npos);
+  CHECK_FALSE(fs::exists(report));
+}
+
+TEST_CASE("an output path in a missing directory exits 2 before running", "[cli]") {
+  const Outcome out = run_cli("run " + ctwin::test::fixture("minimal.json") + " --json /nonexistent-dir/r.json");
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("does not exist") != std::string::npos);
+  CHECK(run_cli("run --engine warp").exit_code == 2);
+}
+
+TEST_CASE("the JSON report is byte-identical whatever --jobs is", "[cli]") {
+  const fs::path one = scratch() / "one.json", two = scratch() / "two.json";
+  const std::string scenario = ctwin::test::fixture("features.json");
+  REQUIRE(run_cli("run " + scenario + " --trials 30 --jobs 1 --json " + one.string()).exit_code == 0);
+  REQUIRE(run_cli("run " + scenario + " --trials 30 --jobs 2 --json " + two.string()).exit_code == 0);
+  CHECK(slurp(one) == slurp(two));
+  const auto report = nlohmann::json::parse(slurp(one));
+  CHECK(report["schema_version"] == 1);
+  CHECK(report["trials"] == 30);
+  CHECK(report["per_trial"].size() == 30);
+  for (const char* key : {"scenario", "seed", "goodput", "ledger_hours", "interruptions_per_day"}) CHECK(report.contains(key));
+  CHECK(report["scenario"].contains("content_hash"));
+}
+
+TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
+  const fs::path events = scratch() / "events.csv", timeline = scratch() / "timeline.json", csv = scratch() / "t.csv";
+  REQUIRE(run_cli("run " + ctwin::test::fixture("features.json") + " --trials 3 --events " + events.string() +
+                " --timeline " + timeline.string() + " --csv " + csv.string())
+              .exit_code == 0);
+  const std::string log = slurp(events);
+  CHECK(log.rfind("time_s,node,gpu,kind,code,detail\n", 0) == 0);
+  CHECK(log.find(",fault,79,gpu_lost") != std::string::npos);
+  const auto trace = nlohmann::json::parse(slurp(timeline));
+  CHECK(trace["traceEvents"].size() > 10);
+  std::istringstream rows(slurp(csv));
+  std::string line;
+  int lines = 0;
+  while (std::getline(rows, line)) ++lines;
+  CHECK(lines == 4);  // header + 3 trials
+}
+
+TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "[cli][experiments]") {
+  const std::string scenario = ctwin::test::fixture("minimal.json");
+  const fs::path json = scratch() / "x.json", csv = scratch() / "x.csv", svg = scratch() / "x.svg";
+  const std::string outputs = " --json " + json.string() + " --csv " + csv.string() + " --svg " + svg.string();
+
+  Outcome out = run_cli("sweep " + scenario + " --trials 20 --set /policies/checkpoint/interval=30min,1h,2h" + outputs);
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("best: /policies/checkpoint/interval") != std::string::npos);
+  CHECK(nlohmann::json::parse(slurp(json))["points"].size() == 3);
+  CHECK(slurp(svg).rfind("<svg", 0) == 0);
+
+  out = run_cli("optimize " + scenario + " --trials 20 --points 7 --from 10min --to 4h" + outputs);
+  REQUIRE(out.exit_code == 0);
+  const auto best = nlohmann::json::parse(slurp(json))["best"];
+  CHECK(best["interval_s"].get<double>() >= 600);
+  CHECK(best["interval_s"].get<double>() <= 4 * 3600);
+
+  out = run_cli("compare " + scenario + " --trials 20 --variant 'often:/policies/checkpoint/interval=10min'" + outputs);
+  REQUIRE(out.exit_code == 0);
+  const auto variants = nlohmann::json::parse(slurp(json))["variants"];
+  REQUIRE(variants.size() == 2);
+  CHECK(variants[0]["name"] == "baseline");
+  CHECK(variants[1]["vs_baseline"]["paired"].contains("ci95_low"));
+}
+
+TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "[cli][experiments]") {
+  const std::string scenario = ctwin::test::fixture("minimal.json");
+  const fs::path json = scratch() / "never.json";
+  fs::remove(json);
+  Outcome out = run_cli("sweep " + scenario + " --set /cluster/spare_nodes=-1 --json " + json.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("/cluster/spare_nodes: must be between 0") != std::string::npos);
+  CHECK(run_cli("sweep " + scenario + " --set spare_nodes").exit_code == 2);
+  CHECK(run_cli("compare " + scenario + " --variant nocolon").exit_code == 2);
+  CHECK(run_cli("optimize " + scenario + " --from 10parsecs").exit_code == 2);
+  CHECK(run_cli("optimize " + scenario + " --choose elastic").exit_code == 2);
+  out = run_cli("optimize " + scenario + " --choose /policies/elastic/mode=wait,stretch --json " + json.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("/policies/elastic/mode: unknown value \"stretch\"") != std::string::npos);
+  CHECK_FALSE(fs::exists(json));
+}
+
+TEST_CASE("writing a report to a device writes through it and leaves the device alone", "[cli]") {
+  // Renaming a finished file over /dev/null would replace the device itself.
+  struct stat before {}, after {};
+  REQUIRE(::stat("/dev/null", &before) == 0);
+  REQUIRE(S_ISCHR(before.st_mode));
+  CHECK(run_cli("run " + ctwin::test::fixture("minimal.json") + " --trials 2 --json /dev/null --csv /dev/null").exit_code == 0);
+  REQUIRE(::stat("/dev/null", &after) == 0);
+  CHECK(S_ISCHR(after.st_mode));
+  CHECK(after.st_rdev == before.st_rdev);
+}

@@ -1,0 +1,313 @@
+// `ctwin live run` supervising the synthetic trainer (CPU state, flash checkpoints in /dev/shm),
+// with real processes, real signals and real time: a crash restored from shared memory at the
+// right step, a hang, a NaN loss rolled back, an Xid from (fake) NVML carried out as the policy
+// says, the precheck before a restart, Prometheus metrics while it runs, and bad input (exit 2).
+// Every run's event log must read back as `ctwin validate` reads it, with a ledger that adds up.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "calibration/observed_run.hpp"
+#include "core/event_log.hpp"
+#include "support/fixtures.hpp"
+
+namespace fs = std::filesystem;
+using ctwin::test::run_ctwin;
+using ctwin::test::run_ctwin_live;
+
+namespace {
+
+constexpr const char* kPolicy = R"({"schema_version": 1, "policies": {
+  "checkpoint": {"type": "fixed", "interval": "1s"}, "hang_detection": {"factor": 5, "minimum": "1s"}}})";
+
+//! A folder, a flash name and a policy file of the test's own; the slots go with it.
+struct LiveRun {
+  fs::path dir;
+  std::string name;
+  int code = -1;
+  std::string output;
+  ctwin::EventLog log;
+
+  explicit LiveRun(const std::string& tag, const std::string& policy = kPolicy)
+      : dir(fs::temp_directory_path() / ("ctwin-live-" + tag + "-" + std::to_string(::getpid()))),
+        name("test-" + tag + "-" + std::to_string(::getpid())) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "persist");
+    std::ofstream(dir / "policy.json") << policy;
+  }
+  ~LiveRun() {
+    fs::remove_all(dir);
+    for (int s = 0; s < 2; ++s) fs::remove("/dev/shm/ctwin-flash-" + name + "-r0-s" + std::to_string(s));
+  }
+
+  //! Supervises the synthetic trainer with ctwin-live (or, `through_ctwin`, with `ctwin live`).
+  void run(const std::string& options, const std::string& trainer, bool through_ctwin = false) {
+    const std::string events = (dir / "events.csv").string();
+    const std::string args = "run --policy " + (dir / "policy.json").string() + " --events " + events + " --name " + name +
+                             " --persist-dir " + (dir / "persist").string() + " " + options + " -- " + CTWIN_SYNTHETIC_TRAINER +
+                             " --state-bytes 4MiB --step-ms 10 " + trainer;
+    std::tie(code, output) = through_ctwin ? run_ctwin("live " + args) : run_ctwin_live(args);
+    std::ifstream in(events);
+    log = ctwin::read_event_log(in, events);
+  }
+
+  std::vector<const ctwin::LoggedEvent*> rows(const std::string& kind) const {
+    std::vector<const ctwin::LoggedEvent*> out;
+    for (const auto& e : log.events)
+      if (ctwin::to_string(e.kind) == kind) out.push_back(&e);
+    return out;
+  }
+
+  //! The log reads as `ctwin validate` reads it: whole, ledger rows adding up to the wall time.
+  ctwin::calib::ObservedRun observed() const {
+    REQUIRE(log.report.malformed.empty());
+    const auto run = ctwin::calib::observe_run(log);  // throws when the ledger does not add up
+    REQUIRE(run.has_end);
+    REQUIRE(run.ledger_s);
+    return run;
+  }
+};
+
+double ledger_s(const ctwin::calib::ObservedRun& run, ctwin::Category c) { return (*run.ledger_s)[static_cast<std::size_t>(c)]; }
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    [[maybe_unused]] auto sent = ::send(fd, request.data(), request.size(), 0);
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) response.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return response;
+}
+
+}  // namespace
+
+TEST_CASE("live run: a crashed trainer restarts from shared memory at its last checkpoint and finishes", "[live][supervisor]") {
+  LiveRun r("crash");
+  r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 10 --crash-at-step 35");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("the trainer finished at step 60") != std::string::npos);
+  // The restarted trainer checks every byte of the state it restored (exit 5 otherwise).
+  const auto restores = r.rows("restore");
+  REQUIRE(restores.size() == 1);
+  CHECK(restores[0]->detail.rfind("source=memory step=30 ", 0) == 0);
+  REQUIRE(r.rows("interrupted").size() == 1);
+  CHECK(r.rows("interrupted")[0]->detail == "software_bug");
+  CHECK(r.rows("fault")[0]->detail == "software_bug signal 6 (Aborted)");
+  CHECK(r.rows("checkpoint").size() >= 6);  // 10, 20, 30, then 40, 50, 60 again
+
+  const auto run = r.observed();
+  CHECK(run.interruptions.at("software_bug") == 1);
+  // Steps 31 to 34 and the crashed 35th were lost: about 50 ms, at least the 40 ms of the four steps.
+  CHECK(ledger_s(run, ctwin::Category::LostProgress) >= 0.040);
+  CHECK(ledger_s(run, ctwin::Category::LostProgress) < 0.5);
+  CHECK(ledger_s(run, ctwin::Category::Productive) >= 0.60);  // 60 steps of 10 ms landed
+}
+
+TEST_CASE("live run: a hung trainer is found by its silent heartbeat and restarted", "[live][supervisor]") {
+  LiveRun r("hang");
+  r.run("--no-nvml --no-metrics", "--steps 30 --checkpoint-every 10 --hang-at-step 15");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.rows("interrupted").size() == 1);
+  CHECK(r.rows("interrupted")[0]->detail == "nccl_hang");
+  CHECK(r.rows("restore")[0]->detail.rfind("source=memory step=10 ", 0) == 0);
+  const auto run = r.observed();
+  // The timeout is max(1 s, 5 x the longest interval): about a second of silence is detection.
+  CHECK(ledger_s(run, ctwin::Category::Detection) >= 0.9);
+  CHECK(ledger_s(run, ctwin::Category::Detection) < 3.0);
+}
+
+TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last checkpoint", "[live][supervisor]") {
+  LiveRun r("nan");
+  r.run("--no-nvml --no-metrics --evict-cmd 'scontrol update nodename={host} state=drain' --host gpu-17",
+        "--steps 40 --checkpoint-every 10 --nan-at-step 37");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.rows("rollback").size() == 1);
+  CHECK(r.rows("restore")[0]->detail.rfind("source=memory step=30 ", 0) == 0);
+  // The catalogue's sdc class is remediated by replacing the node: dry-run by default.
+  REQUIRE(r.rows("evicted").size() == 1);
+  CHECK(r.rows("evicted")[0]->detail == "sdc scontrol update nodename=gpu-17 state=drain (dry-run)");
+  CHECK(r.observed().interruptions.at("sdc") == 1);
+}
+
+TEST_CASE("live run: steps slower than the node's baseline are degraded time, between slow_begin and slow_end", "[live][supervisor]") {
+  LiveRun r("slow");
+  r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 100 --slow-from-step 25 --slowdown 4");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.rows("slow_begin").size() == 1);
+  CHECK(r.rows("slow_begin")[0]->detail.find("source=step_times") != std::string::npos);
+  CHECK(r.rows("slow_end").empty());  // it stays slow to the end
+  const auto run = r.observed();
+  // Steps 25 to 60 take 40 ms instead of 10: about 30 ms of each is degraded once the window
+  // (5 steps) has seen it, about 0.9 s in all; the productive time stays about 10 ms a step.
+  CHECK(ledger_s(run, ctwin::Category::Degraded) > 0.6);
+  CHECK(ledger_s(run, ctwin::Category::Degraded) < 1.2);
+  CHECK(ledger_s(run, ctwin::Category::Productive) < 0.60 + 0.25);
+  CHECK(run.interruptions.empty());
+}
+
+TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's action is carried out", "[live][supervisor][health]") {
+  const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
+    "xid_actions": {"79": "replace"}, "hang_detection": {"minimum": "2s"}}})";
+  const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-run-" + std::to_string(::getpid()));
+  std::ofstream(state) << "gpus 2\n";
+  ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
+  ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
+
+  SECTION("dry-run: the eviction is logged and the trainer restarts here") {
+    LiveRun r("xid-dry", policy);
+    std::thread strike([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::ofstream(state, std::ios::app) << "xid 1 79\n";
+    });
+    r.run("--health-interval 50ms --no-metrics --evict-cmd 'kubectl cordon {host}' --host gpu-3",
+          "--steps 100 --checkpoint-every 10");
+    strike.join();
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto faults = r.rows("fault");
+    REQUIRE(faults.size() == 1);
+    CHECK(faults[0]->code == 79);
+    CHECK(faults[0]->gpu == 1);
+    CHECK(faults[0]->detail == "xid79_fallen_off_bus xid source=nvml");
+    REQUIRE(r.rows("evicted").size() == 1);
+    CHECK(r.rows("evicted")[0]->detail == "xid79_fallen_off_bus kubectl cordon gpu-3 (dry-run)");
+    CHECK(r.rows("restore").size() == 1);
+    CHECK(r.observed().interruptions.at("xid79_fallen_off_bus") == 1);
+  }
+  SECTION("executed: the node leaves the job, exit 1") {
+    LiveRun r("xid-exec", policy);
+    std::ofstream(state, std::ios::app) << "xid 0 79\n";
+    const auto marker = r.dir / "evicted-by-test";
+    r.run("--health-interval 50ms --no-metrics --execute --evict-cmd 'touch " + marker.string() + "'",
+          "--steps 1000 --checkpoint-every 10");
+    INFO(r.output);
+    CHECK(r.code == 1);
+    CHECK(fs::exists(marker));
+    CHECK(r.output.find("evicted: the job goes on elsewhere") != std::string::npos);
+    CHECK(r.rows("restart").empty());
+    r.observed();
+  }
+  fs::remove(state);
+  ::unsetenv("CTWIN_FAKE_NVML_STATE");
+}
+
+TEST_CASE("live run: a warning from NVML (a row remap pending) asks the trainer for a checkpoint now", "[live][supervisor][health]") {
+  const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-warn-" + std::to_string(::getpid()));
+  std::ofstream(state) << "gpus 1\n";
+  ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
+  ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
+  LiveRun r("warn");
+  std::thread warn([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::ofstream(state, std::ios::app) << "remap 0 1 0\n";
+  });
+  r.run("--health-interval 50ms --no-metrics", "--steps 100 --checkpoint-every 1000");  // no periodic save
+  warn.join();
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  bool requested = false;
+  for (const auto* e : r.rows("health")) requested |= e->detail == "checkpoint requested after row_remap_pending";
+  CHECK(requested);
+  REQUIRE(r.rows("checkpoint").size() == 1);  // the one asked for
+  CHECK(r.rows("checkpoint")[0]->detail != "step=100");
+  CHECK(r.rows("interrupted").empty());
+  fs::remove(state);
+  ::unsetenv("CTWIN_FAKE_NVML_STATE");
+}
+
+TEST_CASE("live run: the precheck before a restart evicts a node that fails it", "[live][supervisor]") {
+  const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
+    "precheck": {"enabled": true, "duration": "1s"}, "hang_detection": {"minimum": "2s"}}})";
+  // The default precheck runs the supervising program again: ctwin-live precheck, or ctwin live precheck.
+  for (const bool through_ctwin : {false, true}) {
+    DYNAMIC_SECTION((through_ctwin ? "ctwin live" : "ctwin-live") << ": its precheck on the CPU backend passes") {
+      LiveRun r(through_ctwin ? "precheck-pass-ctwin" : "precheck-pass", policy);
+      r.run("--no-nvml --no-metrics --precheck-backend cpu", "--steps 30 --checkpoint-every 10 --crash-at-step 15", through_ctwin);
+      INFO(r.output);
+      REQUIRE(r.code == 0);
+      bool ran = false;
+      for (const auto* e : r.rows("health")) ran |= e->detail == "precheck exit 0";
+      CHECK(ran);
+      CHECK(r.rows("evicted").empty());
+      CHECK(ledger_s(r.observed(), ctwin::Category::Diagnosis) > 0.01);  // the precheck's time is diagnosis
+    }
+  }
+  SECTION("a failing check (exit 1) evicts") {
+    LiveRun r("precheck-fail", policy);
+    r.run("--no-nvml --no-metrics --precheck-cmd 'exit 1'", "--steps 30 --checkpoint-every 10 --crash-at-step 15");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    REQUIRE(r.rows("evicted").size() == 1);
+    CHECK(r.rows("evicted")[0]->detail == "software_bug (not configured)");
+  }
+}
+
+TEST_CASE("live run: Prometheus metrics on 127.0.0.1 while the trainer runs", "[live][supervisor]") {
+  LiveRun r("metrics");
+  const int port = free_port();
+  std::string scraped;
+  std::thread scraper([&] {
+    for (int i = 0; i < 60 && scraped.empty(); ++i) {  // a scrape while steps are being made
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const auto got = http_get(port, "/metrics");
+      if (got.find("ctwin_trainer_up 1") != std::string::npos && got.find("ctwin_trainer_step -1") == std::string::npos) scraped = got;
+    }
+  });
+  r.run("--no-nvml --metrics 127.0.0.1:" + std::to_string(port), "--steps 200 --checkpoint-every 10");
+  scraper.join();
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  INFO(scraped);
+  CHECK(scraped.rfind("HTTP/1.1 200 OK", 0) == 0);
+  CHECK(scraped.find("# TYPE ctwin_ledger_seconds counter") != std::string::npos);
+  CHECK(scraped.find("ctwin_ledger_seconds{category=\"productive\"} ") != std::string::npos);
+  CHECK(scraped.find("ctwin_goodput_ratio 0.") != std::string::npos);
+}
+
+TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem", "[live][supervisor]") {
+  LiveRun r("bad", R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
+    "hang_detection": {"factor": "five"}}})");
+  r.run("--no-nvml --no-metrics", "--steps 5");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("policy.json: /policies/hang_detection/factor:") != std::string::npos);
+  CHECK(!fs::exists(r.dir / "events.csv"));
+
+  std::ofstream(r.dir / "policy.json") << kPolicy;
+  auto [code, output] = run_ctwin_live("run --policy " + (r.dir / "policy.json").string() + " --no-nvml --no-metrics -- /nonexistent/trainer");
+  CHECK(code == 2);
+  CHECK(output.find("/nonexistent/trainer: cannot run the trainer: No such file or directory") != std::string::npos);
+  std::tie(code, output) = run_ctwin_live("run --policy " + (r.dir / "missing.json").string() + " -- true");
+  CHECK(code == 2);
+}

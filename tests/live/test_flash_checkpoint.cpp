@@ -1,0 +1,335 @@
+// The flash checkpoint engine: round trips through shared memory and disk, fallbacks, pruning,
+// full /dev/shm and full disk, and crash consistency under SIGKILL at random moments.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "live/checkpoint/flash_engine.hpp"
+#include "live/checkpoint/flash_error.hpp"
+#include "live/flash_pattern.hpp"
+#include "support/fixtures.hpp"
+
+namespace fs = std::filesystem;
+using namespace ctwin::flash;
+using ctwin::test::fill_pattern;
+using ctwin::test::holds_pattern;
+
+namespace {
+
+//! A fresh folder in /dev/shm (for slots) or the temporary folder (for the disk), removed at the end.
+struct TempDir {
+  explicit TempDir(const std::string& parent) {
+    std::string pattern = parent + "/ctwin-test-XXXXXX";
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+struct Fixture {
+  TempDir shm{"/dev/shm"}, disk{fs::temp_directory_path().string()};
+  std::vector<std::vector<unsigned char>> buffers;
+  Fixture() {
+    for (const auto size : ctwin::test::crash_test_sizes()) buffers.emplace_back(size);
+  }
+  EngineOptions options(bool background = true) const {
+    EngineOptions o;
+    o.name = "job";
+    o.shm_dir = shm.path;
+    o.persist_dir = disk.path;
+    o.keep_last = 2;
+    o.persist_in_background = background;
+    return o;
+  }
+  void attach(Engine& engine) {
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      engine.register_buffer("buffer." + std::to_string(i), buffers[i].data(), buffers[i].size());
+  }
+  void fill(std::int64_t step) {
+    for (std::size_t i = 0; i < buffers.size(); ++i) fill_pattern(buffers[i], step, i);
+  }
+  bool holds(std::int64_t step) const {
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      if (!holds_pattern(buffers[i], step, i)) return false;
+    return true;
+  }
+  void scramble() {
+    for (auto& b : buffers) std::fill(b.begin(), b.end(), 0xee);
+  }
+  std::vector<std::string> step_folders() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(disk.path)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("flash checkpoint: save returns with the state in shared memory, restore takes the newest", "[live][flash]") {
+  Fixture f;
+  {
+    Engine engine(f.options());
+    f.attach(engine);
+    CHECK(engine.restore().step == -1);
+    for (std::int64_t step = 1; step <= 3; ++step) {
+      f.fill(step);
+      const auto stats = engine.save(step);
+      CHECK(stats.bytes == (3u << 20) + (1u << 20) + 3 + 4097);
+      // Each step reaches the disk before the next save: a persister that falls behind persists
+      // the newest snapshot and skips the ones between (by design), which would leave 1 and 3.
+      CHECK(engine.wait_persisted(step, 30));
+    }
+  }
+  f.scramble();
+  Engine restarted(f.options());
+  f.attach(restarted);
+  const auto r = restarted.restore();
+  CHECK(r.step == 3);
+  CHECK(r.source == RestoreSource::Memory);
+  CHECK(f.holds(3));
+  // keep_last = 2: steps 2 and 3 stay on disk.
+  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000002", "step-000000000003"});
+}
+
+TEST_CASE("flash checkpoint: without shared memory the newest verified disk checkpoint is restored", "[live][flash]") {
+  Fixture f;
+  {
+    Engine engine(f.options());
+    f.attach(engine);
+    for (std::int64_t step = 10; step <= 12; ++step) {
+      f.fill(step);
+      engine.save(step);
+      REQUIRE(engine.wait_persisted(step, 30));
+    }
+  }
+  for (const auto& e : fs::directory_iterator(f.shm.path)) fs::remove(e.path());  // the node rebooted
+  // A flipped byte in step 12's shard: its checksum fails and step 11 is taken instead.
+  {
+    std::fstream shard(f.disk.path + "/step-000000000012/rank-00000.shard", std::ios::in | std::ios::out | std::ios::binary);
+    shard.seekp(1000);
+    shard.put('\x5a');
+  }
+  f.scramble();
+  Engine restarted(f.options());
+  f.attach(restarted);
+  const auto r = restarted.restore();
+  CHECK(r.step == 11);
+  CHECK(r.source == RestoreSource::Disk);
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].find("fails its checksum") != std::string::npos);
+  CHECK(f.holds(11));
+  // The disk copy went through shared memory: a second restore finds it there.
+  f.scramble();
+  const auto again = restarted.restore();
+  CHECK(again.source == RestoreSource::Memory);
+  CHECK(f.holds(11));
+}
+
+TEST_CASE("flash checkpoint: a layout that changed is not restored into the wrong buffers", "[live][flash]") {
+  Fixture f;
+  {
+    Engine engine(f.options());
+    f.attach(engine);
+    f.fill(5);
+    engine.save(5);
+    REQUIRE(engine.wait_persisted(5, 30));
+  }
+  Engine other(f.options());
+  std::vector<unsigned char> different(100);
+  other.register_buffer("buffer.0", different.data(), different.size());
+  CHECK(other.restore().step == -1);
+}
+
+TEST_CASE("flash checkpoint: /dev/shm too small is a clear error and the previous snapshot stays", "[live][flash]") {
+  Fixture f;
+  {
+    Engine engine(f.options(false));
+    f.attach(engine);
+    f.fill(1);
+    engine.save(1);
+    // A buffer larger than the shared-memory folder can hold (address space only, never touched).
+    const std::size_t huge = std::size_t(1) << 40;
+    void* reserved = ::mmap(nullptr, huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIRE(reserved != MAP_FAILED);
+    engine.register_buffer("huge", reserved, huge);
+    try {
+      engine.save(2);
+      FAIL("save succeeded");
+    } catch (const FlashError& e) {
+      CHECK(e.kind() == ErrorKind::SharedMemory);
+      CHECK(std::string(e.what()).find("is too small") != std::string::npos);
+      CHECK(std::string(e.what()).find(f.shm.path) != std::string::npos);
+    }
+    ::munmap(reserved, huge);
+  }
+  f.scramble();
+  Engine restarted(f.options(false));
+  f.attach(restarted);
+  CHECK(restarted.restore().step == 1);
+  CHECK(f.holds(1));
+}
+
+TEST_CASE("flash checkpoint: a full disk fails the persist, not the save, and the previous checkpoint stays", "[live][flash]") {
+  Fixture f;
+  Engine engine(f.options());
+  f.attach(engine);
+  f.fill(1);
+  engine.save(1);
+  REQUIRE(engine.wait_persisted(1, 30));
+  // The file-size limit stands in for a full disk: writes past 1 MiB fail with EFBIG.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 1 << 20;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  f.fill(2);
+  CHECK_NOTHROW(engine.save(2));  // the trainer goes on: the snapshot is in memory
+  std::string error;
+  try {
+    engine.wait_persisted(2, 30);
+  } catch (const FlashError& e) {
+    error = e.what();
+    CHECK(e.kind() == ErrorKind::Persist);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  CHECK(error.find("disk full") != std::string::npos);
+  CHECK(error.find("rank-00000.shard") != std::string::npos);
+  // Nothing of step 2 on disk, no temporaries; step 1 restores from disk.
+  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000002"});
+  CHECK(fs::is_empty(f.disk.path + "/step-000000000002"));
+  EngineOptions disk_only = f.options(false);
+  TempDir empty_shm("/dev/shm");
+  disk_only.shm_dir = empty_shm.path;
+  Engine from_disk(disk_only);
+  f.attach(from_disk);
+  f.scramble();
+  CHECK(from_disk.restore().step == 1);
+  CHECK(f.holds(1));
+}
+
+namespace {
+
+//! Runs the writer, kills it with SIGKILL after `lines` saves and `delay_us` more; returns the last
+//! step whose save had returned (-1: none).
+std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int lines, int delay_us) {
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    ::close(out[1]);
+    ::execl(CTWIN_FLASH_WRITER, CTWIN_FLASH_WRITER, shm.c_str(), disk.c_str(), "job", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char chunk[4096];
+  int seen = 0;
+  while (seen < lines) {
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 10000) <= 0) break;
+    const ssize_t n = ::read(out[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    seen = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  ::usleep(static_cast<useconds_t>(delay_us));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  std::int64_t last = -1;
+  std::istringstream in(text);
+  std::string word;
+  long long step = 0;
+  while (in >> word >> step)
+    if (word == "saved") last = step;
+  return last;
+}
+
+void kill_writer_repeatedly(int rounds) {
+  REQUIRE(fs::exists(CTWIN_FLASH_WRITER));
+  Fixture f;
+  TempDir empty_shm("/dev/shm");
+  std::mt19937 rng(20261121);
+  std::int64_t acked = -1;
+  int from_disk = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const std::int64_t last = run_and_kill(f.shm.path, f.disk.path, static_cast<int>(rng() % 4), static_cast<int>(rng() % 4000));
+    acked = std::max(acked, last);
+    {
+      Engine engine(f.options(false));
+      f.attach(engine);
+      f.scramble();
+      const auto r = engine.restore();
+      INFO("round " << round << ": acknowledged " << acked << ", restored " << r.step);
+      REQUIRE(r.step >= acked);  // nothing acknowledged is ever lost
+      if (r.step >= 0) REQUIRE(f.holds(r.step));  // and what comes back is whole
+    }
+    // The disk alone (the node lost its memory): the newest whole checkpoint there, or none.
+    EngineOptions disk_only = f.options(false);
+    disk_only.shm_dir = empty_shm.path;
+    Engine engine(disk_only);
+    f.attach(engine);
+    f.scramble();
+    const auto d = engine.restore();
+    if (d.step >= 0) {
+      ++from_disk;
+      INFO("round " << round << ": disk step " << d.step);
+      REQUIRE(f.holds(d.step));
+      REQUIRE(d.skipped.empty());  // no torn shard was ever published
+    }
+    for (const auto& e : fs::directory_iterator(empty_shm.path)) fs::remove(e.path());
+  }
+  CHECK(acked > rounds / 2);
+  CHECK(from_disk > rounds / 2);
+}
+
+}  // namespace
+
+TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledged save nor tears one", "[live][flash]") {
+  kill_writer_repeatedly(200);
+}
+
+TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow]") {
+  kill_writer_repeatedly(2000);
+}
+
+TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash]") {
+  TempDir disk(fs::temp_directory_path().string());
+  const std::string json = disk.path + "/bench.json";
+  const auto [code, text] = ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --size 32MiB --iterations 2 --persist-dir " +
+                                                   disk.path + " --json " + json);
+  INFO(text);
+  REQUIRE(code == 0);
+  const auto r = ctwin::test::read_json(json);
+  for (const char* key : {"snapshot_bytes_per_s", "restore_bytes_per_s", "persist_bytes_per_s", "d2h_ceiling_bytes_per_s",
+                          "disk_ceiling_bytes_per_s", "snapshot_of_d2h"})
+    CHECK(r.at(key).get<double>() > 0);
+  CHECK(text.find("% of memcpy device->host") != std::string::npos);
+  // It cleans up after itself: the persist folder holds only the report.
+  CHECK(std::distance(fs::directory_iterator(disk.path), fs::directory_iterator{}) == 1);
+  CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --size 1 --persist-dir " + disk.path).first == 2);
+  CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --persist-dir /does/not/exist").first == 2);
+  if (!fs::exists("/proc/driver/nvidia/gpus")) CHECK(ctwin::test::run_ctwin_live("ckpt-bench --persist-dir " + disk.path).first == 3);
+}

@@ -1,0 +1,199 @@
+// Every kind of bad scenario input gets its own error line `FILE: /pointer: reason`, all at once.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <functional>
+
+#include "models/scenario_loader.hpp"
+#include "support/fixtures.hpp"
+
+using namespace ctwin;
+using nlohmann::json;
+
+namespace {
+
+//! Applies `mutate` to the minimal fixture and returns the problems found.
+std::vector<ScenarioProblem> problems_after(const std::function<void(json&)>& mutate) {
+  json doc = test::read_json(test::fixture("minimal.json"));
+  mutate(doc);
+  try {
+    test::scenario_from(doc, "bad.json");
+  } catch (const ScenarioInvalid& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+bool has(const std::vector<ScenarioProblem>& problems, const std::string& pointer, const std::string& reason_part) {
+  for (const auto& p : problems)
+    if (p.pointer == pointer && p.reason.find(reason_part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the minimal fixture and the reference scenarios are valid", "[scenario]") {
+  CHECK_NOTHROW(load_scenario(test::fixture("minimal.json")));
+  CHECK_NOTHROW(load_scenario(test::fixture("features.json")));
+  CHECK_NOTHROW(load_scenario(test::repo_file("scenarios/default.json")));
+  CHECK_NOTHROW(load_scenario(test::repo_file("scenarios/llama3_405b_16k.json")));
+}
+
+TEST_CASE("values are stored in SI units and integer microseconds", "[scenario]") {
+  const Scenario s = load_scenario(test::fixture("minimal.json"));
+  CHECK(s.job.horizon_us == 30LL * 86400 * 1'000'000);
+  CHECK(s.checkpoint.save_us == 30'000'000);
+  CHECK(s.faults.at(0).rate.component == Component::Gpu);
+  CHECK(s.faults.at(0).action == Act::Replace);
+  CHECK(s.content_hash.size() == 16);
+}
+
+namespace {
+//! A valid workload for the minimal fixture's 64 GPUs: TP 8 x PP 4 x DP 2.
+json small_workload() {
+  return {{"model", {{"layers", 8}, {"hidden", 1024}, {"heads", 8}, {"vocab", 32000}, {"seq_len", 2048}}},
+          {"parallel", {{"tp", 8}, {"pp", 4}, {"global_batch", 16}}},
+          {"efficiency", {{"gemm", 0.5}}},
+          {"fabric", {{"nvlink", "300GB/s"}, {"nic", "200Gbps"}}}};
+}
+}  // namespace
+
+TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
+  struct Case {
+    const char* what;
+    std::function<void(json&)> mutate;
+    const char* pointer;
+    const char* reason;
+  };
+  const std::vector<Case> cases{
+      {"unknown top-level field", [](json& d) { d["clustr"] = 1; }, "/clustr", "unknown field"},
+      {"unknown nested field", [](json& d) { d["faults"][0]["detecton"] = "1s"; }, "/faults/0/detecton", "unknown field"},
+      {"missing schema version", [](json& d) { d.erase("schema_version"); }, "/schema_version", "add \"schema_version\": 1"},
+      {"future schema version", [](json& d) { d["schema_version"] = 2; }, "/schema_version", "newer ctwin"},
+      {"wrong type", [](json& d) { d["cluster"]["nodes"] = "ten"; }, "/cluster/nodes", "expected an integer"},
+      {"negative count", [](json& d) { d["cluster"]["spare_nodes"] = -1; }, "/cluster/spare_nodes", "between 0"},
+      {"number without a unit", [](json& d) { d["restart"]["overhead"] = 300; }, "/restart/overhead", "with a unit"},
+      {"unknown unit", [](json& d) { d["checkpoint"]["save_time"] = "30 furlongs"; }, "/checkpoint/save_time", "unknown duration unit"},
+      {"negative duration", [](json& d) { d["faults"][0]["detection"] = "-1s"; }, "/faults/0/detection", "negative"},
+      {"zero interval", [](json& d) { d["policies"]["checkpoint"]["interval"] = "0s"; }, "/policies/checkpoint/interval", "longer than zero"},
+      {"too many job nodes", [](json& d) { d["job"]["nodes"] = 9; }, "/job/nodes", "exceed the cluster"},
+      {"bad rate unit", [](json& d) { d["faults"][0]["rate"] = "0.5/year"; }, "/faults/0/rate", "per component"},
+      {"unknown effect", [](json& d) { d["faults"][0]["effect"] = "explode"; }, "/faults/0/effect", "one of: crash, hang, slow"},
+      {"slow without factor", [](json& d) { d["faults"][0]["effect"] = "slow"; d["faults"][0]["recovery"]["action"] = "none"; },
+       "/faults/0/speed_factor", "needs its speed factor"},
+      {"impossible speed factor", [](json& d) { d["faults"][0]["effect"] = "slow"; d["faults"][0]["speed_factor"] = 1.5;
+                                                d["faults"][0]["recovery"]["action"] = "none"; },
+       "/faults/0/speed_factor", "must be below 1"},
+      {"weibull without shape", [](json& d) { d["faults"][0]["distribution"] = "weibull"; }, "/faults/0/weibull_shape", "needs its shape"},
+      {"shape on exponential", [](json& d) { d["faults"][0]["weibull_shape"] = 0.7; }, "/faults/0/weibull_shape", "only a \"weibull\""},
+      {"crash with no action", [](json& d) { d["faults"][0]["recovery"]["action"] = "none"; }, "/faults/0/recovery/action", "brings the job back"},
+      {"duplicate class", [](json& d) { d["faults"].push_back(d["faults"][0]); }, "/faults/1/name", "duplicate"},
+      {"faults not an array", [](json& d) { d["faults"] = json::object(); }, "/faults", "expected an array"},
+      {"both save time and size", [](json& d) { d["checkpoint"]["size_per_gpu"] = "1GiB"; }, "/checkpoint", "exactly one of"},
+      {"size without storage", [](json& d) { d["checkpoint"] = {{"size_per_gpu", "1GiB"}, {"persist_bandwidth", "100Gbps"}}; },
+       "/cluster/storage", "needs the storage system"},
+      {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
+      {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
+      {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},
+      {"unknown policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "optimal"; }, "/policies/checkpoint/type", "one of: fixed, young, daly, adaptive"},
+      {"interval on a computed policy", [](json& d) { d["policies"]["checkpoint"]["type"] = "young"; }, "/policies/checkpoint/interval", "only a \"fixed\" policy"},
+      {"xid key not a code", [](json& d) { d["policies"]["xid_actions"] = {{"seventy-nine", "replace"}}; },
+       "/policies/xid_actions/seventy-nine", "an Xid code"},
+      {"unknown xid action", [](json& d) { d["policies"]["xid_actions"] = {{"79", "pray"}}; }, "/policies/xid_actions/79", "one of: restart"},
+      {"replicas that do not divide the job", [](json& d) { d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 3}}; },
+       "/policies/elastic/replica_nodes", "must divide"},
+      {"more replicas kept than exist", [](json& d) { d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 2}, {"min_replicas", 5}}; },
+       "/policies/elastic/min_replicas", "only 4 replicas"},
+      {"precheck without its duration", [](json& d) { d["policies"]["precheck"] = json::object(); }, "/policies/precheck/duration", "missing"},
+      {"straggler policy without a window", [](json& d) { d["policies"]["stragglers"] = {{"evict", true}}; }, "/policies/stragglers/observe", "missing"},
+      {"workload on the wrong GPU count", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["dp"] = 4; },
+       "/workload/parallel", "the job has 64"},
+      {"tensor parallel across nodes", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["tp"] = 16;
+                                                     d["workload"]["parallel"]["pp"] = 1; },
+       "/workload/parallel", "tp must divide the GPUs per node"},
+      {"workload without its GEMM efficiency", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"].erase("gemm"); },
+       "/workload/efficiency/gemm", "missing"},
+      {"elastic replica splitting a data-parallel replica",
+       [](json& d) { d["workload"] = small_workload(); d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 2}}; },
+       "/policies/elastic/replica_nodes", "whole data-parallel replicas"},
+      {"unknown all-reduce", [](json& d) { d["workload"] = small_workload(); d["workload"]["dp_algorithm"] = "butterfly"; },
+       "/workload/dp_algorithm", "one of: ring, tree, hierarchical"},
+      {"bandwidth share above 1", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["bandwidth"] = 2; },
+       "/workload/efficiency/bandwidth", "at most 1"},
+      {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const auto problems = problems_after(c.mutate);
+    REQUIRE_FALSE(problems.empty());
+    CHECK(has(problems, c.pointer, c.reason));
+  }
+}
+
+TEST_CASE("all problems are reported at once, one line each, with the file name", "[scenario]") {
+  json doc = test::read_json(test::fixture("minimal.json"));
+  doc["cluster"]["nodes"] = "ten";
+  doc["faults"][0]["effect"] = "explode";
+  doc["typo"] = true;
+  try {
+    test::scenario_from(doc, "my/scenario.json");
+    FAIL("expected ScenarioInvalid");
+  } catch (const ScenarioInvalid& e) {
+    CHECK(e.problems().size() >= 3);
+    const std::string text = e.what();
+    CHECK(text.find("my/scenario.json: /cluster/nodes: expected an integer") != std::string::npos);
+    CHECK(text.find("my/scenario.json: /faults/0/effect: unknown value \"explode\"") != std::string::npos);
+    CHECK(text.find("my/scenario.json: /typo: unknown field") != std::string::npos);
+  }
+}
+
+TEST_CASE("malformed JSON and missing files are reported against the file", "[scenario]") {
+  CHECK_THROWS_WITH(parse_scenario("{\"schema_version\": 1,", "broken.json"), Catch::Contains("broken.json: /: not valid JSON"));
+  CHECK_THROWS_WITH(load_scenario("/nonexistent/x.json"), Catch::Contains("/nonexistent/x.json: /: cannot open"));
+}
+
+TEST_CASE("a workload replaces the step time, without either the job is incomplete", "[scenario]") {
+  CHECK(has(problems_after([](json& d) { d["job"].erase("step_time"); }), "/job/step_time", "or a workload"));
+  json doc = test::read_json(test::fixture("minimal.json"));
+  doc["job"].erase("step_time");
+  doc["workload"] = small_workload();
+  const Scenario s = test::scenario_from(doc);
+  REQUIRE(s.workload);
+  CHECK(s.workload->workload.layout.dp == 2);  // the rest of the 64 GPUs
+  CHECK(s.job.step_us == 0);                   // the step model fills it in
+}
+
+TEST_CASE("every scenario shipped in scenarios/ loads", "[scenario]") {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::repo_file("scenarios"))) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_scenario(entry.path().string()));
+    ++loaded;
+  }
+  CHECK(loaded >= 8);
+  int policies = 0;  // policy files for `ctwin live run`
+  for (const auto& entry : std::filesystem::directory_iterator(test::repo_file("scenarios/policies"))) {
+    INFO(entry.path().string());
+    CHECK_NOTHROW(load_policies_or_scenario(entry.path().string()));
+    ++policies;
+  }
+  CHECK(policies >= 1);
+}
+
+TEST_CASE("a policy file is a scenario's policies section alone, problems name their pointer", "[scenario]") {
+  const Scenario s = parse_policies_or_scenario(
+      R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"79": "replace"}}})", "p.json");
+  CHECK(s.xid_actions.at(79).action == Act::Replace);
+  CHECK(s.checkpoint_policy.interval_us == 300 * kMicrosPerSecond);
+  try {
+    parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"x": "replace"}}, "extra": 1})", "p.json");
+    FAIL("a bad policy file was accepted");
+  } catch (const ScenarioInvalid& e) {
+    const std::string what = e.what();
+    CHECK(what.find("p.json: /policies/xid_actions/x:") != std::string::npos);
+    CHECK(what.find("p.json: /extra:") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse_policies_or_scenario(R"({"schema_version": 1})", "p.json"), ScenarioInvalid);
+}

@@ -1,0 +1,51 @@
+// What the live agent's observations mean, decided in policies/ from typed symptoms: faults with
+// the Xid they read as, warnings that ask for a checkpoint, counts, slow spans; and the class of
+// an interruption, with its effect (an sdc class rolls back) and remediation.
+#include <catch2/catch.hpp>
+
+#include "policies/fault_classes.hpp"
+#include "policies/health_policy.hpp"
+
+using namespace ctwin;
+
+TEST_CASE("health symptoms are faults, warnings, counts or slow spans", "[policies][health]") {
+  CHECK(judge_health(Symptom::Xid, 13).response == HealthResponse::Fault);
+  CHECK(judge_health(Symptom::Xid, 13).xid == 13);
+  CHECK(judge_health(Symptom::EccUncorrected).xid == 48);
+  CHECK(judge_health(Symptom::RowRemapFailed).xid == 64);
+  CHECK(judge_health(Symptom::NvlinkDown).xid == 74);
+  for (Symptom gone : {Symptom::GpuLost, Symptom::MonitorStuck}) {
+    CHECK(judge_health(gone).response == HealthResponse::Fault);
+    CHECK(judge_health(gone).xid == 79);
+    CHECK_FALSE(judge_health(gone).trainer_can_save);  // asking a trainer on a lost GPU to save would only wait
+  }
+  CHECK(judge_health(Symptom::RowRemapPending).response == HealthResponse::Warning);
+  CHECK(judge_health(Symptom::HotGpu).response == HealthResponse::Warning);
+  for (Symptom counted : {Symptom::EccCorrected, Symptom::NvlinkErrors, Symptom::Baseline})
+    CHECK(judge_health(counted).response == HealthResponse::Observe);
+  CHECK(judge_health(Symptom::Throttled).response == HealthResponse::SlowBegin);
+  CHECK(judge_health(Symptom::ThrottleCleared).response == HealthResponse::SlowEnd);
+}
+
+TEST_CASE("a live interruption takes the scenario's class, else the catalogue's", "[policies][classes]") {
+  Scenario scenario;
+  FaultClass mine;
+  mine.name = "my_gpu_loss";
+  mine.xid = 79;
+  mine.action = Act::Reboot;
+  scenario.faults.push_back(mine);
+  CHECK(classify_xid(scenario, 79).name == "my_gpu_loss");
+  CHECK(classify_xid(scenario, 79).act == Act::Reboot);
+  CHECK(classify_xid(scenario, 48).name == "xid48_hbm_dbe");  // the catalogue's
+  const LiveFaultClass unknown = classify_xid(scenario, 999);
+  CHECK(unknown.name == "xid999");
+  CHECK(unknown.act == Act::Restart);
+
+  const LiveFaultClass nan = classify_stop(scenario, LiveStop::NanLoss);
+  CHECK(nan.effect == Effect::Sdc);
+  CHECK(nan.rolls_back());
+  CHECK_FALSE(classify_stop(scenario, LiveStop::Crash).rolls_back());
+  CHECK(classify_stop(scenario, LiveStop::Hang).effect == Effect::Hang);
+  CHECK_FALSE(trainer_can_save_after(LiveStop::Hang));
+  CHECK(trainer_can_save_after(LiveStop::Crash));
+}

@@ -1,0 +1,83 @@
+// The engine-neutral policies on their own: checkpoint intervals, DLRover's node check,
+// run-time stragglers and hang timeouts.
+#include <catch2/catch.hpp>
+
+#include "policies/checkpoint_policy.hpp"
+#include "policies/precheck.hpp"
+#include "policies/runtime_health.hpp"
+#include "support/fixtures.hpp"
+
+using namespace ctwin;
+
+TEST_CASE("Young's and Daly's intervals, and Daly's worked examples", "[policies]") {
+  CHECK(young_interval_s(300, 86400) == Approx(7200));
+  // Daly (2006): delta = 5 min gives 117 min at M = 24 h, 57 min at 6 h, 9.1 min at 15 min.
+  CHECK(daly_interval_s(300, 24 * 3600) / 60 == Approx(117).epsilon(0.005));
+  CHECK(daly_interval_s(300, 6 * 3600) / 60 == Approx(57).epsilon(0.01));
+  CHECK(daly_interval_s(300, 15 * 60) / 60 == Approx(9.1).epsilon(0.01));
+  CHECK(daly_interval_s(3000, 600) == 600);  // delta >= 2M: checkpoint every M
+}
+
+TEST_CASE("the adaptive policy's MTBF estimate moves from its prior to what it sees", "[policies]") {
+  const AdaptivePolicy policy(3600, 2);  // prior: 1 h, worth two failures
+  IntervalContext c{0, 0, 60 * kMicrosPerSecond, 0};
+  CHECK(policy.estimated_mtbf_s(c) == Approx(3600));
+  c.now_us = 1000 * 3600 * kMicrosPerSecond;  // 1,000 h with 500 failures: the truth is 2 h
+  c.failures_seen = 500;
+  CHECK(policy.estimated_mtbf_s(c) == Approx(2.0 * 3600).epsilon(0.01));
+  CHECK(micros_to_seconds(policy.interval_us(c)) == Approx(daly_interval_s(60, 7200)).epsilon(0.01));
+}
+
+TEST_CASE("DLRover's node check: the 6-node example finds node 6 faulty", "[policies][precheck]") {
+  // docs/tutorial/check_node_health.md: 6 nodes, allgather fails in group {5, 6}; node 6 is bad.
+  const NodeGroups round0 = precheck_round0({1, 2, 3, 4, 5, 6});
+  CHECK(round0 == NodeGroups{{1, 2}, {3, 4}, {5, 6}});
+  const NodeTimes t0{{1, 20.1}, {2, 20.2}, {3, 20.3}, {4, 20.4}, {5, 3600}, {6, 3600}};
+  const NodeGroups round1 = precheck_round1(t0);
+  CHECK(round1 == NodeGroups{{1, 6}, {2, 5}, {3, 4}});  // fastest with slowest: each suspect beside a healthy node
+  // Round 1: the group holding node 6 fails again; node 5, beside a healthy node, passes.
+  const NodeTimes t1{{1, 3600}, {6, 3600}, {2, 20.5}, {5, 20.6}, {3, 20.2}, {4, 20.3}};
+  const PrecheckVerdict v = precheck_verdict(t0, t1);
+  CHECK(v.faulty == std::vector<int>{6});
+  CHECK(v.time.at(1) == Approx(20.1));  // passed round 0
+  CHECK(v.time.at(5) == Approx(20.6));  // passed round 1
+  CHECK(v.stragglers_median.empty());
+  CHECK(v.stragglers_sigma.empty());
+}
+
+TEST_CASE("DLRover's node check: a slow node is a straggler by both rules", "[policies][precheck]") {
+  // The same document's log: node 1 is slow in both rounds; node 0 only beside it in round 0.
+  const NodeTimes t0{{2, 20.307}, {3, 20.265}, {0, 206.872}, {1, 151.752}};
+  const NodeTimes t1{{2, 20.307}, {3, 20.265}, {0, 23.174}, {1, 135.961}};
+  const PrecheckVerdict v = precheck_verdict(t0, t1);
+  CHECK(v.faulty.empty());
+  CHECK(v.stragglers_median == std::vector<int>{1});
+  CHECK(v.stragglers_sigma == std::vector<int>{1});
+  CHECK(v.time.at(0) == Approx(23.174));
+  CHECK(precheck_round0({1, 2, 3, 4, 5}) == NodeGroups{{1, 2}, {3, 4, 5}});  // the odd one joins the last pair
+}
+
+TEST_CASE("a run-time straggler is evicted only when the time it saves beats a restart", "[policies]") {
+  std::map<int, double> steps;
+  for (int n = 0; n < 64; ++n) steps[n] = 10.0 + 0.01 * (n % 5);
+  CHECK_FALSE(runtime_straggler(steps, 1e4, 600));  // healthy spread
+  steps[17] = 10.6;                                  // one node 6% slow
+  const auto far = runtime_straggler(steps, 1e4, 600);  // 10,000 steps left: 0.56 s x 1e4 = 5,600 s saved
+  REQUIRE(far);
+  CHECK(far->node == 17);
+  CHECK(far->evict);
+  const auto near_end = runtime_straggler(steps, 100, 600);  // 56 s saved < a 10-min restart
+  REQUIRE(near_end);
+  CHECK_FALSE(near_end->evict);
+}
+
+TEST_CASE("the hang timeout is five times the longest interval seen", "[policies]") {
+  HangDetector hang;
+  hang.observe_interval(10);
+  hang.observe_interval(30);
+  hang.observe_interval(20);
+  CHECK(hang.timeout_s() == Approx(150));
+  CHECK_FALSE(hang.is_hung(140));
+  CHECK(hang.is_hung(151));
+  CHECK(HangDetector().timeout_s() == 60);  // nothing seen yet: the floor
+}
