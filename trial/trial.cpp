@@ -14,23 +14,14 @@ namespace ctwin {
 Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer)
     : config_(config),
       observer_(observer),
+      flash_({config.persist_every, config.persist_us, config.peer_replicas, config.replication_us}),
+      pool_(config.job_nodes, config.spare_nodes, config.shop.retire_after),
       shop_rng_(splitmix64(seed ^ 0x5245504149525348ULL)),
       control_rng_(splitmix64(seed ^ 0x434F4E54524F4C52ULL)) {
   assert((config.interval_us > 0 || config.interval_policy) && "the checkpoint interval must be positive (the loader checks it)");
   result_.seed = seed;
   result_.fault_counts.assign(config.faults.size(), 0);
   result_.interruptions_by_class.assign(config.faults.size(), 0);
-  slot_node_.resize(static_cast<std::size_t>(config.job_nodes));
-  node_slot_.assign(static_cast<std::size_t>(config.job_nodes + config.spare_nodes), -1);
-  if (config.shop.retire_after > 0) {
-    node_failures_.assign(node_slot_.size() * static_cast<std::size_t>(config.shop.retire_after), 0);
-    node_failure_count_.assign(node_slot_.size(), 0);
-  }
-  for (int slot = 0; slot < config.job_nodes; ++slot) {
-    slot_node_[static_cast<std::size_t>(slot)] = slot;
-    node_slot_[static_cast<std::size_t>(slot)] = slot;
-  }
-  for (int i = 0; i < config.spare_nodes; ++i) spare_pool_.push_back(config.job_nodes + i);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
   recent_faults_.resize(config.faults.size());
   replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
@@ -81,7 +72,7 @@ void Trial::commit() {
   committed_ += uncommitted_;
   uncommitted_ = 0;
   ++result_.checkpoints;
-  if (config_.mechanism == CheckpointMechanism::Flash) record_snapshot(now_, committed_);
+  if (config_.mechanism == CheckpointMechanism::Flash) flash_.record(now_, committed_);
   if (observer_ && observer_->wants_checkpoints()) emit(now_, EventKind::CheckpointDone);
 }
 
@@ -134,7 +125,7 @@ void Trial::advance_up(Micros t) {
     // Flash: the last K+1 snapshots go through the loop, so their persists are recorded exactly;
     // earlier ones are folded, which is exact when a persist ends before the next one starts.
     if (flash) cycles = std::max<Micros>(0, cycles - (config_.persist_every + 1));
-    if (flash && (config_.persist_us > config_.persist_every * cycle || config_.replication_us > cycle)) cycles = 0;
+    if (flash && !flash_.foldable(cycle)) cycles = 0;
     if (cycles > 0) {
       ledger[Category::Productive] += cycles * tau;
       account_drag(wall_for_work(tau), tau, cycles);
@@ -142,46 +133,19 @@ void Trial::advance_up(Micros t) {
       committed_ += cycles * tau;
       result_.checkpoints += cycles;
       now_ += cycles * cycle;
-      if (flash) {
-        // Persists and replicas in flight land within the K+1 cycles left before t: promote them,
-        // then the newest snapshot persisted inside the folded span, if one was.
-        for (const auto& p : persisting_) durable_work_ = std::max(durable_work_, p.first);
-        for (const auto& r : replicating_) replicated_work_ = std::max(replicated_work_, r.first);
-        persisting_.clear();
-        replicating_.clear();
-        snapshots_ += cycles;
-        const Micros since_persisted = snapshots_ % config_.persist_every;
-        if (since_persisted < cycles) durable_work_ = std::max(durable_work_, committed_ - since_persisted * tau);
-        replicated_work_ = std::max(replicated_work_, committed_);
-      }
+      if (flash) flash_.fold(cycles, tau, committed_);  // in flight lands within the K+1 cycles left before t
     }
   }
 }
 
-void Trial::record_snapshot(Micros end, Micros work) {
-  ++snapshots_;
-  if (snapshots_ % config_.persist_every == 0) {
-    const Micros start = persisting_.empty() ? end : std::max(end, persisting_.back().second);  // persists queue
-    persisting_.emplace_back(work, start + config_.persist_us);
-  }
-  if (config_.peer_replicas) replicating_.emplace_back(work, end + config_.replication_us);
-}
-
 std::pair<Micros, Micros> Trial::usable_checkpoint(Micros t, bool host_down) {
   if (config_.mechanism == CheckpointMechanism::Sync) return {committed_, config_.restore_us};
-  while (!persisting_.empty() && persisting_.front().second <= t) {
-    durable_work_ = std::max(durable_work_, persisting_.front().first);
-    persisting_.pop_front();
-  }
-  while (!replicating_.empty() && replicating_.front().second <= t) {
-    replicated_work_ = std::max(replicated_work_, replicating_.front().first);
-    replicating_.pop_front();
-  }
+  flash_.settle(t);
   // The host stayed up: the newest snapshot is in its shared memory.
   if (!host_down) return {committed_, config_.memory_restore_us};
   // A node is gone with its memory: a peer's copy if there is one, else storage.
-  if (config_.peer_replicas && replicated_work_ >= durable_work_) return {std::min(replicated_work_, committed_), config_.peer_restore_us};
-  return {std::min(durable_work_, committed_), config_.restore_us};
+  if (config_.peer_replicas && flash_.replicated() >= flash_.durable()) return {std::min(flash_.replicated(), committed_), config_.peer_restore_us};
+  return {std::min(flash_.durable(), committed_), config_.restore_us};
 }
 
 Micros Trial::up_completion_time() const {
@@ -330,7 +294,7 @@ Micros Trial::next_timer() const {
   if (phase_ == Phase::Done) return kNever;
   Micros t = config_.end_us;
   t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
-  if (!returns_.empty()) t = std::min(t, returns_.top().first);
+  t = std::min(t, pool_.next_return());
   for (const auto& r : recurrences_) t = std::min(t, r.at);
   for (const auto& p : sdc_) t = std::min(t, p.detect_at);
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
@@ -355,17 +319,9 @@ void Trial::on_timer(Micros t) {
     update_speed();
   }
   // Repaired nodes come back to the pool and fill the job's vacant slots.
-  bool returned = false;
-  while (!returns_.empty() && returns_.top().first <= t) {
-    const int node = returns_.top().second;
-    returns_.pop();
-    spare_pool_.push_back(node);
-    emit(t, EventKind::NodeUp, node);
-    returned = true;
-  }
-  if (returned) {
+  if (pool_.take_returns(t, [&](int node) { emit(t, EventKind::NodeUp, node); })) {
     fill_vacancies(t);
-    if (phase_ == Phase::WaitSpare && vacant_slots_.empty()) {
+    if (phase_ == Phase::WaitSpare && pool_.vacancies() == 0) {
       result_.ledger[Category::WaitingForSpares] += t - phase_start_;
       begin_restart(t);
     } else if (phase_ == Phase::Up && active_replicas_ < total_replicas_ &&
@@ -388,7 +344,7 @@ void Trial::on_timer(Micros t) {
     if (due == recurrences_.end()) break;
     const Recurrence again = *due;
     recurrences_.erase(due);
-    const int slot = node_slot_[static_cast<std::size_t>(again.node)];
+    const int slot = pool_.slot_of(again.node);
     if (slot >= 0 && phase_ != Phase::Done) on_fault({again.at, again.fault_class, slot, again.gpu, -1});
   }
   if (phase_ == Phase::Up && next_maintenance_ <= t) begin_maintenance(t);
@@ -438,7 +394,7 @@ void Trial::detect_sdc(const PendingSdc& sdc) {
   result_.ledger[Category::LostProgress] += rolled_back;
   committed_ -= rolled_back;
   emit(t, EventKind::Rollback, sdc.node, sdc.gpu, &fc);
-  const bool host_down = slot_node_[static_cast<std::size_t>(sdc.slot)] == sdc.node && stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
+  const bool host_down = pool_.node_in_slot(sdc.slot) == sdc.node && stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
   crash(t, fc, 0, host_down);  // the time until it was noticed is already lost work
 }
 
@@ -456,15 +412,15 @@ void Trial::on_fault(const FaultStrike& strike) {
     return;
   }
   // A lemon's extra fault names its node: it matters only while the node is in the job.
-  const int slot = strike.node >= 0 ? node_slot_[static_cast<std::size_t>(strike.node)] : strike.slot;
-  const int node = slot >= 0 ? slot_node_[static_cast<std::size_t>(slot)] : -1;
+  const int slot = strike.node >= 0 ? pool_.slot_of(strike.node) : strike.slot;
+  const int node = slot >= 0 ? pool_.node_in_slot(slot) : -1;
   if (node < 0) {
     emit(t, EventKind::FaultIgnored, strike.node, strike.gpu, &fc);
     return;
   }
   ++result_.fault_counts[strike.fault_class];
   emit(t, EventKind::Fault, node, strike.gpu, &fc);
-  record_failure(node, t);
+  pool_.record_failure(node, t);
 
   switch (fc.effect) {
     case Effect::None: return;

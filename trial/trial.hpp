@@ -13,56 +13,19 @@
 //! pool is empty), restart (the longest pending action + the restart overhead) and restore. A fault
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
-#include <deque>
-#include <memory>
-#include <queue>
 #include <vector>
 
-#include "models/fault_timeline.hpp"
-#include "core/rng.hpp"
 #include "core/ledger.hpp"
-#include "models/network_domains.hpp"
+#include "core/rng.hpp"
+#include "models/fault_timeline.hpp"
 #include "models/scenario.hpp"
-#include "trial/trial_observer.hpp"
-#include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
+#include "trial/flash_tiers.hpp"
+#include "trial/node_pool.hpp"
+#include "trial/trial_config.hpp"
+#include "trial/trial_observer.hpp"
 
 namespace ctwin {
-
-//! Everything a trial needs, resolved from the scenario and the cost model.
-struct TrialConfig {
-  int job_nodes = 0;
-  int spare_nodes = 0;
-  std::vector<FaultClass> faults;
-  Micros save_us = 0;
-  Micros restore_us = 0;
-  Micros restart_overhead_us = 0;
-  Micros repair_us = 0;           //!< fixed turnaround, unless `shop` gives a distribution
-  RepairShop shop;
-  Micros interval_us = 0;         //!< fixed interval, unless `interval_policy` is set
-  std::shared_ptr<const IntervalPolicy> interval_policy;
-  Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
-  Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
-  std::optional<Maintenance> maintenance;
-  // Flash checkpoints: `save_us` is the blocking snapshot; persists run in the background.
-  CheckpointMechanism mechanism = CheckpointMechanism::Sync;
-  Micros persist_us = 0;
-  int persist_every = 1;
-  Micros memory_restore_us = 0;
-  bool peer_replicas = false;
-  Micros replication_us = 0;
-  Micros peer_restore_us = 0;
-  bool save_on_failure = false;
-  std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
-  //! Consulted on faults, diagnoses, spare shortages, returns and step times (policies/controller.hpp).
-  //! Null: the catalogue's actions, wait for spares, no precheck.
-  std::shared_ptr<const control::Controller> controller;
-  int replica_nodes = 0;               //!< nodes per data-parallel replica (0: the job is one replica)
-  std::vector<double> speed_by_replicas;  //!< job speed by active replicas (the step model's); empty: active / total
-  Micros step_us = 0;                  //!< failure-free step at full width
-  Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
-  double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck
-};
 
 struct TrialResult {
   std::uint64_t seed = 0;
@@ -85,11 +48,11 @@ class Trial {
   bool done() const { return phase_ == Phase::Done; }
   const TrialResult& result() const { return result_; }
   //! Physical node in a job slot, or -1 while the slot waits for a spare.
-  int node_in_slot(int slot) const { return slot_node_[static_cast<std::size_t>(slot)]; }
+  int node_in_slot(int slot) const { return pool_.node_in_slot(slot); }
   //! The node a node or GPU fault strikes now (a lemon's fault names its node), or -1 if none.
   int victim_of(const FaultStrike& strike) const {
     if (strike.node < 0) return node_in_slot(strike.slot);
-    return node_slot_[static_cast<std::size_t>(strike.node)] >= 0 ? strike.node : -1;
+    return pool_.in_job(strike.node) ? strike.node : -1;
   }
 
  private:
@@ -108,17 +71,12 @@ class Trial {
     Micros back;     //!< kNever: through the repair shop
     Micros swap_us;  //!< putting a cold spare in its place
   };
-  struct Vacancy {
-    int slot;
-    Micros swap_us;
-  };
   //! A misdiagnosed fault: the bad part stayed in the job and fails again.
   struct Recurrence {
     Micros at;
     std::uint32_t fault_class;
     int node, gpu;
   };
-  using Return = std::pair<Micros, int>;  //!< (time, node)
   //! Silent corruption waiting to be noticed; the work up to `clean_work` was saved before it.
   struct PendingSdc {
     Micros detect_at;
@@ -136,7 +94,6 @@ class Trial {
   void finish(Micros t, bool work_done);
 
   // Down phases.
-  void settle(Micros t);
   void enter(Phase phase, Micros t, Micros duration);
   void advance_down(Micros t);
   void leave_diagnosis(Micros t);
@@ -146,8 +103,6 @@ class Trial {
 
   void update_speed();
   void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down);
-  //! Flash: a snapshot completed at `end` holding `work`: start its persist (one in K) and replica.
-  void record_snapshot(Micros end, Micros work);
   //! The newest checkpoint a restart can use at t, and how long restoring it takes.
   std::pair<Micros, Micros> usable_checkpoint(Micros t, bool host_down);
   //! Returns whether the node is down (reboot, replacement): its memory is gone.
@@ -173,9 +128,7 @@ class Trial {
   //! Splits compute time that did no work between slow parts (degraded) and missing replicas (shrunk).
   void account_drag(Micros wall, Micros work, Micros times = 1);
   bool on_network_fault(const FaultStrike& strike, const FaultClass& fc);
-  void take_from_pool(int node, Micros back);
   Micros repair_turnaround(int node, Micros t, bool& retired);
-  void record_failure(int node, Micros t);
   //! Events cost nothing without an observer (the native driver's Monte Carlo).
   void emit(Micros t, EventKind kind, int node = -1, int gpu = -1, const FaultClass* fc = nullptr, double speed = 1.0,
             int component = -1) {
@@ -200,11 +153,7 @@ class Trial {
   Micros interval_ = 0;  //!< in force since the last (re)start
   void choose_interval(Micros t);
 
-  // Flash checkpoints: what is safe where. In flight: (work, ready at), oldest first.
-  std::int64_t snapshots_ = 0;
-  Micros durable_work_ = 0;     //!< newest snapshot safe in storage
-  Micros replicated_work_ = 0;  //!< newest snapshot safe in a peer's memory
-  std::deque<std::pair<Micros, Micros>> persisting_, replicating_;
+  FlashTiers flash_;  //!< flash checkpoints: which snapshot is safe in storage, which in a peer's memory
   Micros failure_save_work_ = 0;  //!< save-on-failure: the live work being saved
   Micros chain_restore_us_ = -1;  //!< the restore the current recovery needs (-1: from storage)
 
@@ -217,16 +166,8 @@ class Trial {
   std::vector<int> rebooting_nodes_;        //!< back up when the restart completes
 
   // Nodes.
-  std::vector<int> slot_node_;
-  std::vector<int> node_slot_;  //!< -1 when the node is not in the job
-  std::deque<Vacancy> vacant_slots_;
-  std::deque<int> spare_pool_;
-  //! Nodes coming back to the pool: from the repair shop, or when their network part is replaced.
-  std::priority_queue<Return, std::vector<Return>, std::greater<>> returns_;
+  NodePool pool_;  //!< slots, vacancies, spares, returns, failure history
   std::vector<Recurrence> recurrences_;
-  //! Retirement: the last `retire_after` failure times of each node, a ring per node in one array.
-  std::vector<Micros> node_failures_;
-  std::vector<std::uint16_t> node_failure_count_;
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;

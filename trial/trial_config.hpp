@@ -1,13 +1,53 @@
 #pragma once
-//! Resolves a scenario into what one trial needs: checkpoint costs (given, or from the physical
-//! model), the checkpoint policy's interval, and where the run ends.
+//! What one trial needs (TrialConfig), resolved from a scenario: checkpoint costs (given, or from
+//! the physical model), the checkpoint policy's interval, the controller, where the run ends.
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "models/network_domains.hpp"
 #include "models/scenario.hpp"
-#include "trial/trial.hpp"
+#include "policies/checkpoint_policy.hpp"
+#include "policies/controller.hpp"
 
 namespace ctwin {
+
+//! Everything a trial needs, resolved from the scenario and the cost model.
+struct TrialConfig {
+  int job_nodes = 0;
+  int spare_nodes = 0;
+  std::vector<FaultClass> faults;
+  Micros save_us = 0;
+  Micros restore_us = 0;
+  Micros restart_overhead_us = 0;
+  Micros repair_us = 0;           //!< fixed turnaround, unless `shop` gives a distribution
+  RepairShop shop;
+  Micros interval_us = 0;         //!< fixed interval, unless `interval_policy` is set
+  std::shared_ptr<const IntervalPolicy> interval_policy;
+  Micros work_us = kNever;        //!< failure-free compute to finish, or kNever for a horizon run
+  Micros end_us = kNever;         //!< horizon, or the cap for a run given its work
+  std::optional<Maintenance> maintenance;
+  // Flash checkpoints: `save_us` is the blocking snapshot; persists run in the background.
+  CheckpointMechanism mechanism = CheckpointMechanism::Sync;
+  Micros persist_us = 0;
+  int persist_every = 1;
+  Micros memory_restore_us = 0;
+  bool peer_replicas = false;
+  Micros replication_us = 0;
+  Micros peer_restore_us = 0;
+  bool save_on_failure = false;
+  std::shared_ptr<const NetworkDomains> network;  //!< blast radius of leaf, spine and cable faults
+  //! Consulted on faults, diagnoses, spare shortages, returns and step times (policies/controller.hpp).
+  //! Null: the catalogue's actions, wait for spares, no precheck.
+  std::shared_ptr<const control::Controller> controller;
+  int replica_nodes = 0;               //!< nodes per data-parallel replica (0: the job is one replica)
+  std::vector<double> speed_by_replicas;  //!< job speed by active replicas (the step model's); empty: active / total
+  Micros step_us = 0;                  //!< failure-free step at full width
+  Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
+  double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck
+};
+
 
 struct CheckpointCosts {
   Micros save_us = 0;

@@ -64,8 +64,8 @@ control::ClusterView Trial::view(Micros t) const {
   v.replica_nodes = replica_nodes_;
   v.active_replicas = active_replicas_;
   v.total_replicas = total_replicas_;
-  v.vacant_slots = static_cast<int>(vacant_slots_.size());
-  v.spares_available = static_cast<int>(spare_pool_.size());
+  v.vacant_slots = static_cast<int>(pool_.vacancies());
+  v.spares_available = static_cast<int>(pool_.spares());
   v.step_s = micros_to_seconds(config_.step_us);
   const Micros left = remaining_wall(t);
   v.remaining_s = left == kNever ? 1e12 : micros_to_seconds(left);
@@ -123,15 +123,15 @@ void Trial::run_precheck(Micros t) {
   std::vector<std::pair<int, double>> suspects;
   boost::random::bernoulli_distribution<double> caught(config_.precheck_detect_probability);
   for (const Recurrence& r : recurrences_)
-    if (node_slot_[static_cast<std::size_t>(r.node)] >= 0 && caught(control_rng_)) suspects.emplace_back(r.node, 1e9);
+    if (pool_.in_job(r.node) && caught(control_rng_)) suspects.emplace_back(r.node, 1e9);
   for (const SlowEpisode& e : slow_)
-    if (e.node >= 0 && e.factor > 0 && node_slot_[static_cast<std::size_t>(e.node)] >= 0) suspects.emplace_back(e.node, 1 / e.factor);
+    if (e.node >= 0 && e.factor > 0 && pool_.in_job(e.node)) suspects.emplace_back(e.node, 1 / e.factor);
   std::vector<int> nodes;
   for (const auto& [node, time] : suspects) nodes.push_back(node);
   const int active_slots = active_replicas_ * replica_nodes_;
   int slot = boost::random::uniform_int_distribution<int>(0, std::max(0, active_slots - 1))(control_rng_);
   for (int seen = 0, added = 0; seen < active_slots && added < kHealthySample; ++seen, slot = (slot + 1) % active_slots) {
-    const int node = slot_node_[static_cast<std::size_t>(slot)];
+    const int node = pool_.node_in_slot(slot);
     if (node < 0 || std::find(nodes.begin(), nodes.end(), node) != nodes.end()) continue;
     nodes.push_back(node);
     ++added;
@@ -144,7 +144,7 @@ void Trial::run_precheck(Micros t) {
   const std::vector<control::Action> evictions = actions_;
   for (const control::Action& a : evictions) {
     if (a.act != Act::Replace || a.node < 0) continue;
-    const int in_slot = node_slot_[static_cast<std::size_t>(a.node)];
+    const int in_slot = pool_.slot_of(a.node);
     if (in_slot < 0) continue;
     emit(t, EventKind::Evicted, a.node);
     emit(t, EventKind::NodeDown, a.node);
@@ -192,15 +192,15 @@ void Trial::check_stragglers(Micros t) {
   if (phase_ != Phase::Up) return;  // the job is down: the precheck, if any, looks at it then
   for (int node : due) {
     const bool still_slow = std::any_of(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; });
-    if (!still_slow || node_slot_[static_cast<std::size_t>(node)] < 0) continue;
+    if (!still_slow || !pool_.in_job(node)) continue;
     std::vector<std::pair<int, double>> step_times;
     const double step_s = micros_to_seconds(config_.step_us);
     for (const SlowEpisode& e : slow_)
-      if (e.node >= 0 && e.factor > 0 && node_slot_[static_cast<std::size_t>(e.node)] >= 0) step_times.emplace_back(e.node, step_s / e.factor);
+      if (e.node >= 0 && e.factor > 0 && pool_.in_job(e.node)) step_times.emplace_back(e.node, step_s / e.factor);
     boost::random::lognormal_distribution<double> noise(0.0, kStepNoise);
     const int active_slots = active_replicas_ * replica_nodes_;
     for (int slot = 0, added = 0; slot < active_slots && added < kHealthySample; ++slot) {
-      const int other = slot_node_[static_cast<std::size_t>(slot)];
+      const int other = pool_.node_in_slot(slot);
       if (other < 0 || std::any_of(step_times.begin(), step_times.end(), [other](const auto& s) { return s.first == other; })) continue;
       step_times.emplace_back(other, step_s * noise(control_rng_));
       ++added;
@@ -210,7 +210,7 @@ void Trial::check_stragglers(Micros t) {
     e.signal = control::Signal::StepTimes;
     e.step_times = &step_times;
     for (const control::Action& a : consult(e, t))
-      if (a.act == Act::Replace && a.node >= 0 && node_slot_[static_cast<std::size_t>(a.node)] >= 0) {
+      if (a.act == Act::Replace && a.node >= 0 && pool_.in_job(a.node)) {
         evict(t, a.node);
         return;  // one planned stop at a time
       }
@@ -222,7 +222,7 @@ void Trial::evict(Micros t, int node) {
   emit(t, EventKind::SlowEnd, node, -1, nullptr, 1.0);
   emit(t, EventKind::Evicted, node);
   emit(t, EventKind::NodeDown, node);
-  departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, kNever, 0});
+  departures_.push_back({pool_.slot_of(node), node, kNever, 0});
   slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; }), slow_.end());
   update_speed();
   begin_planned_stop(t, PlannedStop::Evict, in_save_ ? save_left_ : config_.save_us);
@@ -233,16 +233,7 @@ void Trial::evict(Micros t, int node) {
 void Trial::shrink(Micros t, int replicas) {
   replicas = std::min(replicas, active_replicas_ - 1);
   if (replicas <= 0) return;
-  const int keep_slots = (active_replicas_ - replicas) * replica_nodes_;
-  for (int slot = active_replicas_ * replica_nodes_ - 1; slot >= keep_slots; --slot) {
-    const int node = slot_node_[static_cast<std::size_t>(slot)];
-    if (node < 0) continue;
-    slot_node_[static_cast<std::size_t>(slot)] = -1;
-    node_slot_[static_cast<std::size_t>(node)] = -1;
-    spare_pool_.push_front(node);  // warm: it was running
-  }
-  vacant_slots_.erase(std::remove_if(vacant_slots_.begin(), vacant_slots_.end(), [keep_slots](const Vacancy& v) { return v.slot >= keep_slots; }),
-                      vacant_slots_.end());
+  pool_.release_slots((active_replicas_ - replicas) * replica_nodes_, active_replicas_ * replica_nodes_);
   active_replicas_ -= replicas;
   update_speed();
   emit(t, EventKind::Shrunk, -1, -1, nullptr, share_, active_replicas_);
@@ -250,10 +241,10 @@ void Trial::shrink(Micros t, int replicas) {
 }
 
 void Trial::grow(Micros t, int replicas) {
-  replicas = std::min({replicas, total_replicas_ - active_replicas_, static_cast<int>(spare_pool_.size()) / replica_nodes_});
+  replicas = std::min({replicas, total_replicas_ - active_replicas_, static_cast<int>(pool_.spares()) / replica_nodes_});
   if (replicas <= 0) return;
   const int first = active_replicas_ * replica_nodes_;
-  for (int slot = first; slot < first + replicas * replica_nodes_; ++slot) vacant_slots_.push_back({slot, 0});
+  for (int slot = first; slot < first + replicas * replica_nodes_; ++slot) pool_.add_vacancy(slot);
   active_replicas_ += replicas;
   update_speed();
   emit(t, EventKind::Grown, -1, -1, nullptr, share_, active_replicas_);

@@ -15,17 +15,10 @@ namespace ctwin {
 
 //! Spares take the vacant slots. Up to `hot_count` of them are kept warm and swap in quickly.
 void Trial::fill_vacancies(Micros t) {
-  int warm = std::min(config_.shop.hot_count, static_cast<int>(spare_pool_.size()));
-  while (!vacant_slots_.empty() && !spare_pool_.empty()) {
-    const Vacancy vacancy = vacant_slots_.front();
-    const int node = spare_pool_.front();
-    vacant_slots_.pop_front();
-    spare_pool_.pop_front();
-    slot_node_[static_cast<std::size_t>(vacancy.slot)] = node;
-    node_slot_[static_cast<std::size_t>(node)] = vacancy.slot;
-    pending_action_us_ = std::max(pending_action_us_, warm-- > 0 ? config_.shop.hot_swap_us : vacancy.swap_us);
+  pool_.fill(config_.shop.hot_count, config_.shop.hot_swap_us, [&](int node, Micros swap_us) {
+    pending_action_us_ = std::max(pending_action_us_, swap_us);
     emit(t, EventKind::SpareAssigned, node);
-  }
+  });
 }
 
 //! When a node sent for repair comes back, if ever: triage, manual repair (fixed or lognormal),
@@ -33,16 +26,10 @@ void Trial::fill_vacancies(Micros t) {
 Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
   const RepairShop& shop = config_.shop;
   retired = false;
-  if (shop.retire_after > 0) {
-    // Retired at its N-th failure within the window: when its N most recent all fall inside it.
-    const auto k = static_cast<std::size_t>(shop.retire_after);
-    const Micros* ring = &node_failures_[static_cast<std::size_t>(node) * k];
-    const std::size_t known = std::min<std::size_t>(node_failure_count_[static_cast<std::size_t>(node)], k);
-    const Micros since = t - shop.retire_within_us;
-    if (known == k && std::all_of(ring, ring + k, [since](Micros f) { return f >= since; })) {
-      retired = true;
-      return kNever;
-    }
+  // Retired at its N-th failure within the window: when its N most recent all fall inside it.
+  if (pool_.failed_too_often(node, t - shop.retire_within_us)) {
+    retired = true;
+    return kNever;
   }
   Micros repair = shop.triage_us + config_.repair_us;
   if (shop.repair_median_us > 0) {
@@ -54,38 +41,28 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
   return t + repair;
 }
 
-void Trial::record_failure(int node, Micros t) {
-  if (node_failures_.empty()) return;
-  const auto k = static_cast<std::size_t>(config_.shop.retire_after);
-  auto& count = node_failure_count_[static_cast<std::size_t>(node)];
-  node_failures_[static_cast<std::size_t>(node) * k + count % k] = t;
-  if (count < 65535) ++count;
-}
-
 void Trial::leave_diagnosis(Micros t) {
   if (precheck_pending_) run_precheck(t);
   for (const Departure& d : departures_) {
-    if (slot_node_[static_cast<std::size_t>(d.slot)] != d.node) continue;  // struck twice: already out
-    slot_node_[static_cast<std::size_t>(d.slot)] = -1;
-    node_slot_[static_cast<std::size_t>(d.node)] = -1;
-    vacant_slots_.push_back({d.slot, d.swap_us});
+    if (pool_.node_in_slot(d.slot) != d.node) continue;  // struck twice: already out
+    pool_.vacate(d.slot, d.node, d.swap_us);
     if (d.back == kNever) {
       bool retired = false;
       const Micros back = repair_turnaround(d.node, t, retired);
       emit(t, retired ? EventKind::Retired : EventKind::ToRepair, d.node);
-      if (!retired) returns_.emplace(back, d.node);
+      if (!retired) pool_.schedule_return(back, d.node);
     } else {
-      returns_.emplace(std::max(d.back, t), d.node);  // back with its network part
+      pool_.schedule_return(std::max(d.back, t), d.node);  // back with its network part
     }
     // A node that was rebooting and is now out comes back through the repair shop or its part instead.
     rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node), rebooting_nodes_.end());
   }
   departures_.clear();
   fill_vacancies(t);
-  if (!vacant_slots_.empty()) consult_shortage(t);
+  if (pool_.vacancies() > 0) consult_shortage(t);
   // The job restarts anyway: replicas that can come back cost nothing extra.
-  if (vacant_slots_.empty() && active_replicas_ < total_replicas_ && consult_grow(t, 0)) grow(t, grow_by_);
-  if (vacant_slots_.empty()) {
+  if (pool_.vacancies() == 0 && active_replicas_ < total_replicas_ && consult_grow(t, 0)) grow(t, grow_by_);
+  if (pool_.vacancies() == 0) {
     begin_restart(t);
     return;
   }
@@ -127,7 +104,7 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
       boost::random::bernoulli_distribution<double>(shop.misdiagnosis_probability)(shop_rng_)) {
     int wrong = boost::random::uniform_int_distribution<int>(0, config_.job_nodes - 2)(shop_rng_);
     if (wrong >= slot) ++wrong;
-    const int blamed = slot_node_[static_cast<std::size_t>(wrong)];
+    const int blamed = pool_.node_in_slot(wrong);
     if (blamed >= 0) {
       emit(t, EventKind::Misdiagnosed, blamed, -1, &fc);
       emit(t, EventKind::NodeDown, blamed);
@@ -144,14 +121,6 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   return true;
 }
 
-void Trial::take_from_pool(int node, Micros back) {
-  const auto it = std::find(spare_pool_.begin(), spare_pool_.end(), node);
-  if (it == spare_pool_.end()) return;  // in repair, or held already
-  spare_pool_.erase(it);
-  returns_.emplace(back, node);
-  emit(now_, EventKind::NodeDown, node);
-}
-
 //! A leaf, spine or cable failed: the nodes behind it leave the job (and the spare pool) until the
 //! part is replaced; with a slow effect the job runs on at the speed factor. Returns whether the
 //! job was touched.
@@ -162,11 +131,11 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   const Micros back = t + fc.detection_us + fc.diagnosis_us + fc.action_us;
   std::vector<int> out_of_job;
   for (int node : domain.nodes_out) {
-    if (node_slot_[static_cast<std::size_t>(node)] >= 0) out_of_job.push_back(node);
-    else take_from_pool(node, back);
+    if (pool_.in_job(node)) out_of_job.push_back(node);
+    else if (pool_.hold_spare(node, back)) emit(now_, EventKind::NodeDown, node);
   }
   bool slows = fc.effect == Effect::Slow && domain.slows_everyone;
-  for (int node : domain.nodes_degraded) slows |= node_slot_[static_cast<std::size_t>(node)] >= 0;
+  for (int node : domain.nodes_degraded) slows |= pool_.in_job(node);
   if (out_of_job.empty() && !slows) {
     emit(t, EventKind::FaultIgnored, -1, -1, &fc, 1.0, strike.slot);
     return false;
@@ -180,7 +149,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   if (out_of_job.empty()) return true;
   for (int node : out_of_job) {
     emit(t, EventKind::NodeDown, node);
-    departures_.push_back({node_slot_[static_cast<std::size_t>(node)], node, back, 0});
+    departures_.push_back({pool_.slot_of(node), node, back, 0});
   }
   crash(t, fc, fc.detection_us, true);  // nodes cut off: their memory is out of reach
   return true;

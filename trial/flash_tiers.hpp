@@ -1,0 +1,51 @@
+#pragma once
+//! Flash checkpoints beyond the blocking snapshot: which snapshot is safe where. Every K-th
+//! snapshot is persisted to storage in the background (persists queue behind each other), and
+//! each may be copied to a peer's memory; a crash that takes a node's memory falls back to the
+//! newest snapshot that reached a peer or storage. Work is counted in integer microseconds of
+//! failure-free compute, as the trial keeps it.
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+
+#include "core/units.hpp"
+
+namespace ctwin {
+
+class FlashTiers {
+ public:
+  struct Costs {
+    int persist_every = 1;
+    Micros persist_us = 0;
+    bool peer_replicas = false;
+    Micros replication_us = 0;
+  };
+  explicit FlashTiers(const Costs& costs) : costs_(costs) {}
+
+  //! A snapshot of `work` completed at `end`: start its persist (one in K) and its replica.
+  void record(Micros end, Micros work);
+  //! Persists and replicas done by `t` make their snapshots safe.
+  void settle(Micros t);
+  //! Whether whole compute+save cycles of `cycle` each may be folded into arithmetic: only when
+  //! every persist and replica ends before the next starts (else they queue, cycle by cycle).
+  bool foldable(Micros cycle) const {
+    return costs_.persist_us <= costs_.persist_every * cycle && costs_.replication_us <= cycle;
+  }
+  //! `cycles` snapshots folded into arithmetic, each `tau` of work apart, the last holding
+  //! `newest_work`: what was in flight lands, and the newest persisted one among them is durable.
+  void fold(Micros cycles, Micros tau, Micros newest_work);
+
+  Micros durable() const { return durable_work_; }
+  Micros replicated() const { return replicated_work_; }
+
+ private:
+  Costs costs_;
+  std::int64_t snapshots_ = 0;
+  Micros durable_work_ = 0;     //!< newest snapshot safe in storage
+  Micros replicated_work_ = 0;  //!< newest snapshot safe in a peer's memory
+  //! In flight: (work, ready at), oldest first.
+  std::deque<std::pair<Micros, Micros>> persisting_, replicating_;
+};
+
+}  // namespace ctwin
