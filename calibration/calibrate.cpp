@@ -137,15 +137,14 @@ nlohmann::ordered_json new_class(const std::string& name, const std::string& eff
   return c;
 }
 
-}  // namespace
-
-CalibrationResult calibrate(const std::vector<std::string>& traces, const CalibrateOptions& options) {
-  std::optional<Scenario> base;
-  if (options.base) base = load_scenario(*options.base);
+//! Each trace into the evidence, by its kind (told by its first line): event logs, sacct
+//! records, per-node step times, Megatron-LM logs, incident tables, else a kernel log. Streamed:
+//! a million-line log is never held whole.
+Evidence read_traces(const std::vector<std::string>& traces, const std::optional<Scenario>& base, const CalibrateOptions& options) {
   Evidence evidence;
   for (const std::string& path : traces) {
     const std::string head = first_line(path);
-    std::ifstream in = open_trace(path);  // streamed: a million-line log is never held whole
+    std::ifstream in = open_trace(path);
     if (head.rfind("time_s,node,gpu,kind", 0) == 0) {
       const EventLog log = read_event_log(in, path);
       log.report.require_some();
@@ -170,12 +169,12 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     }
   }
 
-  CalibrationResult out;
-  nlohmann::ordered_json& report = out.report;
-  report["schema_version"] = 1;
-  report["command"] = "calibrate";
-  report["confidence"] = options.confidence;
-  report["traces"] = evidence.traces;
+  return evidence;
+}
+
+//! Each class's rate (count over exposure, exact Poisson interval) and, with two failures or more,
+//! its censored Weibull fit of lifetimes: the report's `classes`.
+std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& report) {
   std::vector<ClassEstimate> estimates;
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (const auto& [name, c] : evidence.classes) {
@@ -221,13 +220,26 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     estimates.push_back(std::move(e));
   }
   report["classes"] = classes;
+  return estimates;
+}
+
+//! What the fleet as a whole shows: step times, repair and recovery durations, the job's
+//! interruptions, job MTTF against size, and lemons.
+struct FleetFits {
   std::optional<StepTimeFit> steps;
+  std::optional<LognormalFit> repair, recovery;
+};
+
+FleetFits fit_fleet(const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& report) {
+  FleetFits fits;
+  std::optional<StepTimeFit>& steps = fits.steps;
   if (!evidence.steps.empty()) {
     steps = fit_step_times(evidence.steps, options.confidence);
     report["step_times"] = step_times_json(*steps, options.confidence);
   }
 
-  std::optional<LognormalFit> repair, recovery;
+  std::optional<LognormalFit>& repair = fits.repair;
+  std::optional<LognormalFit>& recovery = fits.recovery;
   if (evidence.repair_hours.size() >= 2) {
     repair = fit_lognormal(evidence.repair_hours, options.confidence);
     report["repair_hours"] = {{"n", repair->n}, {"median", repair->median}, {"mean", repair->mean},
@@ -264,8 +276,12 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     lemons.push_back({{"node", l.node}, {"faults", l.count}, {"expected", l.expected}, {"p_value", l.p_value}});
   report["lemons"] = lemons;
 
-  // The scenario: the base (or a skeleton) with each class's rate replaced by the fit.
-  nlohmann::ordered_json doc = base_document(options, evidence);
+  return fits;
+}
+
+//! Each fitted class into the scenario's faults (a class the base lacks is added with
+//! placeholders), with its interval and provenance. Returns the names added.
+nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::vector<ClassEstimate>& estimates, const CalibrateOptions& options) {
   auto& faults = doc["faults"];
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (const ClassEstimate& e : estimates) {
@@ -299,6 +315,11 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     }
     (*target)["calibration"] = cal;
   }
+  return added;
+}
+
+//! The repair shop from the repairs seen: a fixed turnaround, or a lognormal.
+void apply_repairs(nlohmann::ordered_json& doc, const std::optional<LognormalFit>& repair) {
   const std::string repairs_seen = "ctwin calibrate: " + (repair ? std::to_string(repair->n) : "") + " repairs in the traces";
   if (repair && std::round(repair->sigma.estimate * 1000) == 0) {
     // Every repair took the same time (a fixed turnaround): no spread to fit.
@@ -312,6 +333,29 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
                                {"sigma", std::round(repair->sigma.estimate * 1000) / 1000},
                                {"source", repairs_seen}};
   }
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::vector<std::string>& traces, const CalibrateOptions& options) {
+  std::optional<Scenario> base;
+  if (options.base) base = load_scenario(*options.base);
+  const Evidence evidence = read_traces(traces, base, options);
+
+  CalibrationResult out;
+  nlohmann::ordered_json& report = out.report;
+  report["schema_version"] = 1;
+  report["command"] = "calibrate";
+  report["confidence"] = options.confidence;
+  report["traces"] = evidence.traces;
+  const std::vector<ClassEstimate> estimates = fit_classes(evidence, options, report);
+  const FleetFits fits = fit_fleet(evidence, options, report);
+  const std::optional<StepTimeFit>& steps = fits.steps;
+
+  // The scenario: the base (or a skeleton) with each class's rate replaced by the fit.
+  nlohmann::ordered_json doc = base_document(options, evidence);
+  const nlohmann::ordered_json added = apply_class_fits(doc, estimates, options);
+  apply_repairs(doc, fits.repair);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
   // A failure-free step is the logs' median (slow steps are the tail). With a workload the step
