@@ -4,7 +4,7 @@ namespace ctwin {
 namespace {
 
 // Sources: [L3] Llama 3 paper Table 5 (54 days, 16,384 H100: 2,423.9 GPU-years, 110,592 node-days);
-// [NV] NVIDIA Xid catalog (scenarios/sources, ../shared/data/nvidia_xid_actions.csv); [BR] ByteRobust
+// [NV] NVIDIA Xid catalog (scenarios/sources/nvidia_xid_actions.csv); [BR] ByteRobust
 // Table 3 detection times; [DL] DLRover timings; [BL] BLOOM-176B logbook. [A]: an assumption.
 constexpr const char* kCatalog = R"json([
   {"name": "xid79_fallen_off_bus", "rate": "0.06106/gpu-year", "effect": "crash", "xid": 79,
