@@ -1,6 +1,6 @@
 #pragma once
 //! The ledger: every microsecond of a trial's wall time belongs to exactly one category.
-//! Integer microseconds, so the categories add up to the wall time exactly (DESIGN.md §3).
+//! Integer microseconds, so the categories add up to the wall time exactly (docs/model.md).
 
 #include <array>
 #include <cstdint>

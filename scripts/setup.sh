@@ -16,7 +16,6 @@ packages=(
   nlohmann-json3-dev            # scenarios and reports
   catch2                        # tests (v2)
   libcli11-dev                  # command line
-  libspdlog-dev libfmt-dev      # logging and formatting
   libopenmpi-dev openmpi-bin    # trials over machines: mpirun -np N ctwin sweep ...
   python3                       # scripts/convert_public_traces.py
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-numpy  # notebooks/, run headless by the tests

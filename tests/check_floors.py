@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The floors (DESIGN.md §1): each folder imports only from the floors below it, and the heavy
+"""The floors (docs/architecture.md): each folder imports only from the floors below it, and the heavy
 dependencies stay in their one place: SimGrid in sim/simgrid/, MPI in core/mpi/, CUDA and NCCL in
 live/cuda/ (and the plugin's own C table), CLI11 in the command lines.
 
@@ -97,7 +97,7 @@ def main():
     for line in found:
         print(line)
     if found:
-        print(f"{len(found)} include(s) break the floors (DESIGN.md §1)")
+        print(f"{len(found)} include(s) break the floors (docs/architecture.md)")
         return 1
     print("floors: every include points down")
     return 0

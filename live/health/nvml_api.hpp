@@ -1,6 +1,6 @@
 #pragma once
 //! NVML, loaded with dlopen("libnvidia-ml.so.1") and declared here: nvml.h is often not installed,
-//! and the library comes with the driver, not the toolkit (DESIGN.md §7). Only the calls the
+//! and the library comes with the driver, not the toolkit (docs/architecture.md). Only the calls the
 //! health monitor makes, with the types and constants of NVIDIA's public header. Functions added
 //! after old drivers are optional: a missing one reads as "not supported".
 //! $CTWIN_NVML_LIBRARY names another library (the tests' fake).

@@ -1,7 +1,7 @@
 #pragma once
 //! What the supervisor does to the world beyond its trainer: commands the operator configures
 //! (drain a node in Slurm, cordon it in Kubernetes, reset a GPU, reboot), with {node}, {host} and
-//! {gpu} filled in. Dry-run by default: the command is logged, not run (DESIGN.md §7).
+//! {gpu} filled in. Dry-run by default: the command is logged, not run (docs/architecture.md, live safety).
 //!   --evict-cmd 'scontrol update nodename={host} state=drain reason=ctwin'
 //!   --evict-cmd 'kubectl cordon {host}'
 

@@ -1,7 +1,7 @@
 #pragma once
 //! The live run's ledger: the supervisor charges each stretch of wall time, from the previous mark
 //! to now, to one category, so the categories add up to the wall time to the microsecond, as the
-//! simulator's do (models/ledger.hpp). Productive time of steps a restore rolled back is moved to
+//! simulator's do (core/ledger.hpp). Productive time of steps a restore rolled back is moved to
 //! lost progress when the restore names its step.
 
 #include <algorithm>

@@ -35,8 +35,9 @@ struct Platform {
 
 class Topology;
 
-//! Creates this process's engine, with the network model set so a flow takes size/bandwidth + latency
-//! (SIMGRID_NOTES.md). Call once per process, in a child (subprocess.hpp).
+//! Creates this process's engine, with the network model set so a flow takes size/bandwidth +
+//! latency (SimGrid 3.32's default model runs about 8.5% slow and caps flows on long routes).
+//! Call once per process, in a child (subprocess.hpp).
 void init_simgrid_engine();
 Platform build_platform(const PlatformSpec& spec);
 //! The platform generated from the topology graph: a host per node, a router per leaf and spine
