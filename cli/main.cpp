@@ -15,6 +15,7 @@
 #include "cli/step_command.hpp"
 #include "cli/validate_command.hpp"
 #include "live/commands/live_commands.hpp"
+#include "live/commands/parse_command_line.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/mpi/mpi_session.hpp"
@@ -167,18 +168,7 @@ int main(int argc, char** argv) {
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
   catalog_cmd->add_flag("--json", catalog_json, "as JSON");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitBadInput;
-  }
+  if (const auto code = parse_command_line(app, argc, argv)) return *code;
   if (*run_cmd) return Ranks::world().is_root() ? run_command(run) : 0;  // `run` is one process: --jobs spreads it
   if (*check_cmd) return check_command(check_path);
   if (*catalog_cmd) return catalog_command(catalog_json);

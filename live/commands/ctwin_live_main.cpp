@@ -12,6 +12,7 @@
 #include "core/mpi/mpi_session.hpp"
 #include "core/ranks.hpp"
 #include "live/commands/live_commands.hpp"
+#include "live/commands/parse_command_line.hpp"
 
 int main(int argc, char** argv) {
   // Under mpirun the precheck's ranks are the MPI ranks.
@@ -20,17 +21,6 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "ctwin-live 0.1 (scenario schema 1)");
   ctwin::LiveCommands live(app, "");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return ctwin::kExitBadInput;
-  }
+  if (const auto code = ctwin::parse_command_line(app, argc, argv)) return *code;
   return live.dispatch().value_or(ctwin::kExitBadInput);
 }
