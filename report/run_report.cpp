@@ -31,11 +31,19 @@ double mean_category_hours(const RunResult& r, std::size_t category) {
   return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
 }
 
-double interruptions_per_day(const RunResult& r, std::size_t fault_class) {
+//! Mean over trials of a per-class count per wall day: interruptions (the job stopped) or fault
+//! episodes (faults that struck the job, whether or not they stopped it).
+double per_day(const RunResult& r, std::size_t fault_class, std::vector<std::int64_t> TrialResult::*counts) {
   double sum = 0;
   for (const auto& t : r.trials)
-    if (t.wall_us > 0) sum += static_cast<double>(t.fault_counts[fault_class]) / micros_to_days(t.wall_us);
+    if (t.wall_us > 0) sum += static_cast<double>((t.*counts)[fault_class]) / micros_to_days(t.wall_us);
   return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
+}
+double interruptions_per_day(const RunResult& r, std::size_t fault_class) {
+  return per_day(r, fault_class, &TrialResult::interruptions_by_class);
+}
+double fault_episodes_per_day(const RunResult& r, std::size_t fault_class) {
+  return per_day(r, fault_class, &TrialResult::fault_counts);
 }
 
 //! Wall days of the trials that finished their work; nullopt for horizon runs.
@@ -148,10 +156,13 @@ std::string report_json(const RunReportInput& in) {
   ordered_json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = mean_category_hours(r, c);
   j["ledger_hours"] = ledger;
-  ordered_json interruptions = ordered_json::object();
-  for (std::size_t f = 0; f < in.scenario.faults.size(); ++f)
+  ordered_json interruptions = ordered_json::object(), episodes = ordered_json::object();
+  for (std::size_t f = 0; f < in.scenario.faults.size(); ++f) {
     interruptions[in.scenario.faults[f].name] = interruptions_per_day(r, f);
+    episodes[in.scenario.faults[f].name] = fault_episodes_per_day(r, f);
+  }
   j["interruptions_per_day"] = interruptions;
+  j["fault_episodes_per_day"] = episodes;
   j["checkpoint"] = {{"interval_s", micros_to_seconds(r.config.interval_us)},
                      {"save_s", micros_to_seconds(r.costs.save_us)},
                      {"restore_s", micros_to_seconds(r.costs.restore_us)},
@@ -231,18 +242,21 @@ std::string summary_text(const RunReportInput& in) {
     out << "  tokens per day  " << fixed(tokens_per_s * 86400 * g.mean / 1e9, 1) << " B   (failure-free "
         << fixed(tokens_per_s * 86400 / 1e9, 1) << " B)\n";
   }
-  out << "\n  interruptions per day, by cause\n";
-  double total = 0;
+  // An interruption stops the job; a fault episode is any fault that struck it (a slow GPU, a
+  // counted-only Xid, a flap ridden out are episodes that interrupt nothing).
+  char line[160];
+  std::snprintf(line, sizeof line, "\n  %-34s %13s  %14s\n", "per day, by cause", "interruptions", "fault episodes");
+  out << line;
+  double interruptions = 0, episodes = 0;
   for (std::size_t f = 0; f < s.faults.size(); ++f) {
-    const double per_day = interruptions_per_day(r, f);
-    total += per_day;
-    char line[160];
-    std::snprintf(line, sizeof line, "    %-32s %8.3f   (%s, %s)\n", s.faults[f].name.c_str(), per_day,
+    const double stopped = interruptions_per_day(r, f), struck = fault_episodes_per_day(r, f);
+    interruptions += stopped;
+    episodes += struck;
+    std::snprintf(line, sizeof line, "    %-32s %13.3f  %14.3f   (%s, %s)\n", s.faults[f].name.c_str(), stopped, struck,
                   to_string(s.faults[f].effect), to_string(s.faults[f].action));
     out << line;
   }
-  char line[160];
-  std::snprintf(line, sizeof line, "    %-32s %8.3f\n", "all", total);
+  std::snprintf(line, sizeof line, "    %-32s %13.3f  %14.3f\n", "all", interruptions, episodes);
   out << line;
   double wall_hours = 0;
   for (std::size_t c = 0; c < kCategoryCount; ++c) wall_hours += mean_category_hours(r, c);
@@ -274,6 +288,7 @@ std::string trials_csv(const RunReportInput& in) {
   out << "trial,seed,wall_hours,goodput,finished";
   for (const char* key : kCategoryKeys) out << ',' << key << "_hours";
   for (const auto& f : in.scenario.faults) out << ",faults_" << f.name;
+  for (const auto& f : in.scenario.faults) out << ",interruptions_" << f.name;
   out << '\n';
   char buffer[64];
   auto num = [&buffer](double v) {
@@ -286,6 +301,7 @@ std::string trials_csv(const RunReportInput& in) {
         << (t.finished_work ? 1 : 0);
     for (Micros us : t.ledger.us) out << ',' << num(micros_to_hours(us));
     for (auto c : t.fault_counts) out << ',' << c;
+    for (auto c : t.interruptions_by_class) out << ',' << c;
     out << '\n';
   }
   return out.str();
