@@ -81,6 +81,7 @@ int run_command(const RunArgs& args) {
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
     const RunResult result = run_trials(scenario, options);
+    for (const auto& w : checkpoint_warnings(result.config)) std::cerr << path << ": warning: " << w << "\n";
     const RunReportInput report{scenario, options, result};
     // Everything is rendered before anything is written.
     std::vector<std::pair<std::string, std::string>> outputs;
@@ -96,15 +97,15 @@ int run_command(const RunArgs& args) {
 }
 
 int check_command(const std::string& path) {
-  try {
+  return cli::run_reporting_errors([&] {
     const Scenario s = load_scenario(path);
     std::cout << path << ": valid (scenario \"" << s.name << "\", " << s.faults.size() << " fault classes, content "
               << s.content_hash << ")\n";
+    if (s.checkpoint.mechanism == CheckpointMechanism::Flash)  // the persist's cost may come from the storage model
+      for (const auto& w : checkpoint_warnings(make_trial_config(s, resolve_checkpoint_costs(s))))
+        std::cerr << path << ": warning: " << w << "\n";
     return 0;
-  } catch (const ScenarioInvalid& e) {
-    std::cerr << e.what() << "\n";
-    return kExitBadInput;
-  }
+  });
 }
 
 int catalog_command(bool as_json) {

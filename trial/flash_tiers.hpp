@@ -1,8 +1,10 @@
 #pragma once
 //! Flash checkpoints beyond the blocking snapshot: which snapshot is safe where. Every K-th
-//! snapshot is persisted to storage in the background (persists queue behind each other), and
-//! each may be copied to a peer's memory; a crash that takes a node's memory falls back to the
-//! newest snapshot that reached a peer or storage. Work is counted in integer microseconds of
+//! snapshot is persisted to storage in the background, one persist at a time: a snapshot due
+//! while one is running waits, and a newer one replaces it, as a real persister skips to the
+//! newest snapshot (live/checkpoint's does). Each snapshot may also be copied to a peer's memory.
+//! A crash that takes a node's memory loses the persist in flight and falls back to the newest
+//! snapshot that reached a peer or storage. Work is counted in integer microseconds of
 //! failure-free compute, as the trial keeps it.
 
 #include <cstdint>
@@ -23,10 +25,13 @@ class FlashTiers {
   };
   explicit FlashTiers(const Costs& costs) : costs_(costs) {}
 
-  //! A snapshot of `work` completed at `end`: start its persist (one in K) and its replica.
+  //! A snapshot of `work` completed at `end`: its persist (one in K: now, or after the one in
+  //! flight, replacing any that waited) and its replica.
   void record(Micros end, Micros work);
   //! Persists and replicas done by `t` make their snapshots safe.
   void settle(Micros t);
+  //! A node's memory is gone: the persist in flight and the one waiting never land.
+  void lose_in_flight();
   //! Whether whole compute+save cycles of `cycle` each may be folded into arithmetic: only when
   //! every persist and replica ends before the next starts (else they queue, cycle by cycle).
   bool foldable(Micros cycle) const {
@@ -44,8 +49,14 @@ class FlashTiers {
   std::int64_t snapshots_ = 0;
   Micros durable_work_ = 0;     //!< newest snapshot safe in storage
   Micros replicated_work_ = 0;  //!< newest snapshot safe in a peer's memory
-  //! In flight: (work, ready at), oldest first.
-  std::deque<std::pair<Micros, Micros>> persisting_, replicating_;
+  struct Persist {
+    Micros work = -1;     //!< < 0: none
+    Micros done_at = 0;
+  };
+  Persist persisting_;        //!< the persist in flight
+  Micros waiting_work_ = -1;  //!< the newest snapshot due for a persist while one runs (< 0: none)
+  //! Replicas in flight: (work, ready at), oldest first.
+  std::deque<std::pair<Micros, Micros>> replicating_;
 };
 
 }  // namespace ctwin

@@ -141,8 +141,9 @@ void Trial::advance_up(Micros t) {
 std::pair<Micros, Micros> Trial::usable_checkpoint(Micros t, bool host_down) {
   if (config_.mechanism == CheckpointMechanism::Sync) return {committed_, config_.restore_us};
   flash_.settle(t);
-  // The host stayed up: the newest snapshot is in its shared memory.
+  // The host stayed up: the newest snapshot is in its shared memory, and its persist goes on.
   if (!host_down) return {committed_, config_.memory_restore_us};
+  flash_.lose_in_flight();  // a node's shard of the step in flight never lands
   // A node is gone with its memory: a peer's copy if there is one, else storage.
   if (config_.peer_replicas && flash_.replicated() >= flash_.durable()) return {std::min(flash_.replicated(), committed_), config_.peer_restore_us};
   return {std::min(flash_.durable(), committed_), config_.restore_us};

@@ -1,5 +1,7 @@
 #include "trial/trial_config.hpp"
 
+#include <cstdio>
+
 #include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
@@ -68,6 +70,23 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
       break;
     }
   return c;
+}
+
+std::vector<std::string> checkpoint_warnings(const TrialConfig& c) {
+  std::vector<std::string> out;
+  if (c.mechanism != CheckpointMechanism::Flash) return out;
+  const Micros due_every = c.persist_every * (c.interval_us + c.save_us);  // a snapshot to persist, at full speed
+  if (c.persist_us > due_every) {
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "/checkpoint: a persist takes %s but a snapshot is due for one every %s: the persists run back to back, "
+                  "each skips to the newest snapshot, and storage holds a checkpoint up to %s old (persist less often, "
+                  "or faster)",
+                  format_duration(micros_to_seconds(c.persist_us)).c_str(), format_duration(micros_to_seconds(due_every)).c_str(),
+                  format_duration(micros_to_seconds(2 * c.persist_us)).c_str());
+    out.emplace_back(text);
+  }
+  return out;
 }
 
 }  // namespace ctwin

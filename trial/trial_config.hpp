@@ -57,6 +57,10 @@ struct CheckpointCosts {
 
 TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs);
 
+//! What a user should know before trusting a forecast of this configuration: flash persists that
+//! cannot keep up with the snapshots (each then skips to the newest, and storage lags behind).
+std::vector<std::string> checkpoint_warnings(const TrialConfig& config);
+
 //! The job's mean time between interruptions that the fault rates imply: every class that stops
 //! the job (crash, hang, SDC, a flap the watchdog catches, a network part that cuts a node out).
 double implied_job_mtbf_s(const Scenario& scenario);
