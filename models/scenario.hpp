@@ -199,6 +199,9 @@ struct Scenario {
   std::vector<Comparison> compare;
   int trials = 100;
   std::uint64_t seed = 1;
+  //! At the horizon (or max_wall), the work done since the last save: productive (the job goes on
+  //! and no fault took it: the default) or lost progress (only saved work counts).
+  bool unsaved_work_at_horizon_counts = true;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
 };
 

@@ -169,10 +169,15 @@ Micros Trial::up_completion_time() const {
 }
 
 void Trial::finish(Micros t, bool work_done) {
+  // Work not yet saved when the window closes: no fault took it, and a job that goes on keeps it
+  // (the default), or only saved work counts (unsaved_work_at_horizon: lost). A run that did its
+  // work keeps its last span either way: the final save is not charged.
+  const bool window_closed = config_.work_us == kNever || !work_done;  // a horizon, or max_wall
+  const Category unsaved = !window_closed || config_.unsaved_work_at_horizon_counts ? Category::Productive : Category::LostProgress;
   if (phase_ == Phase::FailureSave) {  // the window closes while the live state is being saved
     result_.ledger[Category::CheckpointSave] += t - phase_start_;
-    result_.ledger[Category::Productive] += failure_save_work_;
-    committed_ += failure_save_work_;
+    result_.ledger[unsaved] += failure_save_work_;
+    if (unsaved == Category::Productive) committed_ += failure_save_work_;
     failure_save_work_ = 0;
     phase_ = Phase::Done;
     now_ = t;
@@ -186,9 +191,8 @@ void Trial::finish(Micros t, bool work_done) {
     phase_ = Phase::Up;  // the window closes on unsaved work, which no fault took
   }
   if (phase_ == Phase::Up) {
-    // Work since the last save is not lost when the window closes: no fault took it.
-    result_.ledger[Category::Productive] += uncommitted_;
-    committed_ += uncommitted_;
+    result_.ledger[unsaved] += uncommitted_;
+    if (unsaved == Category::Productive) committed_ += uncommitted_;
     uncommitted_ = 0;
   } else if (phase_ != Phase::Done) {
     result_.ledger[phase_category()] += t - phase_start_;

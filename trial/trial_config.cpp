@@ -64,6 +64,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.step_us = scenario.job.step_us;
   c.straggler_observe_us = scenario.stragglers.evict ? scenario.stragglers.observe_us : 0;
   c.precheck_detect_probability = scenario.precheck.detect_probability;
+  c.unsaved_work_at_horizon_counts = scenario.unsaved_work_at_horizon_counts;
   for (const auto& f : scenario.faults)
     if (is_network(f.rate.component)) {
       c.network = std::make_shared<const NetworkDomains>(build_network_domains(scenario));

@@ -46,6 +46,7 @@ struct TrialConfig {
   Micros step_us = 0;                  //!< failure-free step at full width
   Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
   double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck
+  bool unsaved_work_at_horizon_counts = true;  //!< false: work unsaved at the horizon is lost progress
 };
 
 

@@ -47,6 +47,7 @@ TEST_CASE("values are stored in SI units and integer microseconds", "[scenario]"
   CHECK(s.faults.at(0).rate.component == Component::Gpu);
   CHECK(s.faults.at(0).action == Act::Replace);
   CHECK(s.content_hash.size() == 16);
+  CHECK(s.unsaved_work_at_horizon_counts);  // the default convention
 }
 
 namespace {
@@ -68,6 +69,8 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
   };
   const std::vector<Case> cases{
       {"unknown top-level field", [](json& d) { d["clustr"] = 1; }, "/clustr", "unknown field"},
+      {"unknown horizon convention", [](json& d) { d["simulation"]["unsaved_work_at_horizon"] = "kept"; },
+       "/simulation/unsaved_work_at_horizon", "one of: productive, lost"},
       {"unknown nested field", [](json& d) { d["faults"][0]["detecton"] = "1s"; }, "/faults/0/detecton", "unknown field"},
       {"missing schema version", [](json& d) { d.erase("schema_version"); }, "/schema_version", "add \"schema_version\": 1"},
       {"future schema version", [](json& d) { d["schema_version"] = 2; }, "/schema_version", "newer ctwin"},

@@ -137,6 +137,23 @@ TEST_CASE("a run given its work ends when the last step completes", "[trial]") {
   CHECK(hours(r, Category::CheckpointSave) == 20 * s);
 }
 
+TEST_CASE("at the horizon, unsaved work is productive by default, lost progress if only saved work counts", "[trial]") {
+  // Saves at 100-110 s and 210-220 s; the horizon at 250 s falls 30 s into the third interval.
+  TrialConfig c = config(100 * s, 10 * s, 0, 0, 250 * s);
+  const TrialResult kept = run_scripted(c, {});
+  CHECK(hours(kept, Category::Productive) == 230 * s);
+  CHECK(hours(kept, Category::LostProgress) == 0);
+  c.unsaved_work_at_horizon_counts = false;
+  const TrialResult saved_only = run_scripted(c, {});
+  CHECK(hours(saved_only, Category::Productive) == 200 * s);
+  CHECK(hours(saved_only, Category::LostProgress) == 30 * s);
+  CHECK(saved_only.ledger.total() == saved_only.wall_us);
+  // A run that did its work keeps its last span either way: it ended, nothing is left to save.
+  c.work_us = 250 * s;
+  c.end_us = 100'000 * s;
+  CHECK(hours(run_scripted(c, {}), Category::Productive) == 250 * s);
+}
+
 TEST_CASE("a rebooted node's host goes down at the fault and comes back when the restart ends", "[trial]") {
   TrialConfig c = config(100 * s, 10 * s, 20 * s, 0, 400 * s);
   c.faults = {crash(Act::Reboot, 5 * s, 0, 300 * s)};
