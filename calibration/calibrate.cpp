@@ -120,6 +120,11 @@ nlohmann::ordered_json duration_cdf_json(const std::vector<double>& durations, c
                                           }}});
 }
 
+//! A fault class's name in a scenario document: its own, or that of the catalogue entry it uses.
+std::string class_name(const nlohmann::ordered_json& fault) {
+  return fault.contains("name") ? fault.value("name", "") : fault.value("use", "");
+}
+
 //! A class the traces name and the base lacks: only its rate is fitted; how it strikes and how
 //! long it takes to recover are placeholders by effect, said so in its notes.
 nlohmann::ordered_json new_class(const std::string& name, const std::string& effect) {
@@ -287,7 +292,7 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
   for (const ClassEstimate& e : estimates) {
     nlohmann::ordered_json* target = nullptr;
     for (auto& f : faults)
-      if (f.value("name", "") == e.name) target = &f;
+      if (class_name(f) == e.name) target = &f;
     if (!target && e.name.rfind("xid_", 0) != 0 && e.effect.empty()) continue;  // report only: no effect to simulate
     if (!target) {
       faults.push_back(new_class(e.name, e.effect.empty() ? "crash" : e.effect));

@@ -332,6 +332,22 @@ TEST_CASE("public records: the committed incident tables are the script's, and B
   const Scenario s = load_scenario((dir / "s.json").string());
   CHECK(s.faults.size() == 4);
 
+  // With the BLOOM scenario as the base, the fitted classes replace the base's rates, including a
+  // class the base takes from the catalogue ({"use": "gpu_slow"}): one class each, never two.
+  const auto [base_code, base_out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/bloom176b_incidents.csv") +
+                                                     " --base " + test::repo_file("scenarios/bloom176b.json") + " --out " +
+                                                     (dir / "based.json").string());
+  INFO(base_out);
+  REQUIRE(base_code == 0);
+  const Scenario based = load_scenario((dir / "based.json").string());
+  const Scenario bloom = load_scenario(test::repo_file("scenarios/bloom176b.json"));
+  std::map<std::string, int> names;
+  for (const auto& f : based.faults) ++names[f.name];
+  for (const auto& f : bloom.faults) CHECK(names[f.name] == 1);
+  const auto slow = std::find_if(based.faults.begin(), based.faults.end(), [](const FaultClass& f) { return f.name == "gpu_slow"; });
+  REQUIRE(slow != based.faults.end());
+  CHECK(slow->rate.per_component_second * 3.15576e7 == Approx(classes.at("gpu_slow")["rate_per_gpu_year"]["estimate"].get<double>()).epsilon(1e-3));
+
   const auto [br_code, br_out] = test::run_ctwin("calibrate " + test::repo_file("calibration/data/byterobust_incident_table.csv") +
                                                  " --out " + (dir / "br.json").string() + " --report " + report);
   INFO(br_out);
