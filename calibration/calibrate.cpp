@@ -11,6 +11,7 @@
 
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
+#include "models/xid_table.hpp"
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::calib {
@@ -125,17 +126,26 @@ std::string class_name(const nlohmann::ordered_json& fault) {
   return fault.contains("name") ? fault.value("name", "") : fault.value("use", "");
 }
 
-//! A class the traces name and the base lacks: only its rate is fitted; how it strikes and how
-//! long it takes to recover are placeholders by effect, said so in its notes.
-nlohmann::ordered_json new_class(const std::string& name, const std::string& effect) {
+//! A class the traces name and the base lacks: only its rate is fitted. The built-in catalogue's
+//! class when the Xid table names one; else how it strikes and how long it takes to recover are
+//! placeholders by effect (and, for an Xid, NVIDIA's action), said so in its notes.
+nlohmann::ordered_json new_class(const std::string& name, const std::string& effect, int xid) {
+  const XidInfo* x = xid > 0 ? xid_info(xid) : nullptr;
+  if (x && x->catalog_class && name == x->catalog_class) return {{"use", name}};
   nlohmann::ordered_json c{{"name", name}, {"effect", effect}};
+  if (x && effect == "none") {  // an informational Xid: counted, it stops nothing
+    c["detection"] = "0s";
+    c["recovery"] = {{"action", "none"}, {"duration", "0s"}};
+    c["notes"] = std::string("added by ctwin calibrate: Xid ") + std::to_string(xid) + ", " + x->what + ": counted only";
+    return c;
+  }
   if (effect == "slow") {
     c["speed_factor"] = 0.95;
     c["detection"] = "6h";
     c["recovery"] = {{"action", "none"}, {"duration", "1d"}};
   } else {
     c["detection"] = effect == "hang" ? "30min" : effect == "sdc" ? "2h" : "10s";  // NCCL's default watchdog for hangs
-    c["recovery"] = {{"action", "reboot"}, {"duration", "10min"}};
+    c["recovery"] = {{"action", x ? to_string(x->action) : "reboot"}, {"duration", "10min"}};  // NVIDIA's action for an Xid
   }
   c["notes"] = "added by ctwin calibrate: the rate is fitted; detection, recovery" + std::string(effect == "slow" ? " and speed factor" : "") +
                " are placeholders to set";
@@ -293,10 +303,10 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
     nlohmann::ordered_json* target = nullptr;
     for (auto& f : faults)
       if (class_name(f) == e.name) target = &f;
-    if (!target && e.name.rfind("xid_", 0) != 0 && e.effect.empty()) continue;  // report only: no effect to simulate
+    if (!target && e.xid <= 0 && e.effect.empty()) continue;  // report only: no effect to simulate
     if (!target) {
-      faults.push_back(new_class(e.name, e.effect.empty() ? "crash" : e.effect));
-      if (e.xid > 0) faults.back()["xid"] = e.xid;
+      faults.push_back(new_class(e.name, e.effect.empty() ? "crash" : e.effect, e.xid));
+      if (e.xid > 0 && !faults.back().contains("use")) faults.back()["xid"] = e.xid;
       target = &faults.back();
       added.push_back(e.name);
     }

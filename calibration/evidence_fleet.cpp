@@ -3,6 +3,7 @@
 #include <map>
 
 #include "calibration/evidence.hpp"
+#include "models/xid_table.hpp"
 
 namespace ctwin::calib {
 
@@ -22,19 +23,39 @@ nlohmann::ordered_json report_json(const ReadReport& r) {
 
 void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const CalibrateOptions& options) {
   const int gpus = base ? std::max(1, base->cluster.gpus_per_node) : options.gpus_per_node;
-  // Class of an Xid: the base's class naming it, else xid_<code>.
-  auto class_of = [&](int xid) {
+  // Class of an Xid: the base's class naming it, else the catalogue's (the Xid table names it),
+  // else xid_<code>.
+  auto class_of = [&](int xid) -> std::string {
     if (base)
       for (const FaultClass& f : base->faults)
         if (f.xid == xid && !is_network(f.rate.component)) return f.name;
+    if (const XidInfo* x = xid_info(xid); x && x->catalog_class) return x->catalog_class;
     return "xid_" + std::to_string(xid);
   };
+  // An Xid that accompanies another (a row remap after a double-bit error) reported on the same
+  // GPU within the dedupe window is part of that fault.
+  std::map<std::pair<std::string, std::string>, std::vector<const XidEvent*>> on_gpu;
+  for (const XidEvent& e : log.events) on_gpu[{e.host, e.pci}].push_back(&e);
+  std::vector<const XidEvent*> kept;
+  int repeats = 0;
+  for (auto& [gpu, list] : on_gpu) {
+    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->time_s < b->time_s; });
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const XidInfo* x = xid_info(list[i]->xid);
+      bool accompanies = false;
+      if (x && x->follows > 0)
+        for (std::size_t j = i; j > 0 && list[i]->time_s - list[j - 1]->time_s < options.dedupe_s; --j)
+          accompanies |= list[j - 1]->xid == x->follows;
+      if (accompanies) ++repeats;
+      else kept.push_back(list[i]);
+    }
+  }
   // One fault per burst: the driver repeats an Xid for a while on the same GPU.
   std::map<std::tuple<std::string, std::string, int>, std::vector<const XidEvent*>> by_gpu;
-  for (const XidEvent& e : log.events) by_gpu[{e.host, e.pci, e.xid}].push_back(&e);
+  for (const XidEvent* e : kept) by_gpu[{e->host, e->pci, e->xid}].push_back(e);
   std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<double>>> faults;  // class -> gpu -> times
   std::map<std::string, std::pair<int, int>> lines;
-  int repeats = 0;
+  std::map<std::string, int> xid_of;
   for (auto& [key, list] : by_gpu) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->time_s < b->time_s; });
     double last = -1e300;
@@ -46,6 +67,7 @@ void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const 
       }
       last = e->time_s;
       const std::string name = class_of(e->xid);
+      xid_of[name] = e->xid;
       faults[name][{e->host, e->pci}].push_back(e->time_s);
       auto [it, added] = lines.try_emplace(name, e->line, e->line);
       it->second.first = std::min(it->second.first, e->line);
@@ -66,7 +88,8 @@ void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const 
   for (const auto& [name, by_part] : faults) {
     ClassEvidence& c = into.classes[name];
     c.component = "gpu";
-    if (name.rfind("xid_", 0) == 0) c.xid = std::stoi(name.substr(4));
+    c.xid = xid_of[name];
+    if (const XidInfo* x = xid_info(c.xid); x && c.effect.empty()) c.effect = to_string(x->effect);
     double count = 0;
     std::map<std::string, int> faulted_gpus;
     for (const auto& [gpu, times] : by_part) {

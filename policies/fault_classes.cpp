@@ -1,6 +1,7 @@
 #include "policies/fault_classes.hpp"
 
 #include "models/fault_catalog.hpp"
+#include "models/xid_table.hpp"
 
 namespace ctwin {
 
@@ -19,9 +20,12 @@ LiveFaultClass from_scenario(const FaultClass& fc) { return {fc.name, fc.effect,
 LiveFaultClass classify_xid(const Scenario& scenario, int xid) {
   for (const auto& fc : scenario.faults)
     if (fc.xid && *fc.xid == xid) return from_scenario(fc);
-  for (const auto& entry : fault_catalog())
-    if (entry.contains("xid") && entry["xid"].get<int>() == xid) return from_catalogue(entry);
-  return {"xid" + std::to_string(xid), Effect::Crash, Act::Restart};
+  // The Xid table: the catalogue's class for it, else NVIDIA's documented effect and action.
+  if (const XidInfo* x = xid_info(xid)) {
+    if (x->catalog_class) return from_catalogue(*catalog_entry(x->catalog_class));
+    return {"xid" + std::to_string(xid), x->effect, x->action};
+  }
+  return {"xid" + std::to_string(xid), Effect::Crash, Act::Restart};  // not in NVIDIA's catalogue either
 }
 
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {

@@ -1,7 +1,8 @@
 #pragma once
 //! Names what interrupted a live run with the fault classes the simulator uses, so that `ctwin
 //! validate` counts interruptions by the same classes: an Xid is the scenario's class with that
-//! Xid, else the built-in catalogue's (models/fault_catalog), else "xid<N>" (restart). A crash
+//! Xid, else the built-in catalogue's the Xid table names (models/xid_table), else "xid<N>" with
+//! NVIDIA's effect and action for it (an Xid 63 counts and stops nothing), else a restart. A crash
 //! with no hardware signal is `software_bug`, a hang `nccl_hang`, a NaN loss `sdc`: the
 //! scenario's or the catalogue's classes of those names, with their effect and remediation.
 

@@ -288,20 +288,48 @@ TEST_CASE("calibrate from fleet records without a base: Xid classes, sacct jobs 
       calibrate({trace("gpu-017.dmesg"), trace("fleet.journal"), trace("jobs.sacct"), trace("incidents.csv")}, options);
   std::map<std::string, nlohmann::ordered_json> classes;
   for (const auto& c : r.report["classes"]) classes[c["class"]] = c;
-  CHECK(classes.at("xid_48")["count"] == 1);  // the repeat 0.1 ms later is the same fault
-  CHECK(classes.at("xid_79")["count"] == 2);  // gpu-017 and gpu-001
+  // An Xid the catalogue knows is its class (the Xid table names it).
+  CHECK(classes.at("xid48_hbm_dbe")["count"] == 1);  // the repeat 0.1 ms later is the same fault
+  CHECK(classes.at("xid79_fallen_off_bus")["count"] == 2);  // gpu-017 and gpu-001
   CHECK(classes.at("gpu_dbe")["count"] == 12);
   CHECK(classes.at("slurm_node_fail")["count"] == 1);
-  CHECK(r.report["traces"][0]["repeats_merged"] == 1);
+  // The second 48 and the 63 that follows it half a second later are that fault, not two more.
+  CHECK(r.report["traces"][0]["repeats_merged"] == 2);
+  CHECK_FALSE(classes.count("xid_63"));
   CHECK(r.report["traces"][0]["malformed"] == 1);
   CHECK(r.report["job_mttf_vs_size"]["jobs"] == 5);
   // Xid classes and incident rows with an effect become fault classes; the scenario loads.
+  const Scenario calibrated = parse_scenario(r.scenario.dump(), "calibrated");
   std::set<std::string> names;
-  for (const auto& f : r.scenario["faults"]) names.insert(f["name"]);
-  CHECK(names.count("xid_79"));
+  for (const auto& f : calibrated.faults) names.insert(f.name);
+  CHECK(names.count("xid79_fallen_off_bus"));
   CHECK(names.count("node_hang"));
   CHECK_FALSE(names.count("slurm_node_fail"));  // no effect to simulate: report only
-  CHECK_NOTHROW(parse_scenario(r.scenario.dump(), "calibrated"));
+}
+
+TEST_CASE("Xids are read with NVIDIA's table: an accompanying Xid is the same fault, a known one keeps its action", "[calibration]") {
+  namespace fs = std::filesystem;
+  const fs::path log = fs::temp_directory_path() / ("ctwin-xids-" + std::to_string(::getpid()) + ".dmesg");
+  std::ofstream(log) << "[ 100.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, DBE\n"
+                     << "[ 101.0] NVRM: Xid (PCI:0000:3b:00): 63, pid=1, row remap pending\n"  // part of the 48
+                     << "[ 900.0] NVRM: Xid (PCI:0000:18:00): 63, pid=1, a remap on its own\n"
+                     << "[ 5000.0] NVRM: Xid (PCI:0000:18:00): 95, pid=1, uncontained\n"
+                     << "[ 9000.0] NVRM: Xid (PCI:0000:18:00): 92, pid=1, SBE storm\n"
+                     << "[ 9500.0] NVRM: Xid (PCI:0000:18:00): 13, pid=1, graphics exception\n";
+  const CalibrationResult r = calibrate({log.string()}, {});
+  fs::remove(log);
+  std::map<std::string, nlohmann::ordered_json> classes;
+  for (const auto& c : r.report["classes"]) classes[c["class"]] = c;
+  CHECK(classes.at("xid48_hbm_dbe")["count"] == 1);
+  CHECK(classes.at("xid_63")["count"] == 1);  // only the remap that followed no double-bit error
+  CHECK(r.report["traces"][0]["repeats_merged"] == 1);
+  const Scenario calibrated = parse_scenario(r.scenario.dump(), "calibrated");
+  std::map<std::string, const FaultClass*> by_name;
+  for (const auto& f : calibrated.faults) by_name[f.name] = &f;
+  CHECK(by_name.at("xid95_uncontained_ecc")->action == Act::ResetGpu);  // the catalogue's, not a reboot
+  CHECK(by_name.at("xid92_sbe_storm")->effect == Effect::None);         // counted only
+  CHECK(by_name.at("xid_63")->effect == Effect::None);                  // NVIDIA: ignore
+  CHECK(by_name.at("xid_13")->action == Act::Restart);                  // NVIDIA: restart the application
 }
 
 TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli]") {

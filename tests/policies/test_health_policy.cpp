@@ -37,7 +37,13 @@ TEST_CASE("a live interruption takes the scenario's class, else the catalogue's"
   CHECK(classify_xid(scenario, 79).name == "my_gpu_loss");
   CHECK(classify_xid(scenario, 79).act == Act::Reboot);
   CHECK(classify_xid(scenario, 48).name == "xid48_hbm_dbe");  // the catalogue's
+  // An Xid the catalogue lacks takes NVIDIA's effect and action from the Xid table.
+  CHECK(classify_xid(scenario, 63).effect == Effect::None);
+  CHECK(classify_xid(scenario, 63).act == Act::None);
+  CHECK(classify_xid(scenario, 62).act == Act::ResetGpu);
+  CHECK(classify_xid(scenario, 95).name == "xid95_uncontained_ecc");
   const LiveFaultClass unknown = classify_xid(scenario, 999);
+
   CHECK(unknown.name == "xid999");
   CHECK(unknown.act == Act::Restart);
 
