@@ -85,7 +85,14 @@ nlohmann::ordered_json step_times_json(const StepTimeFit& f, double confidence) 
       slow.push_back({{"node", n.node}, {"median_s", n.median_s}, {"speed_factor", n.speed_factor}, {"robust_z", n.robust_z}, {"steps", n.steps}});
     j["slow_nodes"] = slow;
     j["slow_node_share"] = interval_json(f.slow_node_share);
-    j["slow_node_rule"] = "robust z of the node's median step time above 3.5 among the nodes' medians (the straggler policy's)";
+    j["slow_node_rule"] = f.peer_groups > 0
+                              ? "robust z of the node's median step time above 3.5 among its peers' medians, peers being the "
+                                "nodes of its stage and role (the straggler policy's)"
+                              : "robust z of the node's median step time above 3.5 among every node's median (the straggler policy's)";
+    j["peer_groups"] = f.peer_groups;
+    if (f.peer_groups == 0)
+      j["warning"] = "the log names no pipeline stage or role: every node is compared with every node, so the nodes of a "
+                     "stage that is long by design (a pipeline's last) read as slow; add stage (and role) columns";
   }
   return j;
 }

@@ -26,9 +26,12 @@ StepTimeFit fit_step_times(const std::vector<StepRecord>& records, double confid
   if (records.empty()) return fit;
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_node;
+  std::map<std::string, std::string> peers_of;  //!< node -> its stage and role, as the log names them
   for (const StepRecord& r : records) {
     all.push_back(r.duration_s);
-    if (!r.node.empty()) by_node[r.node].push_back(r.duration_s);
+    if (r.node.empty()) continue;
+    by_node[r.node].push_back(r.duration_s);
+    peers_of.try_emplace(r.node, r.peers);
   }
   std::sort(all.begin(), all.end());
   fit.median_s = quantile_of_sorted(all, 0.5);
@@ -44,11 +47,26 @@ StepTimeFit fit_step_times(const std::vector<StepRecord>& records, double confid
   fit.nodes = by_node.size();
   if (by_node.size() < 3) return fit;
   std::vector<double> medians;
-  for (const auto& [node, times] : by_node) medians.push_back(median_of(times));
-  const RobustScale scale = robust_scale(medians);
+  std::vector<int> groups;
+  std::vector<std::string> labels;
   for (const auto& [node, times] : by_node) {
-    const double m = median_of(times);
-    if (scale.z(m) > z_threshold) fit.slow_nodes.push_back({node, m, scale.median / m, scale.z(m), times.size()});
+    medians.push_back(median_of(times));
+    const std::string& label = peers_of[node];
+    const auto at = std::find(labels.begin(), labels.end(), label);
+    groups.push_back(static_cast<int>(at - labels.begin()));
+    if (at == labels.end()) labels.push_back(label);
+  }
+  fit.peer_groups = labels.size() == 1 && labels[0].empty() ? 0 : labels.size();
+  const std::vector<double> z = robust_z_by_group(groups, medians);
+  std::size_t i = 0;
+  for (const auto& [node, times] : by_node) {
+    if (z[i] > z_threshold) {
+      std::vector<double> peers;  // the speed is against the node's peers' median
+      for (std::size_t j = 0; j < medians.size(); ++j)
+        if (groups[j] == groups[i]) peers.push_back(medians[j]);
+      fit.slow_nodes.push_back({node, medians[i], median_of(peers) / medians[i], z[i], times.size()});
+    }
+    ++i;
   }
   std::sort(fit.slow_nodes.begin(), fit.slow_nodes.end(), [](const SlowNode& a, const SlowNode& b) { return a.robust_z > b.robust_z; });
   fit.slow_node_share = binomial_share(fit.slow_nodes.size(), by_node.size(), confidence);

@@ -1,7 +1,8 @@
 #pragma once
 //! Step times from trainer logs: their distribution, the share of slow steps and which nodes run
-//! slow. A node is slow when its median step time is a robust outlier among the nodes' medians
-//! (the same robust z the straggler policy uses, policies/robust_statistics.hpp).
+//! slow. A node is slow when its median step time is a robust outlier among its peers' medians
+//! (the same robust z, by group, the straggler policy uses, policies/robust_statistics.hpp): the
+//! nodes of its pipeline stage and role when the log says which, else every node.
 
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct StepTimeFit {
   Interval slow_step_share;       //!< exact (Clopper-Pearson) binomial interval
   std::vector<SlowNode> slow_nodes;
   Interval slow_node_share;       //!< slow nodes / nodes, exact binomial interval
+  std::size_t peer_groups = 0;    //!< stage-and-role groups compared apart; 0: the log names none
 };
 
 //! Needs at least one record; the per-node figures need at least three nodes.

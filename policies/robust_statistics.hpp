@@ -28,6 +28,29 @@ struct RobustScale {
   double z(double x) const { return mad > 0 ? 0.6745 * (x - median) / mad : 0; }
 };
 
+inline RobustScale robust_scale(const std::vector<double>& values);
+
+//! Each value's robust z among the values of its own group: nodes are compared with their peers
+//! (the same pipeline stage, the same role), so that a stage that is long by design is not a set
+//! of slow nodes. A value in a group of fewer than `min_group` gets 0. One group: the plain z.
+inline std::vector<double> robust_z_by_group(const std::vector<int>& group, const std::vector<double>& values,
+                                             std::size_t min_group = 3) {
+  std::vector<double> z(values.size(), 0.0);
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::find(seen.begin(), seen.end(), group[i]) != seen.end()) continue;
+    seen.push_back(group[i]);
+    std::vector<double> peers;
+    for (std::size_t j = 0; j < values.size(); ++j)
+      if (group[j] == group[i]) peers.push_back(values[j]);
+    if (peers.size() < min_group) continue;
+    const RobustScale scale = robust_scale(peers);
+    for (std::size_t j = 0; j < values.size(); ++j)
+      if (group[j] == group[i]) z[j] = scale.z(values[j]);
+  }
+  return z;
+}
+
 inline RobustScale robust_scale(const std::vector<double>& values) {
   RobustScale s;
   s.median = median_of(values);

@@ -2,35 +2,33 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "policies/robust_statistics.hpp"
-#include <vector>
 
 namespace ctwin {
 
 std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& step_time_s, double remaining_steps,
-                                                   double restart_cost_s, double z_threshold) {
+                                                   double restart_cost_s, double z_threshold, const std::map<int, int>& group_of) {
   if (step_time_s.size() < 3) return std::nullopt;
+  std::vector<int> nodes, groups;
   std::vector<double> times;
-  for (const auto& [node, t] : step_time_s) times.push_back(t);
-  const RobustScale scale = robust_scale(times);
-  int slowest = -1;
-  double slowest_time = -1, second_time = -1;
   for (const auto& [node, t] : step_time_s) {
-    if (t > slowest_time) {
-      second_time = slowest_time;
-      slowest_time = t;
-      slowest = node;
-    } else if (t > second_time) {
-      second_time = t;
-    }
+    nodes.push_back(node);
+    times.push_back(t);
+    const auto g = group_of.find(node);
+    groups.push_back(g == group_of.end() ? 0 : g->second);
   }
-  const double z = scale.z(slowest_time);
-  if (z <= z_threshold) return std::nullopt;
+  const std::vector<double> z = robust_z_by_group(groups, times);
+  const auto worst = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());  // the first of equals
+  if (z[worst] <= z_threshold) return std::nullopt;
+  double next_slowest = -1;  // in the same group
+  for (std::size_t i = 0; i < times.size(); ++i)
+    if (i != worst && groups[i] == groups[worst]) next_slowest = std::max(next_slowest, times[i]);
   StragglerDecision d;
-  d.node = slowest;
-  d.robust_z = z;
-  d.seconds_saved = (slowest_time - second_time) * remaining_steps;
+  d.node = nodes[worst];
+  d.robust_z = z[worst];
+  d.seconds_saved = (times[worst] - next_slowest) * remaining_steps;
   d.evict = d.seconds_saved > restart_cost_s;
   return d;
 }

@@ -18,9 +18,12 @@ struct StragglerDecision {
   bool evict = false;
 };
 
-//! nullopt when no node's robust z exceeds `z_threshold`.
+//! nullopt when no node's robust z exceeds `z_threshold`. With `group_of` (node -> its pipeline
+//! stage or role), each node is compared with its own group only, and evicting it saves its time
+//! beyond its group's next slowest.
 std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& step_time_s, double remaining_steps,
-                                                   double restart_cost_s, double z_threshold = 3.5);
+                                                   double restart_cost_s, double z_threshold = 3.5,
+                                                   const std::map<int, int>& group_of = {});
 
 class HangDetector {
  public:

@@ -114,6 +114,7 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
                   100 * nodes["estimate"].get<double>(), 100 * nodes["lower"].get<double>(), 100 * nodes["upper"].get<double>());
       for (const auto& n : st["slow_nodes"]) printf_to(out, "  %s at %.3g", n["node"].get<std::string>().c_str(), n["speed_factor"].get<double>());
       printf_to(out, "\n");
+      if (st.contains("warning")) out << "  warning: " << st["warning"].get<std::string>() << "\n";
     }
   }
   if (!r["lemons"].empty()) out << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";

@@ -33,7 +33,7 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
   log.report.kind = "step-log";
   std::vector<int> at;
   auto header = [&](int number, const std::string& text) {
-    at = columns_of(split_csv(text), {"node", "duration_s", "step"});
+    at = columns_of(split_csv(text), {"node", "duration_s", "step", "stage", "role"});
     if (at[0] < 0 || at[1] < 0) {
       log.report.problem(number, "the header needs node and duration_s");
       return false;
@@ -57,6 +57,8 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
       }
       r.step = static_cast<long>(step);
     }
+    for (const auto& [which, key] : {std::pair{3, "stage="}, std::pair{4, "role="}})
+      if (const std::string v = field_at(f, at, which); !v.empty()) r.peers += (r.peers.empty() ? "" : " ") + std::string(key) + v;
     log.records.push_back(std::move(r));
     ++log.report.parsed;
   }, true);

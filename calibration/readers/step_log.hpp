@@ -1,7 +1,8 @@
 #pragma once
 //! Step-time logs, two formats:
 //!  - a per-node CSV with a header naming at least `node` and `duration_s` (optionally `step`,
-//!    `time_s`): one row per node and step, as per-rank timers or the live controller give them;
+//!    `time_s`, and the node's `stage` and `role`, which say who its peers are): one row per node
+//!    and step, as per-rank timers or the live controller give them;
 //!  - Megatron-LM training logs: `iteration N/ M | ... | elapsed time per iteration (ms): X |`
 //!    (also `X/Y`, the current and running mean). Job-wide, and each figure is the mean over the
 //!    log interval, not one step. Other lines are skipped.
@@ -15,6 +16,7 @@ namespace ctwin::calib {
 
 struct StepRecord {
   std::string node;  //!< empty for a job-wide figure
+  std::string peers; //!< the node's pipeline stage and role ("stage=3 role=expert"), when the log says
   long step = -1;
   double duration_s = 0;
   int line = 0;

@@ -435,3 +435,30 @@ TEST_CASE("step logs: Megatron-LM iteration lines and per-node timings, slow nod
   // Clopper-Pearson against a known value: 0 of 10 at 95% has upper bound 1 - 0.025^(1/10).
   CHECK(binomial_share(0, 10).upper == Approx(1 - std::pow(0.025, 0.1)));
 }
+
+TEST_CASE("step logs: a node is compared with its pipeline stage, so a long last stage is not a set of slow nodes", "[calibration][readers]") {
+  // 4 stages of 8 nodes; the last stage's section takes 1.3x (it holds the output layer); node-5
+  // (stage 0) runs at half speed.
+  boost::random::mt19937 rng(5);
+  boost::random::lognormal_distribution<double> noise(0.0, 0.01);
+  std::ostringstream with_stage, without;
+  with_stage << "step,node,stage,duration_s\n";
+  without << "step,node,duration_s\n";
+  for (int step = 0; step < 100; ++step)
+    for (int node = 0; node < 32; ++node) {
+      const int stage = node / 8;
+      const double t = 10.0 * noise(rng) * (stage == 3 ? 1.3 : 1.0) * (node == 5 ? 2.0 : 1.0);
+      with_stage << step << ",node-" << node << "," << stage << "," << t << "\n";
+      without << step << ",node-" << node << "," << t << "\n";
+    }
+  std::istringstream staged_in(with_stage.str()), flat_in(without.str());
+  const StepTimeFit staged = fit_step_times(read_step_csv(staged_in, "staged.csv").records);
+  CHECK(staged.peer_groups == 4);
+  REQUIRE(staged.slow_nodes.size() == 1);
+  CHECK(staged.slow_nodes[0].node == "node-5");
+  CHECK(staged.slow_nodes[0].speed_factor == Approx(0.5).epsilon(0.02));  // against its stage
+  // Without the stage, every node is compared with every node: the last stage reads as slow.
+  const StepTimeFit flat = fit_step_times(read_step_csv(flat_in, "flat.csv").records);
+  CHECK(flat.peer_groups == 0);
+  CHECK(flat.slow_nodes.size() == 9);
+}

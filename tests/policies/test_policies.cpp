@@ -71,6 +71,26 @@ TEST_CASE("a run-time straggler is evicted only when the time it saves beats a r
   CHECK_FALSE(near_end->evict);
 }
 
+TEST_CASE("a run-time straggler is found among its stage, not among every node", "[policies]") {
+  // Stage 1's nodes (4..7) take 1.3x by design; node 2 (stage 0) is 1.5x its peers.
+  std::map<int, double> times;
+  std::map<int, int> stage;
+  for (int node = 0; node < 8; ++node) {
+    stage[node] = node / 4;
+    times[node] = (node >= 4 ? 13.0 : 10.0) + 0.01 * node;
+  }
+  times[2] = 15.0;
+  // Among every node, the long stage widens the spread and hides it.
+  CHECK_FALSE(runtime_straggler(times, 1e6, 60));
+  const auto staged = runtime_straggler(times, 1e6, 60, 3.5, stage);
+  REQUIRE(staged);
+  CHECK(staged->node == 2);
+  CHECK(staged->seconds_saved == Approx((15.0 - 10.03) * 1e6));  // to its stage's next slowest
+  // With no slow node, a long stage alone is nobody's fault.
+  times[2] = 10.02;
+  CHECK_FALSE(runtime_straggler(times, 1e6, 60, 3.5, stage));
+}
+
 TEST_CASE("the hang timeout is five times the longest interval seen", "[policies]") {
   HangDetector hang;
   hang.observe_interval(10);
