@@ -12,6 +12,8 @@
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
 #include "models/xid_table.hpp"
+
+#include <boost/math/special_functions/gamma.hpp>
 #include "models/scenario_loader.hpp"
 
 namespace ctwin::calib {
@@ -164,6 +166,8 @@ nlohmann::ordered_json new_class(const std::string& name, const std::string& eff
 //! a million-line log is never held whole.
 Evidence read_traces(const std::vector<std::string>& traces, const std::optional<Scenario>& base, const CalibrateOptions& options) {
   Evidence evidence;
+  std::vector<XidLog> xid_logs;  // read together: their exposure is shared
+  std::vector<std::size_t> xid_slots;
   for (const std::string& path : traces) {
     const std::string head = first_line(path);
     std::ifstream in = open_trace(path);
@@ -185,12 +189,15 @@ Evidence read_traces(const std::vector<std::string>& traces, const std::optional
       table.report.require_some();
       add_incidents(evidence, table);
     } else {
-      const XidLog log = read_xid_log(in, path, host_of(path), options.year);
-      log.report.require_some();
-      add_xid_log(evidence, log, base ? &*base : nullptr, options);
+      XidLog log = read_xid_log(in, path, host_of(path), options.year);
+      // A clean node log (timestamps, no Xid) is exposure; a file with no kernel line at all is not a kernel log.
+      if (log.window.empty()) log.report.require_some();
+      xid_slots.push_back(evidence.traces.size());
+      evidence.traces.push_back(nullptr);
+      xid_logs.push_back(std::move(log));
     }
   }
-
+  if (!xid_logs.empty()) add_xid_logs(evidence, xid_logs, xid_slots, base ? &*base : nullptr, options);
   return evidence;
 }
 
@@ -225,17 +232,32 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
                       {"censored", e.lifetimes->censored}};
       j["weibull"]["mean_life_hours"] = interval_json(e.lifetimes->mean_life);
       const WeibullFit& w = *e.lifetimes;
-      j["lifetime_cdf"] = cdf_json(empirical_cdf(c.lives), {{"weibull", [&w](double t) { return 1 - std::exp(-std::pow(t / w.scale.estimate, w.shape.estimate)); }},
+      e.from_midlife = std::any_of(c.lives.begin(), c.lives.end(), [](const Life& l) { return l.from_midlife; });
+      // Lives from mid-life are forward recurrence times: their model CDF is 1 - Q(1/k, (t/scale)^k).
+      auto weibull_cdf = [&w, midlife = e.from_midlife](double t) {
+        const double x = std::pow(t / w.scale.estimate, w.shape.estimate);
+        return midlife ? 1 - boost::math::gamma_q(1 / w.shape.estimate, x) : 1 - std::exp(-x);
+      };
+      j["lifetime_cdf"] = cdf_json(empirical_cdf(c.lives), {{"weibull", weibull_cdf},
                                                             {"exponential", [&w](double t) { return 1 - std::exp(-t / w.exponential_scale); }}});
-      // A decreasing (or increasing) hazard biases count / exposure away from 1 / mean life, which
-      // is what a scenario's rate means: take the rate from the fitted mean when shape 1 is rejected.
-      if (e.lifetimes->shape_one_p_value < 1 - options.confidence) {
-        const Interval& m = e.lifetimes->mean_life;
+      j["weibull"]["lives_from"] = e.from_midlife ? "mid-life: each part from the trace's start, its age unknown (stationary fleet)"
+                                                  : "birth: each part from the start of the run";
+      const bool shape_rejected = w.shape_one_p_value < 1 - options.confidence;
+      e.shape_trusted = shape_rejected && w.failures >= kMinFailuresForShape;
+      // Lives from birth with a hazard that is not flat: count / exposure over a window is not
+      // 1 / mean life, which is what a scenario's rate means; take the rate from the fitted mean. A
+      // fleet in mid-life is stationary: count / exposure is its rate. With few failures a shape
+      // is not to be trusted: count / exposure, and the class stays exponential.
+      if (e.shape_trusted && !e.from_midlife) {
+        const Interval& m = w.mean_life;
         e.rate_per_hour = {1 / m.estimate, 1 / m.upper, 1 / m.lower};
         j["rate_per_" + c.component + "_year"] = interval_json(e.rate_per_hour, kHoursPerYear);
-        j["rate_from"] = "the Weibull mean life (shape 1 rejected)";
+        j["rate_from"] = "the Weibull mean life (shape 1 rejected, lives from birth)";
       } else {
         j["rate_from"] = "count / exposure (exact Poisson interval)";
+        if (shape_rejected && !e.shape_trusted)
+          j["note"] = "shape 1 rejected on " + std::to_string(w.failures) + " failures, fewer than " +
+                      std::to_string(kMinFailuresForShape) + ": too few to trust a shape; the class stays exponential";
       }
     }
     classes.push_back(j);
@@ -304,6 +326,7 @@ FleetFits fit_fleet(const Evidence& evidence, const CalibrateOptions& options, n
 //! Each fitted class into the scenario's faults (a class the base lacks is added with
 //! placeholders), with its interval and provenance. Returns the names added.
 nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::vector<ClassEstimate>& estimates, const CalibrateOptions& options) {
+  bool installed_base = false;  //!< a shape was fitted on a fleet in mid-life
   auto& faults = doc["faults"];
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (const ClassEstimate& e : estimates) {
@@ -327,8 +350,9 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
       if (!target->contains("rate")) (*target)["rate"] = "0/" + e.component + "-year";
       cal["note"] = "no faults observed: the rate is kept; the interval bounds it";
     }
-    if (e.lifetimes && e.lifetimes->shape_one_p_value < 1 - options.confidence && e.count > 0) {
+    if (e.lifetimes && e.shape_trusted && e.count > 0) {
       (*target)["distribution"] = "weibull";
+      installed_base |= e.from_midlife;
       (*target)["weibull_shape"] = std::round(e.lifetimes->shape.estimate * 1000) / 1000;
       cal["weibull_shape_ci"] = {e.lifetimes->shape.lower, e.lifetimes->shape.upper};
     } else if (target->value("distribution", "") == "weibull" && e.count > 0) {
@@ -337,6 +361,9 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
     }
     (*target)["calibration"] = cal;
   }
+  // That shape is the installed base's: the simulation starts its parts in mid-life. (Set after
+  // the loop: adding a key may move `faults`.)
+  if (installed_base) doc["simulation"]["part_ages"] = "stationary";
   return added;
 }
 

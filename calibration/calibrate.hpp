@@ -27,6 +27,9 @@ struct CalibrateOptions {
 };
 
 //! The rate of one fault class, as fitted.
+//! A Weibull shape is written to the scenario only when shape 1 is rejected on this many failures.
+inline constexpr int kMinFailuresForShape = 10;
+
 struct ClassEstimate {
   std::string name;
   std::string component = "gpu";  //!< exposure unit: gpu or node
@@ -35,6 +38,8 @@ struct ClassEstimate {
   double exposure_hours = 0;       //!< component-hours
   Interval rate_per_hour;
   std::optional<WeibullFit> lifetimes;
+  bool from_midlife = false;   //!< the lives start at the trace's start, not at the parts' birth
+  bool shape_trusted = false;  //!< shape 1 rejected on at least kMinFailuresForShape failures
   std::string effect;
   std::vector<std::string> provenance;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <numeric>
 
 #include <Eigen/Dense>
@@ -11,6 +13,8 @@
 #include <boost/math/distributions/poisson.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/special_functions/gamma.hpp>
+#include <boost/math/tools/minima.hpp>
 #include <boost/math/tools/roots.hpp>
 
 namespace ctwin::calib {
@@ -21,15 +25,52 @@ double z_of(double confidence) {
   return boost::math::quantile(boost::math::normal_distribution<double>(), 0.5 + confidence / 2);
 }
 
-//! Log-likelihood of right-censored Weibull data at shape k and scale lambda.
+//! Log-likelihood of right-censored Weibull data at shape k and scale lambda. A life from mid-life
+//! is a forward recurrence time: density S(t) / mean, survival Q(1/k, (t/lambda)^k).
+//! Double precision throughout: Boost's default promotes to long double, ten times slower, for
+//! digits a likelihood maximisation does not use.
+using DoublePolicy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+
+double life_log_likelihood(const Life& l, double k, double lambda) {
+  const double x = l.time / lambda;
+  const double xk = std::pow(x, k);
+  if (!l.from_midlife) return (l.failed ? std::log(k / lambda) + (k - 1) * std::log(x) : 0.0) - xk;
+  if (l.failed) return -xk - std::log(lambda) - std::lgamma(1 + 1 / k);
+  const double q = boost::math::gamma_q(1 / k, xk, DoublePolicy());
+  // Far in the tail Q underflows: its asymptote, log Q(a, x) ~ -x + (a - 1) log x - log Gamma(a).
+  return q > 1e-300 ? std::log(q) : -xk + (1 / k - 1) * std::log(xk) - std::lgamma(1 / k);
+}
+
 double weibull_log_likelihood(const std::vector<Life>& lives, double k, double lambda) {
   double sum = 0;
-  for (const Life& l : lives) {
-    const double x = l.time / lambda;
-    if (l.failed) sum += std::log(k / lambda) + (k - 1) * std::log(x);
-    sum -= std::pow(x, k);
-  }
+  for (const Life& l : lives) sum += life_log_likelihood(l, k, lambda);
   return sum;
+}
+
+//! The maximum-likelihood (k, lambda) when some lives are observed from mid-life: no closed form,
+//! so lambda is profiled out by a bracketed minimisation for each k, and k by another. Lives with
+//! the same time and kind are one term with a weight (a fleet's censored GPUs share a window).
+std::pair<double, double> fit_from_midlife(const std::vector<Life>& lives) {
+  std::map<std::tuple<double, bool, bool>, double> weights;
+  for (const Life& l : lives) weights[{l.time, l.failed, l.from_midlife}] += 1;
+  std::vector<std::pair<Life, double>> terms;
+  for (const auto& [key, w] : weights) terms.push_back({{std::get<0>(key), std::get<1>(key), std::get<2>(key)}, w});
+  auto log_likelihood = [&](double k, double lambda) {
+    double sum = 0;
+    for (const auto& [life, w] : terms) sum += w * life_log_likelihood(life, k, lambda);
+    return sum;
+  };
+  constexpr int kBits = 14;  // about 1e-4 of relative precision in k and lambda: far inside their intervals
+  auto best_log_lambda = [&](double k) {
+    // Times are scaled to at most 1: the mean life lies within e^-25 .. e^25 of them.
+    return boost::math::tools::brent_find_minima([&](double b) { return -log_likelihood(k, std::exp(b)); }, -25.0, 25.0, kBits).first;
+  };
+  const double log_k = boost::math::tools::brent_find_minima(
+                           [&](double a) { return -log_likelihood(std::exp(a), std::exp(best_log_lambda(std::exp(a)))); },
+                           std::log(0.05), std::log(20.0), kBits)
+                           .first;
+  const double k = std::exp(log_k);
+  return {k, std::exp(best_log_lambda(k))};
 }
 
 }  // namespace
@@ -70,13 +111,19 @@ WeibullFit fit_weibull(const std::vector<Life>& given, double confidence) {
     }
     return r / k + sum_log_failed - r * a / b;
   };
-  boost::math::tools::eps_tolerance<double> tolerance(50);
-  std::uintmax_t iterations = 200;
-  const auto [k_lo, k_hi] = boost::math::tools::toms748_solve(score, 1e-3, 100.0, score(1e-3), score(100.0), tolerance, iterations);
-  const double k = (k_lo + k_hi) / 2;
-  double sum_pow = 0;
-  for (const Life& l : lives) sum_pow += std::pow(l.time, k);
-  const double lambda = std::pow(sum_pow / r, 1 / k);
+  double k = 1, lambda = 1;
+  if (std::none_of(lives.begin(), lives.end(), [](const Life& l) { return l.from_midlife; })) {
+    // Lives from birth: lambda has a closed form given k, and the profile score is monotone in k.
+    boost::math::tools::eps_tolerance<double> tolerance(50);
+    std::uintmax_t iterations = 200;
+    const auto [k_lo, k_hi] = boost::math::tools::toms748_solve(score, 1e-3, 100.0, score(1e-3), score(100.0), tolerance, iterations);
+    k = (k_lo + k_hi) / 2;
+    double sum_pow = 0;
+    for (const Life& l : lives) sum_pow += std::pow(l.time, k);
+    lambda = std::pow(sum_pow / r, 1 / k);
+  } else {
+    std::tie(k, lambda) = fit_from_midlife(lives);
+  }
   fit.log_likelihood = weibull_log_likelihood(lives, k, lambda);
   // Observed information on (log k, log lambda), by central differences.
   const double h = 1e-4;

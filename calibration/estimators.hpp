@@ -15,10 +15,13 @@ struct Interval {
 //! Events per unit of exposure, with the exact (Garwood) Poisson interval from chi-squared quantiles.
 Interval poisson_rate(double count, double exposure, double confidence = 0.95);
 
-//! A lifetime: failed at `time`, or still running then (right-censored).
+//! A lifetime: failed at `time`, or still running then (right-censored). A life observed from a
+//! moment in the part's life rather than from its birth (a fleet log's start, with the part's age
+//! unknown) is a forward recurrence time: under a stationary fleet its density is S(t) / mean.
 struct Life {
   double time = 0;
   bool failed = true;
+  bool from_midlife = false;
 };
 
 struct WeibullFit {
@@ -29,7 +32,8 @@ struct WeibullFit {
   double shape_one_p_value = 1;  //!< likelihood-ratio test of shape = 1 (a Poisson process)
   int failures = 0, censored = 0;
 };
-//! Maximum likelihood with right-censoring. Needs at least two failures.
+//! Maximum likelihood with right-censoring, and with the stationary first intervals of lives
+//! observed from mid-life (left truncation at an unknown age). Needs at least two failures.
 WeibullFit fit_weibull(const std::vector<Life>& lives, double confidence = 0.95);
 
 struct LognormalFit {

@@ -42,7 +42,10 @@ struct Evidence {
 };
 
 void add_event_log(Evidence& into, const EventLog& log, const Scenario& base);
-void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const CalibrateOptions& options);
+//! Every kernel log together: a class's exposure is every host's window in all of them, whether
+//! or not it shows the class. Each log's report goes into `into.traces` at its slot.
+void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::vector<std::size_t>& trace_slots, const Scenario* base,
+                  const CalibrateOptions& options);
 void add_sacct(Evidence& into, const SlurmLog& log);
 void add_incidents(Evidence& into, const IncidentTable& table);
 

@@ -21,7 +21,8 @@ nlohmann::ordered_json report_json(const ReadReport& r) {
   return j;
 }
 
-void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const CalibrateOptions& options) {
+void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::vector<std::size_t>& trace_slots, const Scenario* base,
+                  const CalibrateOptions& options) {
   const int gpus = base ? std::max(1, base->cluster.gpus_per_node) : options.gpus_per_node;
   // Class of an Xid: the base's class naming it, else the catalogue's (the Xid table names it),
   // else xid_<code>.
@@ -32,84 +33,88 @@ void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const 
     if (const XidInfo* x = xid_info(xid); x && x->catalog_class) return x->catalog_class;
     return "xid_" + std::to_string(xid);
   };
-  // An Xid that accompanies another (a row remap after a double-bit error) reported on the same
-  // GPU within the dedupe window is part of that fault.
-  std::map<std::pair<std::string, std::string>, std::vector<const XidEvent*>> on_gpu;
-  for (const XidEvent& e : log.events) on_gpu[{e.host, e.pci}].push_back(&e);
-  std::vector<const XidEvent*> kept;
-  int repeats = 0;
-  for (auto& [gpu, list] : on_gpu) {
-    std::stable_sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->time_s < b->time_s; });
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const XidInfo* x = xid_info(list[i]->xid);
-      bool accompanies = false;
-      if (x && x->follows > 0)
-        for (std::size_t j = i; j > 0 && list[i]->time_s - list[j - 1]->time_s < options.dedupe_s; --j)
-          accompanies |= list[j - 1]->xid == x->follows;
-      if (accompanies) ++repeats;
-      else kept.push_back(list[i]);
+  // Every host's window over all the logs: the fleet's exposure. A clean node is exposure too.
+  std::map<std::string, std::pair<double, double>> window;
+  for (const XidLog& log : logs)
+    for (const auto& [host, w] : log.window) {
+      auto [it, added] = window.try_emplace(host, w);
+      it->second = {std::min(it->second.first, w.first), std::max(it->second.second, w.second)};
     }
-  }
-  // One fault per burst: the driver repeats an Xid for a while on the same GPU.
-  std::map<std::tuple<std::string, std::string, int>, std::vector<const XidEvent*>> by_gpu;
-  for (const XidEvent* e : kept) by_gpu[{e->host, e->pci, e->xid}].push_back(e);
-  std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<double>>> faults;  // class -> gpu -> times
-  std::map<std::string, std::pair<int, int>> lines;
+  struct Seen {
+    const XidEvent* event;
+    std::size_t log;
+  };
+  // An Xid that accompanies another (a row remap after a double-bit error) reported on the same
+  // GPU within the dedupe window is part of that fault; so is a repeat of the same Xid (a burst).
+  std::map<std::pair<std::string, std::string>, std::vector<Seen>> on_gpu;
+  for (std::size_t l = 0; l < logs.size(); ++l)
+    for (const XidEvent& e : logs[l].events) on_gpu[{e.host, e.pci}].push_back({&e, l});
+  std::vector<int> repeats(logs.size(), 0);
+  // class -> GPU -> fault times; class -> log -> (first line, last line, faults)
+  std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<double>>> faults;
+  std::map<std::string, std::map<std::size_t, std::tuple<int, int, int>>> lines;
   std::map<std::string, int> xid_of;
-  for (auto& [key, list] : by_gpu) {
-    std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->time_s < b->time_s; });
-    double last = -1e300;
-    for (const XidEvent* e : list) {
-      if (e->time_s - last < options.dedupe_s) {
-        ++repeats;
-        last = e->time_s;
+  for (auto& [gpu, list] : on_gpu) {
+    std::stable_sort(list.begin(), list.end(), [](const Seen& a, const Seen& b) { return a.event->time_s < b.event->time_s; });
+    std::map<int, double> last_of_xid;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const XidEvent& e = *list[i].event;
+      const XidInfo* x = xid_info(e.xid);
+      bool merged = false;
+      if (x && x->follows > 0)
+        for (std::size_t j = i; j > 0 && e.time_s - list[j - 1].event->time_s < options.dedupe_s; --j)
+          merged |= list[j - 1].event->xid == x->follows;
+      const auto last = last_of_xid.find(e.xid);
+      merged |= last != last_of_xid.end() && e.time_s - last->second < options.dedupe_s;
+      last_of_xid[e.xid] = e.time_s;
+      if (merged) {
+        ++repeats[list[i].log];
         continue;
       }
-      last = e->time_s;
-      const std::string name = class_of(e->xid);
-      xid_of[name] = e->xid;
-      faults[name][{e->host, e->pci}].push_back(e->time_s);
-      auto [it, added] = lines.try_emplace(name, e->line, e->line);
-      it->second.first = std::min(it->second.first, e->line);
-      it->second.second = std::max(it->second.second, e->line);
-      auto& node = into.nodes[e->host];
-      node.node = e->host;
+      const std::string name = class_of(e.xid);
+      xid_of[name] = e.xid;
+      faults[name][gpu].push_back(e.time_s);
+      auto [it, added] = lines[name].try_emplace(list[i].log, e.line, e.line, 0);
+      std::get<0>(it->second) = std::min(std::get<0>(it->second), e.line);
+      std::get<1>(it->second) = std::max(std::get<1>(it->second), e.line);
+      ++std::get<2>(it->second);
+      auto& node = into.nodes[e.host];
+      node.node = e.host;
       ++node.count;
     }
   }
   double gpu_hours = 0;
-  for (const auto& [host, window] : log.window) {
-    const double hours = (window.second - window.first) / kHour;
+  for (const auto& [host, w] : window) {
+    const double hours = (w.second - w.first) / kHour;
     gpu_hours += hours * gpus;
     auto& node = into.nodes[host];
     node.node = host;
     node.exposure += hours;
   }
-  for (const auto& [name, by_part] : faults) {
+  for (const auto& [name, by_gpu] : faults) {
     ClassEvidence& c = into.classes[name];
     c.component = "gpu";
     c.xid = xid_of[name];
     if (const XidInfo* x = xid_info(c.xid); x && c.effect.empty()) c.effect = to_string(x->effect);
-    double count = 0;
+    // Lives for the shape: each GPU from the logs' start, a moment in its life (its age unknown),
+    // to its first fault, or to the end. A GPU that fails again is counted, not taken for a new
+    // part's short life: its repair is unknown.
     std::map<std::string, int> faulted_gpus;
-    for (const auto& [gpu, times] : by_part) {
-      const auto& window = log.window.at(gpu.first);
-      double start = window.first;
-      for (double t : times) {
-        c.lives.push_back({(t - start) / kHour, true});
-        start = t;
-      }
-      c.lives.push_back({(window.second - start) / kHour, false});
+    double count = 0;
+    for (const auto& [gpu, times] : by_gpu) {
+      const auto& w = window.at(gpu.first);
+      c.lives.push_back({(times.front() - w.first) / kHour, true, true});
       count += static_cast<double>(times.size());
       ++faulted_gpus[gpu.first];
     }
-    // The GPUs that never showed this Xid lived the whole window.
-    for (const auto& [host, window] : log.window)
-      for (int g = faulted_gpus[host]; g < gpus; ++g) c.lives.push_back({(window.second - window.first) / kHour, false});
+    for (const auto& [host, w] : window)
+      for (int g = faulted_gpus[host]; g < gpus; ++g) c.lives.push_back({(w.second - w.first) / kHour, false, true});
     c.count += count;
     c.exposure_hours += gpu_hours;
-    c.provenance.push_back(log.report.file + ": " + std::to_string(static_cast<long long>(count)) + " Xid faults (lines " +
-                           std::to_string(lines[name].first) + "-" + std::to_string(lines[name].second) + ") over " +
+    for (const auto& [log, range] : lines[name])
+      c.provenance.push_back(logs[log].report.file + ": " + std::to_string(std::get<2>(range)) + " Xid faults (lines " +
+                             std::to_string(std::get<0>(range)) + "-" + std::to_string(std::get<1>(range)) + ")");
+    c.provenance.push_back("exposure: " + std::to_string(logs.size()) + " kernel log(s), " + std::to_string(window.size()) + " host(s), " +
                            std::to_string(static_cast<long long>(gpu_hours)) + " GPU-hours");
   }
   // Classes the base names with an Xid that never appeared: zero faults over this exposure.
@@ -119,15 +124,19 @@ void add_xid_log(Evidence& into, const XidLog& log, const Scenario* base, const 
         ClassEvidence& c = into.classes[f.name];
         c.xid = *f.xid;
         c.exposure_hours += gpu_hours;
-        c.provenance.push_back(log.report.file + ": no Xid " + std::to_string(*f.xid) + " over " +
+        c.provenance.push_back("no Xid " + std::to_string(*f.xid) + " in " + std::to_string(logs.size()) + " kernel log(s) over " +
                                std::to_string(static_cast<long long>(gpu_hours)) + " GPU-hours");
       }
-  nlohmann::ordered_json j = report_json(log.report);
-  j["hosts"] = log.window.size();
-  j["gpu_hours"] = gpu_hours;
-  j["xid_lines"] = log.events.size();
-  j["repeats_merged"] = repeats;
-  into.traces.push_back(j);
+  for (std::size_t l = 0; l < logs.size(); ++l) {
+    double log_gpu_hours = 0;
+    for (const auto& [host, w] : logs[l].window) log_gpu_hours += (w.second - w.first) / kHour * gpus;
+    nlohmann::ordered_json j = report_json(logs[l].report);
+    j["hosts"] = logs[l].window.size();
+    j["gpu_hours"] = log_gpu_hours;
+    j["xid_lines"] = logs[l].events.size();
+    j["repeats_merged"] = repeats[l];
+    into.traces[trace_slots[l]] = j;
+  }
 }
 
 void add_sacct(Evidence& into, const SlurmLog& log) {

@@ -17,6 +17,7 @@ namespace ctwin {
 FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
   FaultTimelineModel m;
   m.gpus_per_node = scenario.cluster.gpus_per_node;
+  m.stationary_start = scenario.parts_start_stationary;
   for (std::uint32_t i = 0; i < scenario.faults.size(); ++i) {
     const FaultClass& f = scenario.faults[i];
     ClassInfo info{};
@@ -78,7 +79,7 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
     const auto& info = model_.classes[c];
     if (info.distribution != Distribution::Lognormal || info.rate_per_us <= 0) continue;
     for (std::int64_t component = 0; component < info.components; ++component) {
-      const Micros first = draw_ttf_us(info);
+      const Micros first = model_.stationary_start ? draw_residual_us(info) : draw_ttf_us(info);
       if (first != kNever) renewed_.push({first, c, component});
     }
   }
@@ -144,7 +145,13 @@ void FaultTimeline::draw_next_first_life(FirstLives& lives) {
   // The earliest of m Weibull(k, scale) lives, given none has ended by the last first failure.
   lives.cumulative_hazard +=
       boost::random::exponential_distribution<double>(1.0)(rng_) / static_cast<double>(lives.survivors);
-  const double t = info.weibull_scale_us * std::pow(lives.cumulative_hazard, 1.0 / info.weibull_shape);
+  const double k = info.weibull_shape;
+  // New parts: H(t) = (t/scale)^k. An installed base: the residual lives' H(t) = -log Q(1/k, (t/scale)^k).
+  // In double precision (Boost promotes to long double by default): faster, and the same on every platform.
+  using DoublePolicy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+  const double x = model_.stationary_start ? boost::math::gamma_q_inv(1.0 / k, std::exp(-lives.cumulative_hazard), DoublePolicy())
+                                           : lives.cumulative_hazard;
+  const double t = info.weibull_scale_us * std::pow(x, 1.0 / k);
   // By symmetry the victim is uniform among the parts still in their first life.
   std::int64_t victim = 0;
   do {
@@ -160,6 +167,15 @@ Micros FaultTimeline::draw_ttf_us(const FaultTimelineModel::ClassInfo& info) {
                          ? boost::random::lognormal_distribution<double>(info.lognormal_mu, info.lognormal_sigma)(rng_)
                          : boost::random::weibull_distribution<double>(info.weibull_shape, info.weibull_scale_us)(rng_);
   return ttf >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(ttf));
+}
+
+Micros FaultTimeline::draw_residual_us(const FaultTimelineModel::ClassInfo& info) {
+  // A part found in service at a random moment sits in a length-biased life (lognormal(mu + sigma^2,
+  // sigma)) at a uniform point of it.
+  const double life = boost::random::lognormal_distribution<double>(info.lognormal_mu + info.lognormal_sigma * info.lognormal_sigma,
+                                                                    info.lognormal_sigma)(rng_);
+  const double residual = boost::random::uniform_01<double>()(rng_) * life;
+  return residual >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(residual));
 }
 
 void FaultTimeline::choose_next() {

@@ -8,6 +8,10 @@
 //! hazard (t/scale)^k grows by Exp(1)/m per failure, the victim uniform among those parts: exact,
 //! and O(1) per fault instead of one clock per GPU. A failed part's replacement gets its own clock,
 //! starting when it is back in service. Lognormal classes keep one clock per part from the start.
+//! With a stationary start (an installed base in mid-life), each part's first failure comes from
+//! the equilibrium residual life instead: for a Weibull class its survival is the regularised
+//! upper incomplete gamma Q(1/k, (t/scale)^k), inverted the same way, still O(1) per fault; for a
+//! lognormal class, a uniform fraction of a length-biased life.
 
 #include <cstdint>
 #include <queue>
@@ -44,6 +48,7 @@ struct FaultTimelineModel {
   std::vector<double> exponential_cumulative;  //!< running sums of component rates, for the class draw
   double exponential_total_per_us = 0;
   int gpus_per_node = 1;
+  bool stationary_start = false;  //!< first lives from the equilibrium residual, not from age 0
   // Lemon nodes: drawn per trial among the job's and spares' nodes; each fails (multiplier - 1)
   // times more often in every exponential node or GPU class, while it is in the job.
   int tracked_nodes = 0;
@@ -87,6 +92,7 @@ class FaultTimeline {
   void draw_next_first_life(FirstLives& lives);
   void draw_next_lemon();
   Micros draw_ttf_us(const FaultTimelineModel::ClassInfo& info);  //!< Weibull or lognormal
+  Micros draw_residual_us(const FaultTimelineModel::ClassInfo& info);  //!< lognormal, a part in mid-life
   void choose_next();
 
   const FaultTimelineModel& model_;

@@ -202,6 +202,10 @@ struct Scenario {
   //! At the horizon (or max_wall), the work done since the last save: productive (the job goes on
   //! and no fault took it: the default) or lost progress (only saved work counts).
   bool unsaved_work_at_horizon_counts = true;
+  //! How old the parts are when a trial starts: new (every Weibull or lognormal clock at age 0: a
+  //! fleet just built) or stationary (an installed base in mid-life: each part's first failure
+  //! comes from the equilibrium residual life, so the failure rate does not depend on the horizon).
+  bool parts_start_stationary = false;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
 };
 

@@ -467,12 +467,13 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* sim = r.object(root, "", "simulation", false)) {
     const std::string p = "/simulation";
-    r.allow_only(*sim, p, {"trials", "seed", "max_wall", "unsaved_work_at_horizon"});
+    r.allow_only(*sim, p, {"trials", "seed", "max_wall", "unsaved_work_at_horizon", "part_ages"});
     s.trials = static_cast<int>(r.integer(*sim, p, "trials", false, 1, 100'000'000).value_or(s.trials));
     s.seed = static_cast<std::uint64_t>(r.integer(*sim, p, "seed", false, 0).value_or(static_cast<std::int64_t>(s.seed)));
     s.max_wall_us = r.duration(*sim, p, "max_wall", false, true).value_or(0);
     s.unsaved_work_at_horizon_counts =
         choose<bool>(r, *sim, p, "unsaved_work_at_horizon", false, {{"productive", true}, {"lost", false}}).value_or(true);
+    s.parts_start_stationary = choose<bool>(r, *sim, p, "part_ages", false, {{"new", false}, {"stationary", true}}).value_or(false);
   }
   if (s.max_wall_us == 0) {
     // A run that is given its work stops at 100x its failure-free length (the trial is marked unfinished).

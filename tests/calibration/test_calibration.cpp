@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +14,9 @@
 #include <set>
 #include <sstream>
 
+#include <boost/math/special_functions/gamma.hpp>
 #include <boost/random/lognormal_distribution.hpp>
+#include <boost/random/uniform_01.hpp>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/poisson_distribution.hpp>
 #include <boost/random/weibull_distribution.hpp>
@@ -461,4 +464,91 @@ TEST_CASE("step logs: a node is compared with its pipeline stage, so a long last
   const StepTimeFit flat = fit_step_times(read_step_csv(flat_in, "flat.csv").records);
   CHECK(flat.peer_groups == 0);
   CHECK(flat.slow_nodes.size() == 9);
+}
+
+TEST_CASE("kernel logs: every host's window is exposure, a clean log included, and a fleet in mid-life keeps count over exposure", "[calibration]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-fleet-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // Four one-day node logs; one Xid 13 in one of them; two logs have no Xid at all.
+  std::vector<std::string> logs;
+  for (int n = 0; n < 4; ++n) {
+    const std::string path = (dir / ("node-" + std::to_string(n) + ".log")).string();
+    std::ofstream out(path);
+    out << "2024-03-01T00:00:00+0000 node-" << n << " kernel: Linux version 6.1\n";
+    if (n == 1) out << "2024-03-01T12:00:00+0000 node-1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=7, Graphics Exception\n";
+    if (n == 2) out << "2024-03-01T13:00:00+0000 node-2 kernel: usb 1-1: new device\n";
+    out << "2024-03-02T00:00:00+0000 node-" << n << " systemd[1]: Started daily clean-up.\n";
+    logs.push_back(path);
+  }
+  CalibrateOptions options;
+  const CalibrationResult four = calibrate(logs, options);
+  std::map<std::string, nlohmann::ordered_json> classes;
+  for (const auto& c : four.report["classes"]) classes[c["class"]] = c;
+  // 1 fault over 4 nodes x 8 GPUs x 1 day: 11.4 per GPU-year, not 45.7 (one log's exposure).
+  CHECK(classes.at("xid_13")["rate_per_gpu_year"]["estimate"].get<double>() == Approx(365.25 / 32).epsilon(1e-3));
+  CHECK(four.report["traces"].size() == 4);
+
+  // A fleet in mid-life: 400 hosts x 8 GPUs, 120 days, GPUs failing with Weibull(0.7) lives of mean
+  // 1/(2 per GPU-year), each found at a random point of its life (the stationary residual).
+  const double k = 0.7, window_days = 120, mean_days = 365.25 / 2, scale_days = mean_days / std::tgamma(1 + 1 / k);
+  boost::random::mt19937 rng(2024);
+  boost::random::uniform_01<double> uniform;
+  boost::random::weibull_distribution<double> life(k, scale_days);
+  const std::string fleet = (dir / "fleet.journal").string();
+  {
+    std::ofstream out(fleet);
+    auto stamp = [](double day) {  // days since 2024-01-01 as an ISO 8601 time
+      using namespace std::chrono;
+      const auto s = static_cast<long long>(day * 86400);
+      const year_month_day date{sys_days{2024y / January / 1} + std::chrono::days{s / 86400}};
+      char text[48];
+      std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02lld:%02lld:%02lld+0000", static_cast<int>(date.year()),
+                    static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()), s / 3600 % 24, s / 60 % 60, s % 60);
+      return std::string(text);
+    };
+    for (int host = 0; host < 400; ++host) {
+      out << stamp(0) << " h" << host << " kernel: Linux version 6.1\n";
+      for (int gpu = 0; gpu < 8; ++gpu)
+        for (double t = scale_days * std::pow(boost::math::gamma_q_inv(1 / k, uniform(rng)), 1 / k); t < window_days; t += life(rng))
+          out << stamp(t) << " h" << host << " kernel: NVRM: Xid (PCI:0000:" << 10 + gpu << ":00): 79, GPU has fallen off the bus.\n";
+      out << stamp(window_days) << " h" << host << " systemd[1]: Started daily clean-up.\n";
+    }
+  }
+  const CalibrationResult r = calibrate({fleet}, options);
+  nlohmann::ordered_json gpu;
+  for (const auto& c : r.report["classes"])
+    if (c["class"] == "xid79_fallen_off_bus") gpu = c;
+  REQUIRE(gpu.is_object());
+  INFO(gpu.dump(2));
+  CHECK(gpu["rate_from"] == "count / exposure (exact Poisson interval)");
+  CHECK(gpu["rate_per_gpu_year"]["estimate"].get<double>() == Approx(2.0).epsilon(0.05));
+  CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < 2.0);
+  CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > 2.0);
+  CHECK(gpu["weibull"]["shape"]["estimate"].get<double>() == Approx(0.7).epsilon(0.15));
+  CHECK(gpu["weibull"]["shape"]["lower"].get<double>() < 0.7);
+  CHECK(gpu["weibull"]["shape"]["upper"].get<double>() > 0.7);
+  CHECK(gpu["weibull"]["shape_one_p_value"].get<double>() < 0.01);
+  // The calibrated scenario starts its parts in mid-life: a forecast's rate does not depend on its
+  // horizon (tests/sim/test_part_ages.cpp).
+  const Scenario s = parse_scenario(r.scenario.dump(), "calibrated");
+  CHECK(s.parts_start_stationary);
+  const auto f = std::find_if(s.faults.begin(), s.faults.end(), [](const FaultClass& c) { return c.name == "xid79_fallen_off_bus"; });
+  REQUIRE(f != s.faults.end());
+  CHECK(f->distribution == Distribution::Weibull);
+
+  // Four failures are too few for a shape: the rate stays count over exposure, the class exponential.
+  {
+    std::ofstream out(logs[3], std::ios::app);
+    for (int i = 0; i < 4; ++i)
+      out << "2024-03-01T0" << i + 1 << ":00:00+0000 node-3 kernel: NVRM: Xid (PCI:0000:" << 10 + i << ":00): 13, pid=7, exception\n";
+  }
+  const CalibrationResult few = calibrate(logs, options);
+  for (const auto& c : few.report["classes"])
+    if (c["class"] == "xid_13") {
+      CHECK(c["rate_from"] == "count / exposure (exact Poisson interval)");
+      CHECK(c["rate_per_gpu_year"]["estimate"].get<double>() == Approx(5 * 365.25 / 32).epsilon(1e-3));
+    }
+  for (const FaultClass& c : parse_scenario(few.scenario.dump(), "few").faults) CHECK(c.distribution == Distribution::Exponential);
+  fs::remove_all(dir);
 }
