@@ -11,6 +11,7 @@
 
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
+#include "models/json_document.hpp"
 #include "models/xid_table.hpp"
 
 #include <boost/math/special_functions/gamma.hpp>
@@ -46,7 +47,7 @@ nlohmann::ordered_json interval_json(const Interval& i, double scale = 1) {
 
 //! A base scenario's document, or a skeleton to hold the fitted classes.
 nlohmann::ordered_json base_document(const CalibrateOptions& options, const Evidence& evidence) {
-  if (options.base) return nlohmann::ordered_json::parse(read_file(*options.base));
+  if (options.base) return parse_json_document<nlohmann::ordered_json>(read_file(*options.base), *options.base);
   const int nodes = std::max<int>(1, static_cast<int>(evidence.nodes.size()));
   return {{"schema_version", 1},
           {"name", "calibrated"},

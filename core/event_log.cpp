@@ -66,7 +66,12 @@ EventLog read_event_log(std::istream& in, const std::string& file) {
   log.report.kind = "event-log";
   std::vector<int> at;
   auto header = [&](int number, const std::string& text) {
-    at = columns_of(split_csv(text), {"time_s", "node", "gpu", "kind", "code", "detail"});
+    const std::vector<std::string> names = split_csv(text);
+    at = columns_of(names, {"time_s", "node", "gpu", "kind", "code", "detail"});
+    if (names.size() != 6 || !header_problem(names).empty()) {
+      log.report.problem(number, "the header must be " + std::string(kEventLogHeader));
+      return false;
+    }
     for (int i : at)
       if (i < 0) {
         log.report.problem(number, "the header must be " + std::string(kEventLogHeader));
@@ -80,7 +85,7 @@ EventLog read_event_log(std::istream& in, const std::string& file) {
       log.report.problem(number, "expected 6 fields, found " + std::to_string(f.size()));
       return;
     }
-    auto field = [&](int which) { return f[static_cast<std::size_t>(at[static_cast<std::size_t>(which)])]; };
+    auto field = [&](int which) { return field_at(f, at, which); };
     LoggedEvent e;
     e.line = number;
     try {

@@ -26,6 +26,31 @@ std::string_view next_token(std::string_view text, std::size_t& at) {
   return text.substr(start, at - start);
 }
 
+//! Whether the text before "NVRM: Xid" is the kernel's own prefix: nothing, a dmesg stamp
+//! ("[ 123.4]", "[Thu Mar 21 ...]"), or a syslog/journal line whose only tag is "kernel:"
+//! (optionally followed by the dmesg stamp). Any other program's message (`logger "NVRM: Xid ..."`
+//! gives "host root: NVRM: Xid") is not a kernel record.
+bool kernel_tagged(std::string_view head) {
+  auto trim = [](std::string_view& t) {
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  };
+  trim(head);
+  if (!head.empty() && head.back() == ']') {
+    const std::size_t open = head.rfind('[');
+    if (open == std::string_view::npos) return false;
+    head = head.substr(0, open);
+    trim(head);
+  }
+  if (head.empty()) return true;
+  std::size_t at = 0, tags = 0;
+  std::string_view last;
+  while (at < head.size()) {
+    last = next_token(head, at);
+    if (!last.empty() && last.back() == ':') ++tags;
+  }
+  return tags == 1 && last == "kernel:";
+}
+
 }  // namespace
 
 std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
@@ -71,7 +96,7 @@ std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
 
 XidLine parse_xid_line(std::string_view line, XidReport& report, std::string& why) {
   const std::size_t at = line.find("NVRM: Xid");
-  if (at == std::string_view::npos) return XidLine::NotXid;
+  if (at == std::string_view::npos || !kernel_tagged(line.substr(0, at))) return XidLine::NotXid;
   // "(PCI:0000:3b:00): 79, rest" or "(0000:3b:00): 79, rest"
   const std::size_t open = line.find('(', at), close = line.find("): ", at);
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {

@@ -1,5 +1,9 @@
 #include "core/text_records.hpp"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 
@@ -40,6 +44,44 @@ std::vector<int> columns_of(const std::vector<std::string>& header, const std::v
   return at;
 }
 
+std::string header_problem(const std::vector<std::string>& header) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    for (std::size_t j = i + 1; j < header.size(); ++j)
+      if (!header[i].empty() && header[i] == header[j]) return "the header names column \"" + header[i] + "\" twice";
+  return "";
+}
+
+bool finite_number(const std::string& text, double& out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(value) || errno == ERANGE) return false;
+  out = value;
+  return true;
+}
+
+bool valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    int more = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    if (more < 0 || (c == 0xc0 || c == 0xc1) || c > 0xf4 || i + static_cast<std::size_t>(more) >= text.size())
+      return false;
+    for (int k = 1; k <= more; ++k)
+      if ((static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]) >> 6) != 0x2) return false;
+    if (more == 2) {  // no overlong forms, no UTF-16 surrogates
+      const auto d = static_cast<unsigned char>(text[i + 1]);
+      if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f)) return false;
+    } else if (more == 3) {
+      const auto d = static_cast<unsigned char>(text[i + 1]);
+      if ((c == 0xf0 && d < 0x90) || (c == 0xf4 && d > 0x8f)) return false;
+    }
+    i += static_cast<std::size_t>(more) + 1;
+  }
+  return true;
+}
+
 double epoch_seconds(int year, int month, int day, int hour, int minute, double second) {
   using namespace std::chrono;
   const sys_days date{std::chrono::year{year} / month / day};
@@ -62,12 +104,22 @@ bool parse_iso_time(std::string_view text, double& seconds, std::size_t* used) {
   if (i < text.size() && text[i] == 'Z') {
     ++i;
   } else if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    // "+01:00" or "+0100", each field exactly two digits: a short zone ("+01:0") is not a time.
     const int sign = text[i] == '-' ? -1 : 1;
+    auto two_digits = [&](std::size_t at, int& value) {
+      if (at + 2 > text.size() || !std::isdigit(static_cast<unsigned char>(text[at])) ||
+          !std::isdigit(static_cast<unsigned char>(text[at + 1])))
+        return false;
+      value = (text[at] - '0') * 10 + (text[at + 1] - '0');
+      return true;
+    };
     int oh = 0, om = 0;
-    std::string zone(text.substr(i + 1, 5));
-    if (std::sscanf(zone.c_str(), "%2d:%2d", &oh, &om) == 2) i += 6;
-    else if (std::sscanf(zone.c_str(), "%2d%2d", &oh, &om) == 2) i += 5;
-    else return false;
+    std::size_t j = i + 1;
+    if (!two_digits(j, oh)) return false;
+    j += 2;
+    if (j < text.size() && text[j] == ':') ++j;
+    if (!two_digits(j, om) || oh > 23 || om > 59) return false;
+    i = j + 2;
     offset = sign * (oh * 3600.0 + om * 60.0);
   }
   seconds = epoch_seconds(y, mo, d, h, mi, s + fraction) - offset;

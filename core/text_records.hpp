@@ -42,6 +42,9 @@ std::ifstream open_trace(const std::string& path);
 //! The first line that is neither empty nor a '#' comment: what a trace's kind is told by.
 std::string first_line(const std::string& path);
 
+//! Whether `text` is well-formed UTF-8 (what reports, JSON and terminals can carry).
+bool valid_utf8(std::string_view text);
+
 //! Reads a header-first text format: `header(number, line)` sees the first non-empty line and
 //! returns false to stop (a wrong header); `row(number, line)` each later one. Counts the lines,
 //! strips a trailing CR, skips empty lines and, if asked, lines starting with '#'.
@@ -55,6 +58,11 @@ void read_lines(std::istream& in, ReadReport& report, Header&& header, Row&& row
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.empty() || (comments && text[0] == '#')) continue;
     ++report.lines;
+    if (!valid_utf8(text)) {  // it would reach reports and JSON, which carry UTF-8 only
+      report.problem(number, "not UTF-8 text");
+      if (!seen_header) return;
+      continue;
+    }
     if (!seen_header) {
       seen_header = true;
       if (!header(number, text)) return;
@@ -68,6 +76,10 @@ void read_lines(std::istream& in, ReadReport& report, Header&& header, Row&& row
 std::vector<std::string> split_csv(std::string_view line);
 //! Column index of each wanted header name, -1 where missing.
 std::vector<int> columns_of(const std::vector<std::string>& header, const std::vector<std::string>& wanted);
+//! A reason when `header` cannot be read by name: a column named twice. Empty when it can.
+std::string header_problem(const std::vector<std::string>& header);
+//! `text`, whole, as a finite number (no NaN, no Inf, nothing after it).
+bool finite_number(const std::string& text, double& out);
 
 //! The field in wanted column `which` (see columns_of), or "" where the column or the field is missing.
 inline std::string field_at(const std::vector<std::string>& fields, const std::vector<int>& at, int which) {

@@ -166,7 +166,7 @@ class Reader {
     auto seconds = with_unit(parent, pointer, key, required, parse_duration_s, "10min");
     if (!seconds) return std::nullopt;
     Micros us = seconds_to_micros(*seconds);
-    if (*seconds > 1e12) {
+    if (*seconds > kLongestSeconds) {
       problem(at(pointer, key), "is longer than any simulation can be");
       return std::nullopt;
     }

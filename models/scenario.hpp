@@ -2,6 +2,7 @@
 //! Scenario format v1, parsed and validated: every quantity in SI units or integer microseconds.
 //! The JSON form is documented in docs/scenario.md; `load_scenario` (scenario_loader.hpp) builds this.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -18,6 +19,13 @@
 namespace ctwin {
 
 inline constexpr int kScenarioSchemaVersion = 1;
+
+//! Up-front limits: what a trial can hold in memory and time is refused beyond these with the
+//! reason (exit 2), instead of running until the allocator or the OOM killer stops it.
+inline constexpr double kLargestCheckpointPerGpu = 1e15;          //!< bytes
+inline constexpr double kMostFaultsPerTrial = 1e7;                //!< expected fault episodes in one trial
+inline constexpr std::size_t kLargestScenarioBytes = 16u << 20;   //!< a scenario file
+inline constexpr int kMostStorageModelWriters = 16'384;            //!< nodes the SimGrid storage model runs
 
 enum class Distribution { Exponential, Weibull, Lognormal };
 //! What a fault does to the job. Sdc: nothing visible until `detection`, then a rollback past every

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/fault_catalog.hpp"
+#include "models/json_document.hpp"
 #include "models/json_reader.hpp"
+#include "models/network_domains.hpp"
 
 namespace ctwin {
 
@@ -157,7 +159,10 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   auto tokens_per_s = r.number(*j, p, "tokens_per_s", false, 0.0);
   if (step && tokens_per_s && tokens_per_step)
     r.problem(p + "/tokens_per_s", "give step_time or tokens_per_s with tokens_per_step, not both");
-  if (!step && tokens_per_s && tokens_per_step) step = seconds_to_micros(*tokens_per_step / *tokens_per_s);
+  if (!step && tokens_per_s && tokens_per_step) {
+    if (*tokens_per_step / *tokens_per_s > kLongestSeconds) r.problem(p + "/tokens_per_s", "gives a step longer than any simulation");
+    else step = seconds_to_micros(*tokens_per_step / *tokens_per_s);
+  }
   if (step) s.job.step_us = *step;
   s.job.tokens_per_step = tokens_per_step;
   if (!tokens_per_s && tokens_per_step && step) tokens_per_s = *tokens_per_step / micros_to_seconds(*step);
@@ -176,12 +181,14 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   if (steps) {
     if (!step && !from_workload) r.problem(p + "/steps", "work in steps needs step_time");
     else if (!step) s.job.work_us.reset();  // set with the step time the workload gives
-    else s.job.work_us = static_cast<Micros>(std::llround(*steps * static_cast<double>(*step)));
+    else if (*steps * micros_to_seconds(*step) > kLongestSeconds) r.problem(p + "/steps", "is more work than any simulation can hold");
+    else s.job.work_us = seconds_to_micros(*steps * micros_to_seconds(*step));
     s.job.work_steps = steps;
   }
   if (tokens) {
     if (!tokens_per_s && from_workload) r.problem(p + "/tokens", "with a workload, give the work in steps");
     else if (!tokens_per_s) r.problem(p + "/tokens", "work in tokens needs tokens_per_s, or step_time with tokens_per_step");
+    else if (*tokens / *tokens_per_s > kLongestSeconds) r.problem(p + "/tokens", "is more work than any simulation can hold");
     else s.job.work_us = seconds_to_micros(*tokens / *tokens_per_s);
   }
   if (s.job.work_us && *s.job.work_us <= 0) r.problem(p, "the work is shorter than a microsecond");
@@ -350,11 +357,19 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
   }
   ck.save_on_failure = r.boolean(*c, p, "save_on_failure").value_or(false);
   ck.size_per_gpu_bytes = r.positive_unit(*c, p, "size_per_gpu", false, parse_bytes, "2.5GiB");
+  if (ck.size_per_gpu_bytes && *ck.size_per_gpu_bytes > kLargestCheckpointPerGpu) {
+    r.problem(p + "/size_per_gpu", "is more than a petabyte per GPU: no GPU's state is that large");
+    ck.size_per_gpu_bytes.reset();
+  }
   ck.save_us = r.duration(*c, p, "save_time", false);
   ck.restore_us = r.duration(*c, p, "restore_time", false);
   auto bandwidth = r.positive_unit(*c, p, "persist_bandwidth", false, parse_bandwidth_bytes_per_s, "400Gbps");
   bool has_size = c->contains("size_per_gpu"), has_save = c->contains("save_time");
   if (has_size == has_save) r.problem(p, "give exactly one of size_per_gpu (time computed) and save_time (time given)");
+  if (has_size && s.job.nodes > kMostStorageModelWriters)
+    r.problem(p + "/size_per_gpu", "the storage model simulates each of the job's " + std::to_string(s.job.nodes) +
+                                       " nodes writing (at most " + std::to_string(kMostStorageModelWriters) +
+                                       ": 20,000 took 5 GB and a minute); give save_time and restore_time instead");
   if (has_size) {
     if (!c->contains("persist_bandwidth")) r.problem(p + "/persist_bandwidth", "missing: size_per_gpu needs each node's bandwidth to storage");
     if (!root.contains("cluster") || !root["cluster"].is_object() || !root["cluster"].contains("storage"))
@@ -501,12 +516,7 @@ std::string content_hash(const std::string& bytes) {
 namespace {
 
 json parse_root(const std::string& text, const std::string& display_name) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw ScenarioInvalid(display_name, {{"", std::string("not valid JSON: ") + e.what()}});
-  }
+  json root = parse_json_document(text, display_name);
   if (!root.is_object()) throw ScenarioInvalid(display_name, {{"", "expected a JSON object at the top level"}});
   return root;
 }
@@ -531,7 +541,35 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+//! The fault episodes one trial should expect: over the horizon, or at least the work.
+void check_fault_volume(Reader& r, const Scenario& s) {
+  const double span_s = micros_to_seconds(s.job.horizon_us.value_or(s.job.work_us.value_or(0)));
+  double total = 0, largest = 0;
+  std::size_t largest_at = 0;
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const double expected =
+        s.faults[i].rate.per_component_second * static_cast<double>(component_count(s, s.faults[i])) * span_s;
+    total += expected;
+    if (expected > largest) largest = expected, largest_at = i;
+  }
+  if (total > kMostFaultsPerTrial) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the faults come to about %.3g episodes in one trial (this class %.3g), more than the %.0e a trial "
+                  "can hold: check the rate's unit",
+                  total, largest, kMostFaultsPerTrial);
+    r.problem("/faults/" + std::to_string(largest_at) + "/rate", text);
+  }
+}
+
+}  // namespace
+
 Scenario parse_scenario(const std::string& text, const std::string& display_name) {
+  if (text.size() > kLargestScenarioBytes)
+    throw ScenarioInvalid(display_name, {{"", "is " + std::to_string(text.size() >> 20) + " MiB: a scenario is at most " +
+                                                  std::to_string(kLargestScenarioBytes >> 20) + " MiB"}});
   const json root = parse_root(text, display_name);
   Reader r;
   Scenario s;
@@ -554,6 +592,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   read_policies(r, root, s);
   read_workload(r, root, s);
   read_rest(r, root, s);
+  if (r.problems.empty()) check_fault_volume(r, s);
 
   if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));
   return s;

@@ -18,6 +18,7 @@ packages=(
   libcli11-dev                  # command line
   libopenmpi-dev openmpi-bin    # trials over machines: mpirun -np N ctwin sweep ...
   python3                       # scripts/convert_public_traces.py
+  clang libclang-rt-14-dev      # the fuzzers of tests/fuzz (libFuzzer, ASan, UBSan)
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-numpy  # notebooks/, run headless by the tests
 )
 

@@ -11,6 +11,7 @@
 
 #include "core/rng.hpp"
 #include "models/scenario_loader.hpp"
+#include "models/json_document.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "core/ranks.hpp"
 #include "sim/step_cache.hpp"
@@ -21,7 +22,7 @@ namespace ctwin {
 nlohmann::json parse_setting_value(const std::string& text) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
     return text;  // "10min", "rail_optimized": strings
   }
 }
@@ -31,11 +32,7 @@ nlohmann::json read_scenario_document(const std::string& path) {
   if (!in) throw ScenarioInvalid(path, {{"", "cannot open the file"}});
   std::ostringstream text;
   text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ScenarioInvalid(path, {{"", std::string("not valid JSON: ") + e.what()}});
-  }
+  return parse_json_document(text.str(), path);
 }
 
 Scenario scenario_variant(const nlohmann::json& document, const std::string& file, const std::vector<Setting>& settings) {

@@ -188,7 +188,11 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   s.job.step_us = seconds_to_micros(b.step_s);
   const Workload& w = s.workload->workload;
   if (!s.job.tokens_per_step) s.job.tokens_per_step = static_cast<double>(w.layout.global_batch) * w.model.seq_len;
-  if (s.job.work_steps && !s.job.work_us) s.job.work_us = static_cast<Micros>(std::llround(*s.job.work_steps * static_cast<double>(s.job.step_us)));
+  if (s.job.work_steps && !s.job.work_us) {
+    if (*s.job.work_steps * micros_to_seconds(s.job.step_us) > kLongestSeconds)
+      throw ScenarioInvalid(file, {{"/job/steps", "is more work than any simulation can hold at the workload's step time"}});
+    s.job.work_us = seconds_to_micros(*s.job.work_steps * micros_to_seconds(s.job.step_us));
+  }
   // A slow part's factor is its own (a GPU's compute, a link's bandwidth); the job's speed is what
   // the step model makes of it: healthy step / step with that part slow.
   const int gpus_per_node = s.workload->fabric.gpus_per_node;

@@ -11,7 +11,12 @@ IncidentTable read_incident_table(std::istream& in, const std::string& file) {
   static const std::map<std::string, double> kHours{{"hours", 1}, {"days", 24}, {"years", 24 * 365.25}};
   std::vector<int> at;
   auto header = [&](int number, const std::string& text) {
-    at = columns_of(split_csv(text), {"class", "count", "exposure", "unit", "effect", "source"});
+    const std::vector<std::string> names = split_csv(text);
+    if (const std::string why = header_problem(names); !why.empty()) {
+      table.report.problem(number, why);
+      return false;
+    }
+    at = columns_of(names, {"class", "count", "exposure", "unit", "effect", "source"});
     for (int i = 0; i < 4; ++i)
       if (at[static_cast<std::size_t>(i)] < 0) {
         table.report.problem(number, "the header needs class, count, exposure and unit");
@@ -27,11 +32,8 @@ IncidentTable read_incident_table(std::istream& in, const std::string& file) {
     const std::string unit = field_at(f, at, 3);
     const std::size_t dash = unit.find('-');
     const std::string component = unit.substr(0, dash), per = dash == std::string::npos ? "" : unit.substr(dash + 1);
-    try {
-      row.count = std::stod(field_at(f, at, 1));
-      row.exposure_hours = std::stod(field_at(f, at, 2));
-    } catch (const std::exception&) {
-      table.report.problem(number, "count and exposure must be numbers");
+    if (!finite_number(field_at(f, at, 1), row.count) || !finite_number(field_at(f, at, 2), row.exposure_hours)) {
+      table.report.problem(number, "count and exposure must be finite numbers");
       return;
     }
     if (row.category.empty() || row.count < 0 || row.exposure_hours <= 0) {

@@ -31,6 +31,8 @@ struct SlurmLog {
 
 SlurmLog read_sacct(std::istream& in, const std::string& file);
 //! "gpu-[01-03,07],cpu1" -> gpu-01 gpu-02 gpu-03 gpu-07 cpu1 (zero padding kept). Empty on bad syntax.
-std::vector<std::string> expand_hostlist(const std::string& list);
+//! Empty when the list is malformed or names more than `most` hosts (counted before expanding:
+//! `gpu-[0-99999999]` in a tiny file must not take gigabytes).
+std::vector<std::string> expand_hostlist(const std::string& list, std::size_t most = 1'000'000);
 
 }  // namespace ctwin::calib

@@ -1,24 +1,36 @@
 #include "calibration/readers/step_log.hpp"
 
-#include <regex>
+#include <cctype>
+#include <cstring>
 
 namespace ctwin::calib {
 
 namespace {
 
-bool to_double(const std::string& text, double& out) {
-  try {
-    std::size_t used = 0;
-    out = std::stod(text, &used);
-    return used == text.size();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
+bool to_double(const std::string& text, double& out) { return finite_number(text, out); }
 
-const std::regex& megatron_pattern() {
-  static const std::regex pattern(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|.*elapsed time per iteration \(ms\):\s*([0-9.eE+-]+))");
-  return pattern;
+//! Megatron's "iteration N/ M | ... elapsed time per iteration (ms): X |": N and X, read by hand.
+//! (A std::regex over a 50 KB line recursed until the stack overflowed.)
+bool read_megatron_fields(const std::string& line, long long& iteration, std::string& elapsed) {
+  const std::size_t it = line.find("iteration");
+  if (it == std::string::npos) return false;
+  std::size_t i = it + 9;
+  while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+  const std::size_t digits = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+  if (i == digits || i - digits > 15) return false;  // beyond 10^15 iterations is not a log
+  iteration = std::stoll(line.substr(digits, i - digits));
+  while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+  if (i >= line.size() || line[i] != '/') return false;
+  static const std::string kElapsed = "elapsed time per iteration (ms):";
+  const std::size_t e = line.find(kElapsed, i);
+  if (e == std::string::npos || line.find('|', i) > e) return false;
+  std::size_t v = e + kElapsed.size();
+  while (v < line.size() && std::isspace(static_cast<unsigned char>(line[v]))) ++v;
+  std::size_t w = v;
+  while (w < line.size() && std::strchr("0123456789.eE+-", line[w]) && line[w] != '\0') ++w;
+  elapsed = line.substr(v, w - v);
+  return !elapsed.empty();
 }
 
 }  // namespace
@@ -33,7 +45,12 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
   log.report.kind = "step-log";
   std::vector<int> at;
   auto header = [&](int number, const std::string& text) {
-    at = columns_of(split_csv(text), {"node", "duration_s", "step", "stage", "role"});
+    const std::vector<std::string> names = split_csv(text);
+    if (const std::string why = header_problem(names); !why.empty()) {
+      log.report.problem(number, why);
+      return false;
+    }
+    at = columns_of(names, {"node", "duration_s", "step", "stage", "role"});
     if (at[0] < 0 || at[1] < 0) {
       log.report.problem(number, "the header needs node and duration_s");
       return false;
@@ -51,7 +68,7 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
       return;
     }
     if (at[2] >= 0 && !field_at(f, at, 2).empty()) {
-      if (!to_double(field_at(f, at, 2), step) || step < 0) {
+      if (!to_double(field_at(f, at, 2), step) || step < 0 || step > 1e15) {
         log.report.problem(number, "step must be a whole number");
         return;
       }
@@ -71,7 +88,6 @@ StepLog read_megatron_log(std::istream& in, const std::string& file) {
   log.report.kind = "megatron-log";
   std::string text;
   int number = 0;
-  std::smatch m;
   while (std::getline(in, text)) {
     ++number;
     if (text.empty()) continue;
@@ -82,11 +98,13 @@ StepLog read_megatron_log(std::istream& in, const std::string& file) {
     }
     StepRecord r;
     r.line = number;
-    if (!std::regex_search(text, m, megatron_pattern()) || !to_double(m[2].str(), r.duration_s) || !(r.duration_s > 0)) {
-      log.report.problem(number, "an iteration line without a readable elapsed time");
+    long long iteration = 0;
+    std::string elapsed;
+    if (!read_megatron_fields(text, iteration, elapsed) || !to_double(elapsed, r.duration_s) || !(r.duration_s > 0)) {
+      log.report.problem(number, "an iteration line without a readable iteration number and elapsed time");
       continue;
     }
-    r.step = std::stol(m[1].str());
+    r.step = static_cast<long>(iteration);
     r.duration_s /= 1000;
     log.records.push_back(std::move(r));
     ++log.report.parsed;

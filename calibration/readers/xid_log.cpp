@@ -17,6 +17,10 @@ XidLog read_xid_log(std::istream& in, const std::string& file, const std::string
     ++number;
     if (text.empty() || text == "\r") continue;
     ++log.report.lines;
+    if (!valid_utf8(text)) {  // its host or message would reach the report's JSON
+      log.report.problem(number, "not UTF-8 text");
+      continue;
+    }
     const std::string_view line(text);
     const std::optional<KernelStamp> stamp = clock.stamp(line);
     if (stamp) {

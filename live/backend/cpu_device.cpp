@@ -41,7 +41,9 @@ Eigen::MatrixXf deterministic_matrix(int n, unsigned seed) {
   return m;
 }
 
-//! Sends or receives exactly `n` bytes before `deadline`, else throws CollectiveTimeout.
+//! Sends or receives exactly `n` bytes before `deadline`, else throws CollectiveTimeout. Every call
+//! is non-blocking (MSG_DONTWAIT): a blocking send() of 64 MiB to a hung peer whose buffers are full
+//! would wait for ever, past any deadline.
 void transfer(int fd, void* data, std::size_t n, bool sending, Clock::time_point deadline) {
   auto* p = static_cast<unsigned char*>(data);
   while (n > 0) {
@@ -49,8 +51,8 @@ void transfer(int fd, void* data, std::size_t n, bool sending, Clock::time_point
     if (left_ms <= 0) throw CollectiveTimeout("all-reduce timed out");
     pollfd pfd{fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
     if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000))) <= 0) continue;
-    const ssize_t k = sending ? ::send(fd, p, n, MSG_NOSIGNAL) : ::recv(fd, p, n, 0);
-    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    const ssize_t k = sending ? ::send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) : ::recv(fd, p, n, MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (k <= 0) throw CollectiveTimeout(std::string("all-reduce peer went away: ") + (k < 0 ? std::strerror(errno) : "closed"));
     p += k;
     n -= static_cast<std::size_t>(k);

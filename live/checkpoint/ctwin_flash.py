@@ -35,6 +35,10 @@ def _load(path=None):
     lib.ctwin_flash_save.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
     lib.ctwin_flash_restore.restype = ctypes.c_int64
     lib.ctwin_flash_restore.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    lib.ctwin_flash_restorable.restype = ctypes.c_int
+    lib.ctwin_flash_restorable.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int]
+    lib.ctwin_flash_restore_step.restype = ctypes.c_int64
+    lib.ctwin_flash_restore_step.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int)]
     lib.ctwin_flash_wait_persisted.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_double]
     lib.ctwin_flash_persisted_step.restype = ctypes.c_int64
     lib.ctwin_flash_persisted_step.argtypes = [ctypes.c_void_p]
@@ -64,6 +68,17 @@ def _pointer_of(buffer):
     return ctypes.addressof(holder), view.nbytes, -1
 
 
+def _distributed(group):
+    """torch.distributed when it is initialised with more than one rank, else None."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not dist.is_available() or not dist.is_initialized() or dist.get_world_size(group) < 2:
+        return None
+    return dist
+
+
 class FlashCheckpoint:
     def __init__(self, name, persist_dir=None, rank=0, world=1, keep_last=2, shm_dir=None, library=None):
         self._h = None
@@ -90,13 +105,37 @@ class FlashCheckpoint:
         self._check(self._lib.ctwin_flash_save(self._h, step, ctypes.byref(seconds)))
         return seconds.value
 
-    def restore(self):
-        """(step, "memory" | "disk") of the newest complete checkpoint, or (None, "none")."""
-        source = ctypes.c_int(0)
-        step = self._lib.ctwin_flash_restore(self._h, ctypes.byref(source))
-        if step == -2:
+    def restorable(self):
+        """This rank's restorable steps, newest first (memory and disk)."""
+        steps = (ctypes.c_int64 * 64)()
+        n = self._lib.ctwin_flash_restorable(self._h, steps, 64)
+        if n < 0:
             self._check(1)
-        return (None if step < 0 else step), _SOURCES[source.value]
+        return list(steps[: min(n, 64)])
+
+    def restore(self, group=None):
+        """(step, "memory" | "disk") of the newest checkpoint every rank has, or (None, "none").
+
+        With torch.distributed initialised (or a `group` given), the ranks agree through it on the
+        newest step they all hold, so that ranks on different hosts never resume from different
+        steps; without it, the ranks are compared through the shared-memory slots this host sees."""
+        source = ctypes.c_int(0)
+        dist = _distributed(group)
+        if dist is None:
+            step = self._lib.ctwin_flash_restore(self._h, ctypes.byref(source))
+            if step == -2:
+                self._check(1)
+            return (None if step < 0 else step), _SOURCES[source.value]
+        everyone = [None] * dist.get_world_size(group)
+        dist.all_gather_object(everyone, self.restorable(), group=group)
+        common = set(everyone[0]).intersection(*everyone[1:])
+        for step in sorted(common, reverse=True):
+            restored = self._lib.ctwin_flash_restore_step(self._h, step, ctypes.byref(source))
+            if restored == -2:
+                self._check(1)
+            if restored >= 0:
+                return restored, _SOURCES[source.value]
+        return None, "none"
 
     def wait_persisted(self, step, timeout=600.0):
         rc = self._lib.ctwin_flash_wait_persisted(self._h, step, timeout)

@@ -125,6 +125,14 @@ bool writer_died(const std::string& name) {
   return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
+//! The step a folder named `step-<12 digits>` holds; nullopt for any other name (a stray folder
+//! in the persist dir is not ours and must not stop a persist).
+std::optional<std::int64_t> step_of(const std::string& name) {
+  if (name.size() != 17 || name.rfind("step-", 0) != 0 || name.find_first_not_of("0123456789", 5) != std::string::npos)
+    return std::nullopt;
+  return std::strtoll(name.c_str() + 5, nullptr, 10);
+}
+
 }  // namespace
 
 DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last)
@@ -157,12 +165,17 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   m.shard_bytes = slot.payload_bytes();
   for (const auto& b : layout.buffers)
     m.buffers.push_back({b.name, b.offset, b.bytes, crc32c(0, slot.payload() + b.offset, b.bytes)});
-  write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes());
   const std::string text = render(m);
   try {
-    write_durably(rank_file(step, "manifest"), reinterpret_cast<const unsigned char*>(text.data()), text.size());
+    write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes());
+    try {
+      write_durably(rank_file(step, "manifest"), reinterpret_cast<const unsigned char*>(text.data()), text.size());
+    } catch (...) {
+      ::unlink(rank_file(step, "shard").c_str());
+      throw;
+    }
   } catch (...) {
-    ::unlink(rank_file(step, "shard").c_str());
+    fs::remove(folder, ec);  // only when empty: no folder of a step that is not there (other ranks' files keep it)
     throw;
   }
   fsync_dir(folder);
@@ -182,17 +195,15 @@ std::vector<std::int64_t> DiskStore::complete_steps() const {
   std::vector<std::int64_t> steps;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || name.size() != 17 || name.find_first_not_of("0123456789", 5) != std::string::npos)
-      continue;
-    const std::int64_t step = std::stoll(name.substr(5));
+    const auto step = step_of(entry.path().filename().string());
+    if (!step) continue;
     bool all = true;
     for (int r = 0; r < world_ && all; ++r) {
       char file[32];
       std::snprintf(file, sizeof file, "rank-%05d.manifest", r);
       all = fs::exists(entry.path() / file, ec);
     }
-    if (all) steps.push_back(step);
+    if (all) steps.push_back(*step);
   }
   std::sort(steps.rbegin(), steps.rend());
   return steps;
@@ -234,21 +245,22 @@ void DiskStore::prune() const {
   // temporaries from writers that died. A folder goes when it is empty.
   std::vector<std::int64_t> mine;
   std::error_code ec;
-  std::vector<fs::path> folders;
+  std::vector<std::pair<fs::path, std::int64_t>> folders;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || name.size() != 17) continue;
-    folders.push_back(entry.path());
-    const std::int64_t step = std::stoll(name.substr(5));
-    if (manifest(step)) mine.push_back(step);
+    const auto step = step_of(entry.path().filename().string());
+    if (!step) continue;
+    folders.emplace_back(entry.path(), *step);
+    if (manifest(*step)) mine.push_back(*step);
   }
   std::sort(mine.rbegin(), mine.rend());
   const std::int64_t oldest_kept = mine.size() > static_cast<std::size_t>(keep_last_) ? mine[keep_last_ - 1] : -1;
   char prefix[16];
   std::snprintf(prefix, sizeof prefix, "rank-%05d.", rank_);
-  for (const auto& folder : folders) {
-    const std::int64_t step = std::stoll(folder.filename().string().substr(5));
+  for (const auto& [folder, step] : folders) {
     const bool drop_all = oldest_kept >= 0 && step < oldest_kept;
+    // The manifest goes first: a kill between the two removals must not leave a manifest that
+    // publishes a shard which is gone (the step would still count as complete).
+    if (drop_all) fs::remove(rank_file(step, "manifest"), ec);
     for (const auto& file : fs::directory_iterator(folder, ec)) {
       const std::string name = file.path().filename().string();
       if (name.rfind(prefix, 0) != 0) continue;

@@ -79,6 +79,27 @@ int64_t ctwin_flash_restore(ctwin_flash* h, int* source) {
   return step;
 }
 
+int ctwin_flash_restorable(ctwin_flash* h, int64_t* steps, int capacity) {
+  int count = -1;
+  guarded(h, [&] {
+    const auto mine = h->engine->restorable_steps();
+    for (int i = 0; i < capacity && i < static_cast<int>(mine.size()); ++i) steps[i] = mine[static_cast<std::size_t>(i)];
+    count = static_cast<int>(mine.size());
+  });
+  return count;
+}
+
+int64_t ctwin_flash_restore_step(ctwin_flash* h, int64_t step, int* source) {
+  int64_t restored = -2;
+  if (source) *source = CTWIN_FLASH_FROM_NONE;
+  guarded(h, [&] {
+    const auto r = h->engine->restore_step(step);
+    restored = r.step;
+    if (source) *source = static_cast<int>(r.source);
+  });
+  return restored;
+}
+
 int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s) {
   bool done = false;
   const int rc = guarded(h, [&] { done = h->engine->wait_persisted(step, timeout_s); });

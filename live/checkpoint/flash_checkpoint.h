@@ -38,8 +38,14 @@ int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, siz
 /* Copies every buffer into shared memory and returns; the disk copy follows in the background.
  * seconds (may be NULL): how long the trainer was stalled. */
 int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds);
-/* The step restored, -1 when there is no checkpoint, -2 on error; source: CTWIN_FLASH_FROM_*. */
+/* The step restored, -1 when there is no checkpoint, -2 on error; source: CTWIN_FLASH_FROM_*.
+ * The newest step every rank can restore, ranks compared through the slots this host sees; with
+ * ranks on several hosts, agree with ctwin_flash_restorable and restore with ctwin_flash_restore_step. */
 int64_t ctwin_flash_restore(ctwin_flash* h, int* source);
+/* This rank's restorable steps, newest first: how many there are (at most `capacity` written), -1 on error. */
+int ctwin_flash_restorable(ctwin_flash* h, int64_t* steps, int capacity);
+/* Restores exactly `step` (from memory, else disk): `step`, -1 when this rank cannot, -2 on error. */
+int64_t ctwin_flash_restore_step(ctwin_flash* h, int64_t step, int* source);
 /* OK once `step` is on disk, CTWIN_FLASH_TIMEOUT, or the persist error. */
 int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s);
 int64_t ctwin_flash_persisted_step(ctwin_flash* h);

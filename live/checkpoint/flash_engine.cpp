@@ -1,7 +1,9 @@
 #include "live/checkpoint/flash_engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_error.hpp"
@@ -26,6 +28,13 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (options_.rank < 0 || options_.world < 1 || options_.rank >= options_.world)
     throw FlashError(ErrorKind::Usage, "rank " + std::to_string(options_.rank) + " is outside a world of " +
                                            std::to_string(options_.world));
+  // Said now, and as what it is: a missing folder has no free space, which read as "too small".
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options_.shm_dir, ec))
+    throw FlashError(ErrorKind::SharedMemory, options_.shm_dir + ": " +
+                                                  (std::filesystem::exists(options_.shm_dir, ec) ? "is not a folder"
+                                                                                                 : "the folder does not exist") +
+                                                  " (the shared-memory folder for the snapshots, e.g. /dev/shm)");
   location_ = {options_.shm_dir, options_.name, options_.rank};
   if (!options_.persist_dir.empty()) {
     store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last);
@@ -143,63 +152,115 @@ void Engine::copy_out(const ShmSlot& slot) {
   }
 }
 
-Restored Engine::restore() {
+std::vector<std::int64_t> Engine::restorable_steps() {
+  if (buffers_.empty()) throw FlashError(ErrorKind::Usage, "no buffers registered");
+  std::vector<std::int64_t> steps;
+  if (store_) steps = store_->complete_steps();
+  for (int i = 0; i < 2; ++i) {
+    const ShmSlot found = slots_[i].valid() ? ShmSlot() : ShmSlot::open_existing(location_.path(i), false);
+    const ShmSlot& slot = slots_[i].valid() ? slots_[i] : found;
+    if (is_complete(slot, layout_.hash)) steps.push_back(slot.summary().step);
+  }
+  std::sort(steps.rbegin(), steps.rend());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  return steps;
+}
+
+std::vector<std::int64_t> Engine::steps_every_local_rank_has(const std::vector<std::int64_t>& mine,
+                                                              const std::vector<std::int64_t>& on_disk) const {
+  std::vector<std::int64_t> common;
+  for (const std::int64_t step : mine) {
+    bool everyone = true;
+    for (int r = 0; r < options_.world && everyone; ++r) {
+      if (r == options_.rank || std::find(on_disk.begin(), on_disk.end(), step) != on_disk.end()) continue;
+      // Another rank's slots (of its own layout): it has `step` when one of them holds it complete.
+      const SlotLocation theirs{options_.shm_dir, options_.name, r};
+      bool has = false;
+      for (int i = 0; i < 2 && !has; ++i) {
+        const ShmSlot slot = ShmSlot::open_existing(theirs.path(i), false);
+        has = slot.valid() && slot.summary().state == SlotState::Complete && slot.summary().step == step;
+      }
+      everyone = has;
+    }
+    if (everyone) common.push_back(step);
+  }
+  return common;
+}
+
+Restored Engine::restore(const StepAgreement& agree) {
+  const auto t0 = Clock::now();
+  const std::vector<std::int64_t> mine = restorable_steps();
+  std::vector<std::int64_t> common;
+  if (options_.world == 1) common = mine;
+  else if (agree) common = agree(mine);
+  else common = steps_every_local_rank_has(mine, store_ ? store_->complete_steps() : std::vector<std::int64_t>{});
+  std::sort(common.rbegin(), common.rend());
+  Restored result;
+  for (const std::int64_t step : mine)
+    if (!common.empty() && step > common.front())
+      result.skipped.push_back("step " + std::to_string(step) + ": not every rank has it");
+  for (const std::int64_t step : common) {
+    Restored attempt = restore_step(step);
+    result.skipped.insert(result.skipped.end(), attempt.skipped.begin(), attempt.skipped.end());
+    if (attempt.step < 0) continue;
+    attempt.skipped = std::move(result.skipped);
+    attempt.seconds = since(t0);
+    return attempt;
+  }
+  result.seconds = since(t0);
+  return result;
+}
+
+Restored Engine::restore_step(std::int64_t step) {
   const auto t0 = Clock::now();
   if (buffers_.empty()) throw FlashError(ErrorKind::Usage, "no buffers registered");
   Restored result;
-  // In memory: the newest complete slot of this layout, read under a shared lock.
-  // The slots this engine has mapped already (no page faults to pay again), else as found.
+  // In memory: a complete slot of this layout holding `step`, read under a shared lock. The slots
+  // this engine has mapped already (no page faults to pay again), else as found.
   ShmSlot found[2];
   ShmSlot* seen[2];
   for (int i = 0; i < 2; ++i) {
     if (!slots_[i].valid()) found[i] = ShmSlot::open_existing(location_.path(i), false);
     seen[i] = slots_[i].valid() ? &slots_[i] : &found[i];
   }
-  const int in_memory = newest_slot({seen[0], seen[1]});
-  const std::int64_t memory_step = in_memory >= 0 ? seen[in_memory]->summary().step : -1;
-  std::vector<std::int64_t> on_disk;
-  if (store_) on_disk = store_->complete_steps();
-
-  auto from_memory = [&]() -> bool {
-    ShmSlot::Lock shared(seen[in_memory]->path(), false);
-    const SlotSummary s = seen[in_memory]->summary();
-    if (s.state != SlotState::Complete || s.step != memory_step) return false;  // overwritten meanwhile
-    copy_out(*seen[in_memory]);
-    result.step = memory_step;
-    result.source = RestoreSource::Memory;
-    return true;
-  };
-  if (in_memory >= 0 && (on_disk.empty() || memory_step >= on_disk.front()) && from_memory()) {
-    result.seconds = since(t0);
-    return result;
-  }
-  // From disk, newest first, through the slot that does not hold the memory snapshot: the shard
-  // is checked against its manifest there, and memory holds it afterwards.
-  for (const std::int64_t step : on_disk) {
-    if (step <= memory_step) break;
-    const auto manifest = store_->manifest(step);
-    if (!manifest || manifest->layout_hash != layout_.hash) {
-      result.skipped.push_back("step " + std::to_string(step) + ": its manifest is missing or of another buffer layout");
-      continue;
-    }
-    ensure_slots();
-    const int keep = newest_slot({&slots_[0], &slots_[1]});
-    ShmSlot& target = slots_[keep == 0 ? 1 : 0];
-    ShmSlot::Lock exclusive(target.path(), true);
-    target.begin_write(step, layout_, options_.rank, options_.world);
-    std::string why;
-    if (!store_->load(*manifest, target.payload(), target.payload_bytes(), why)) {
-      result.skipped.push_back("step " + std::to_string(step) + ": " + why);
-      continue;  // the slot stays Writing: never taken
-    }
-    target.mark_complete();
-    copy_out(target);
+  for (ShmSlot* slot : seen) {
+    if (!is_complete(*slot, layout_.hash) || slot->summary().step != step) continue;
+    ShmSlot::Lock shared(slot->path(), false);
+    const SlotSummary s = slot->summary();
+    if (s.state != SlotState::Complete || s.step != step) continue;  // overwritten meanwhile
+    copy_out(*slot);
     result.step = step;
-    result.source = RestoreSource::Disk;
+    result.source = RestoreSource::Memory;
     result.seconds = since(t0);
     return result;
   }
-  if (in_memory >= 0 && from_memory()) result.seconds = since(t0);
+  // From disk, through the slot that does not hold the newest memory snapshot: the shard is
+  // checked against its manifest there, and memory holds it afterwards.
+  const auto on_disk = store_ ? store_->complete_steps() : std::vector<std::int64_t>{};
+  if (std::find(on_disk.begin(), on_disk.end(), step) == on_disk.end()) {
+    result.skipped.push_back("step " + std::to_string(step) + ": neither in memory nor complete on disk");
+    return result;
+  }
+  const auto manifest = store_->manifest(step);
+  if (!manifest || manifest->layout_hash != layout_.hash) {
+    result.skipped.push_back("step " + std::to_string(step) + ": its manifest is missing or of another buffer layout");
+    return result;
+  }
+  ensure_slots();
+  const int keep = newest_slot({&slots_[0], &slots_[1]});
+  ShmSlot& target = slots_[keep == 0 ? 1 : 0];
+  ShmSlot::Lock exclusive(target.path(), true);
+  target.begin_write(step, layout_, options_.rank, options_.world);
+  std::string why;
+  if (!store_->load(*manifest, target.payload(), target.payload_bytes(), why)) {
+    result.skipped.push_back("step " + std::to_string(step) + ": " + why);
+    return result;  // the slot stays Writing: never taken
+  }
+  target.mark_complete();
+  copy_out(target);
+  result.step = step;
+  result.source = RestoreSource::Disk;
+  result.seconds = since(t0);
   return result;
 }
 
@@ -221,6 +282,37 @@ std::optional<std::int64_t> Engine::persist_newest(const SlotLocation& slots, Di
   return step;
 }
 
+namespace {
+
+//! One persist attempt, as plain values. Returned from one function whose `try` and `catch` each
+//! return, so no variable lives across the `try`: GCC 12 at -O1 and above dropped the store that
+//! cleared a std::optional declared before a `try` whose `catch` path read it, and an engine then
+//! reported the step of an earlier engine's persister (tests/live: "a failed persist is reported").
+struct PersistAttempt {
+  std::int64_t persisted = -1;  //!< the step written, -1 when none
+  std::int64_t failed = -1;     //!< the step that could not be written, -1 when none
+  std::string error;
+};
+
+PersistAttempt attempt_persist(const SlotLocation& location, DiskStore& store, std::int64_t after) noexcept {
+  try {
+    return {Engine::persist_newest(location, store, after).value_or(-1), -1, {}};
+  } catch (const std::exception& e) {
+    // The step that failed: the newest complete one in memory.
+    std::int64_t newest = -1;
+    try {
+      for (int i = 0; i < 2; ++i) {
+        const ShmSlot slot = ShmSlot::open_existing(location.path(i), false);
+        if (slot.valid()) newest = std::max(newest, slot.summary().step);
+      }
+    } catch (...) {
+    }
+    return {-1, std::max<std::int64_t>(newest, after + 1), e.what()};
+  }
+}
+
+}  // namespace
+
 void Engine::persist_loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -229,22 +321,12 @@ void Engine::persist_loop() {
     pending_ = false;
     const std::int64_t after = persisted_step_;
     lock.unlock();
-    std::optional<std::int64_t> done;
-    std::string error;
-    std::int64_t attempted = -1;
-    try {
-      done = persist_newest(location_, *store_, after);
-    } catch (const FlashError& e) {
-      error = e.what();
-      // The step that failed: the newest complete one in memory.
-      ShmSlot a = ShmSlot::open_existing(location_.path(0), false), b = ShmSlot::open_existing(location_.path(1), false);
-      attempted = std::max(a.valid() ? a.summary().step : -1, b.valid() ? b.summary().step : -1);
-    }
+    const PersistAttempt attempt = attempt_persist(location_, *store_, after);
     lock.lock();
-    if (done) persisted_step_ = std::max(persisted_step_, *done);
-    if (!error.empty()) {
-      persist_error_ = error;
-      failed_step_ = std::max(failed_step_, attempted);
+    persisted_step_ = std::max(persisted_step_, attempt.persisted);
+    if (!attempt.error.empty()) {
+      persist_error_ = attempt.error;
+      failed_step_ = std::max(failed_step_, attempt.failed);
     }
     changed_.notify_all();
   }
@@ -253,8 +335,15 @@ void Engine::persist_loop() {
 bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
   if (!store_) throw FlashError(ErrorKind::Usage, "no persist folder was given");
   if (!options_.persist_in_background) {  // the caller persists in its own thread
-    if (const auto done = persist_newest(location_, *store_, persisted_step_)) persisted_step_ = *done;
-    return persisted_step_ >= step;
+    const PersistAttempt attempt = attempt_persist(location_, *store_, persisted_step_);
+    std::lock_guard lock(mutex_);
+    persisted_step_ = std::max(persisted_step_, attempt.persisted);
+    if (persisted_step_ >= step) return true;
+    if (!attempt.error.empty()) {
+      persist_error_ = attempt.error;
+      throw FlashError(ErrorKind::Persist, persist_error_);
+    }
+    return false;
   }
   std::unique_lock lock(mutex_);
   const bool settled = changed_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {

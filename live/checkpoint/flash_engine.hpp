@@ -11,6 +11,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -58,7 +59,20 @@ class Engine {
   //! `device` -1: host memory; else the CUDA device holding `ptr` (copies through the plugin).
   void register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device = -1);
   SaveStats save(std::int64_t step);
-  Restored restore();
+  //! The steps this rank can restore, newest first: complete snapshots of this layout in its
+  //! memory slots, and checkpoints complete for every rank on disk.
+  std::vector<std::int64_t> restorable_steps();
+  //! Of `mine` (this rank's restorable steps), those every rank can restore. A trainer computes
+  //! it with its own collective (ctwin_flash.py gathers through torch.distributed).
+  using StepAgreement = std::function<std::vector<std::int64_t>(const std::vector<std::int64_t>& mine)>;
+  //! Restores the newest step that every rank can restore, so that ranks never resume from
+  //! different steps: one rank may hold a newer snapshot in memory than another that died before
+  //! saving it. Without `agree`, ranks are compared through the slots this host sees in shm_dir;
+  //! a rank whose slots are not here (another host) counts with the disk's steps only.
+  Restored restore(const StepAgreement& agree = {});
+  //! Restores exactly `step`: from memory when a slot holds it, else from disk; `step` -1 in the
+  //! result (with the reason in `skipped`) when neither holds it whole.
+  Restored restore_step(std::int64_t step);
   //! True once `step` (or a newer one) is on disk; false on timeout. Throws the persist error
   //! when writing it failed.
   bool wait_persisted(std::int64_t step, double timeout_s);
@@ -80,6 +94,8 @@ class Engine {
   };
   void ensure_slots();
   int newest_slot(const std::vector<ShmSlot*>& slots) const;
+  std::vector<std::int64_t> steps_every_local_rank_has(const std::vector<std::int64_t>& mine,
+                                                        const std::vector<std::int64_t>& on_disk) const;
   void copy_out(const ShmSlot& slot);  //!< slot -> registered buffers
   void persist_loop();
   const ctwin_backend_v1* device_copies() const;

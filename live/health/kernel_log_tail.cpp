@@ -11,6 +11,11 @@
 
 namespace ctwin::live {
 
+namespace {
+//! The kernel's printk lines are at most 1 KiB; anything much longer is not one.
+constexpr std::size_t kLongestLine = 64 * 1024;
+}  // namespace
+
 KernelLogTail::KernelLogTail(std::string path, std::vector<std::string> bus_ids)
     : path_(std::move(path)), bus_ids_(std::move(bus_ids)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -38,7 +43,10 @@ std::vector<HealthEvent> KernelLogTail::poll() {
     partial_.append(buffer, static_cast<std::size_t>(n));
   }
   const auto last_newline = partial_.rfind('\n');
-  if (last_newline == std::string::npos) return {};
+  if (last_newline == std::string::npos) {
+    if (partial_.size() > kLongestLine) partial_.clear();  // no kernel line is this long: not a log
+    return {};
+  }
   std::istringstream lines(partial_.substr(0, last_newline + 1));
   partial_.erase(0, last_newline + 1);
 
@@ -50,8 +58,12 @@ std::vector<HealthEvent> KernelLogTail::poll() {
   for (std::string line; std::getline(lines, line);) {
     XidReport x;
     std::string why;
-    if (parse_xid_line(line, x, why) == XidLine::Xid && clock.stamp(line))
-      out.push_back({now, Symptom::Xid, gpu_of_bus_id(bus_ids_, x.pci), x.xid, 0, "pci=" + x.pci, "kernel-log"});
+    // One line the parser cannot take must not stop supervision: it is skipped.
+    try {
+      if (line.size() <= kLongestLine && parse_xid_line(line, x, why) == XidLine::Xid && clock.stamp(line))
+        out.push_back({now, Symptom::Xid, gpu_of_bus_id(bus_ids_, x.pci), x.xid, 0, "pci=" + x.pci, "kernel-log"});
+    } catch (const std::exception&) {
+    }
   }
   return out;
 }

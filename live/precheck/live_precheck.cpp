@@ -170,7 +170,8 @@ class LiveRunner final : public control::PrecheckRunner {
       }
       const double n = static_cast<double>(g.size());
       round.group_s.push_back(failed ? o_.timeout_s : slowest);
-      round.allreduce_s.push_back(allreduce > 0 ? allreduce : -1);
+      // A group of one has nothing to all-reduce: 0 s, not a failure.
+      round.allreduce_s.push_back(g.size() < 2 ? 0 : allreduce > 0 ? allreduce : -1);
       // nccl-tests' bus bandwidth: algorithm bandwidth x 2(n-1)/n.
       round.bus_bytes_per_s.push_back(allreduce > 0 && n > 1 ? double(o_.allreduce_bytes) / allreduce * 2 * (n - 1) / n : 0);
     }
@@ -234,8 +235,17 @@ bool PrecheckReport::problems() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankVerdict& v) { return v.verdict != "ok" || v.evict; });
 }
 
+std::vector<int> PrecheckReport::evicted() const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].evict) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 PrecheckReport run_live_precheck(Bootstrap& boot, ComputeDevice& device, const control::Controller& controller,
                                  const PrecheckOptions& options) {
+  // Bounds every wait on another rank: one stuck in a driver call fails the check, not hangs it.
+  boot.set_patience(120 + 4 * options.timeout_s);
   DeviceCheck own;
   std::vector<int> everyone(static_cast<std::size_t>(boot.size()));
   for (int r = 0; r < boot.size(); ++r) everyone[static_cast<std::size_t>(r)] = r;

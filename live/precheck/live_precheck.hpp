@@ -69,7 +69,10 @@ struct PrecheckReport {
   PrecheckVerdict policy;            //!< the policy library's verdict on the round times
   std::vector<RankVerdict> ranks;
   double best_gemm_flops = 0;
+  //! A rank whose verdict is not "ok", evicted or not.
   bool problems() const;
+  //! The ranks the controller evicts: what the exit status says (1 when any).
+  std::vector<int> evicted() const;
 };
 
 //! Runs on every rank; rank 0's report is complete, the others' empty.

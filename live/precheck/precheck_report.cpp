@@ -63,17 +63,19 @@ std::string precheck_table(const PrecheckReport& r) {
     out << "round " << k << " all-reduce " << (r.options.allreduce_bytes >> 20) << " MiB, bus bandwidth by group:";
     for (std::size_t g = 0; g < r.rounds[k].groups.size(); ++g)
       out << "  [" << join(r.rounds[k].groups[g]) << "] "
-          << (r.rounds[k].bus_bytes_per_s[g] > 0 ? fixed(r.rounds[k].bus_bytes_per_s[g] / 1e9, 2) + " GB/s" : "failed");
+          << (r.rounds[k].groups[g].size() < 2          ? std::string("one rank, no all-reduce")
+              : r.rounds[k].bus_bytes_per_s[g] > 0 ? fixed(r.rounds[k].bus_bytes_per_s[g] / 1e9, 2) + " GB/s"
+                                                   : std::string("failed"));
     out << "\n";
   }
   for (std::size_t i = 0; i < r.ranks.size(); ++i)
     for (const auto& why : r.ranks[i].reasons) out << "rank " << i << ": " << why << "\n";
   out << "policy: faulty " << join(r.policy.faulty) << "; stragglers (2x median) " << join(r.policy.stragglers_median)
       << "; (mean + 3 sigma) " << join(r.policy.stragglers_sigma) << "\n";
-  std::vector<int> evict;
-  for (std::size_t i = 0; i < r.ranks.size(); ++i)
-    if (r.ranks[i].evict) evict.push_back(static_cast<int>(i));
-  out << (r.problems() ? "problems found; the controller evicts: " + join(evict) : std::string("all ranks pass")) << "\n";
+  const std::vector<int> evict = r.evicted();
+  if (!evict.empty()) out << "the controller evicts: " << join(evict) << "\n";
+  else if (r.problems()) out << "findings above, but the controller's policy evicts nobody\n";
+  else out << "all ranks pass\n";
   return out.str();
 }
 
@@ -118,6 +120,7 @@ nlohmann::json precheck_json(const PrecheckReport& r) {
             {"stragglers_sigma", r.policy.stragglers_sigma}}},
           {"best_gemm_flops_per_s", r.best_gemm_flops},
           {"problems", r.problems()},
+          {"evicted", r.evicted()},
           {"options",
            {{"gemm_n", o.gemm_n},
             {"check_n", o.check_n},

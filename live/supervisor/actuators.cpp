@@ -9,13 +9,24 @@
 
 namespace ctwin::live {
 
+std::string shell_word(const std::string& value) {
+  // As Python's shlex.quote: a value of safe characters stays as it is (readable in the log),
+  // anything else becomes one single-quoted word, so `h;touch X;#` is a host name, not commands.
+  const bool safe = !value.empty() && value.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                              "0123456789@%+=:,./_-") == std::string::npos;
+  if (safe) return value;
+  std::string out = "'";
+  for (const char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string fill_command(const std::string& pattern, int node, const std::string& host, int gpu) {
   std::string out;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     auto placeholder = [&](const char* name) { return pattern.compare(i, std::char_traits<char>::length(name), name) == 0; };
-    if (placeholder("{node}")) out += std::to_string(node), i += 5;
-    else if (placeholder("{host}")) out += host, i += 5;
-    else if (placeholder("{gpu}")) out += gpu >= 0 ? std::to_string(gpu) : std::string("all"), i += 4;
+    if (placeholder("{node}")) out += shell_word(std::to_string(node)), i += 5;
+    else if (placeholder("{host}")) out += shell_word(host), i += 5;
+    else if (placeholder("{gpu}")) out += gpu >= 0 ? shell_word(std::to_string(gpu)) : std::string("all"), i += 4;
     else out += pattern[i];
   }
   return out;

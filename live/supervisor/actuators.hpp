@@ -22,7 +22,10 @@ struct ActuatorResult {
   std::string note;         //!< "dry-run", "not configured", "exit 0", "timed out"
 };
 
-//! Fills `{node}`, `{host}` and `{gpu}` in `pattern`.
+//! `value` as one word of /bin/sh: unchanged when made of safe characters, else single-quoted.
+std::string shell_word(const std::string& value);
+//! Fills `{node}`, `{host}` and `{gpu}` in `pattern`, each as one shell word (shell_word): the
+//! pattern must not quote them itself.
 std::string fill_command(const std::string& pattern, int node, const std::string& host, int gpu);
 //! Runs `pattern` filled in with /bin/sh -c, or only says it would.
 ActuatorResult actuate(const std::string& pattern, const ActuatorCommands& config, int node, const std::string& host, int gpu);

@@ -84,8 +84,8 @@ class Supervision {
   SupervisorResult run() {
     launch();
     while (!finished_) {
-      pollfd fds[2] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {metrics_ ? metrics_->fd() : -1, POLLIN, 0}};
-      ::poll(fds, 2, 50);
+      pollfd heartbeat{trainer_->heartbeat_fd(), POLLIN, 0};
+      ::poll(&heartbeat, 1, 50);
       for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
       if (const auto status = trainer_->poll_exit()) {
         for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
@@ -97,10 +97,10 @@ class Supervision {
       check_hang(Clock::now());
       finish_persist(false);
       if (!finished_ && supervisor_stop_flag()) stop_on_request();
-      serve_metrics();
+      publish_metrics(false);
       log_.flush();
     }
-    serve_metrics();
+    publish_metrics(true);
     return result_;
   }
 
@@ -472,14 +472,16 @@ class Supervision {
     finished_ = true;
   }
 
-  void serve_metrics() {
+  //! The metrics' newest text for the server's own thread: at most every 200 ms, and at the end.
+  void publish_metrics(bool now) {
     if (!metrics_) return;
-    metrics_->serve([&] {
-      MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, Clock::now()), step_, saved_step_, restarts_,
-                        trainer_ && trainer_->running(), hang_.timeout_s(), interruptions_, health_counts_, {}};
-      if (watch_) s.gpus = watch_->readings();
-      return metrics_text(s);
-    });
+    const auto t = Clock::now();
+    if (!now && t - metrics_published_ < std::chrono::milliseconds(200)) return;
+    metrics_published_ = t;
+    MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, t), step_, saved_step_, restarts_,
+                      trainer_ && trainer_->running(), hang_.timeout_s(), interruptions_, health_counts_, {}};
+    if (watch_) s.gpus = watch_->readings();
+    metrics_->publish(metrics_text(s));
   }
 
   enum class Phase { Launching, Running };
@@ -493,6 +495,7 @@ class Supervision {
   std::unique_ptr<HealthWatch> watch_;
   std::unique_ptr<KernelLogTail> tail_;
   std::unique_ptr<MetricsServer> metrics_;
+  Clock::time_point metrics_published_{};
   std::unique_ptr<TrainerProcess> trainer_;
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;

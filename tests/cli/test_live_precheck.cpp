@@ -4,8 +4,11 @@
 // the 1 MiB all-reduce, so a 5x slow rank is slow by the round times too, not only by its own check.
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "support/fixtures.hpp"
 
@@ -21,11 +24,12 @@ struct Precheck {
   nlohmann::json report;
 };
 
-Precheck precheck(const std::string& args) {
+//! Runs the precheck under a hard limit (`timeout -s KILL`: exit 137), so that a hang fails the test.
+Precheck precheck(const std::string& args, const std::string& sizes = "--allreduce-bytes 1MiB --gemm-n 384 --timeout 2s") {
   const std::string json = std::filesystem::temp_directory_path() / ("ctwin-precheck-" + std::to_string(::getpid()) + ".json");
   std::remove(json.c_str());
-  auto [code, output] = run_ctwin_live("precheck --backend cpu --allreduce-bytes 1MiB --gemm-n 384 --timeout 2s --min-of-best 0.5 --json " +
-                                  json + " " + args);
+  auto [code, output] = ctwin::test::run_program("timeout -s KILL 300 " CTWIN_LIVE_BINARY,
+                                                 "precheck --backend cpu " + sizes + " --min-of-best 0.5 --json " + json + " " + args);
   Precheck p{code, output, {}};
   if (std::filesystem::exists(json)) p.report = read_json(json);
   std::remove(json.c_str());
@@ -101,4 +105,50 @@ TEST_CASE("live precheck: bad input is exit 2, and no usable GPU is exit 3 with 
     WARN("a GPU is present: the exit-3 path is not exercised here");
     CHECK((code == 0 || code == 1));
   }
+}
+
+TEST_CASE("live precheck: a hung rank with a 64 MiB all-reduce ends at the deadline, not never", "[live][precheck]") {
+  // Rank 3 sends 64 MiB to the hung rank 2, whose socket buffers fill: a blocking send() waited for ever.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto p = precheck("--ranks 4 --inject 1:slow=8 --inject 2:hang", "--allreduce-bytes 64MiB --gemm-n 128 --timeout 3s");
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(p.output);
+  REQUIRE(p.code != 137);  // killed by the test's limit: the precheck hung
+  CHECK(p.code == 1);
+  REQUIRE(p.report.is_object());
+  CHECK(verdict(p, 2) == "faulty");
+  CHECK(evicted(p, 2));
+  CHECK(took_s < 250);
+}
+
+TEST_CASE("live precheck: findings the policy does not act on are printed, with exit 0", "[live][precheck]") {
+  const std::string policy = std::filesystem::temp_directory_path() / ("ctwin-precheck-policy-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(policy) << R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "10min"}, "precheck": {"duration": "1s", "evict_stragglers": false}}})";
+  const auto p = precheck("--ranks 3 --inject 2:slow=6 --policy " + policy);
+  std::remove(policy.c_str());
+  INFO(p.output);
+  REQUIRE(p.report.is_object());
+  CHECK(verdict(p, 2) == "straggler");  // its GEMM is a sixth of the others'
+  CHECK_FALSE(evicted(p, 2));
+  CHECK(p.report["evicted"].empty());
+  CHECK(p.code == 0);
+  CHECK(p.output.find("evicts nobody") != std::string::npos);
+  CHECK(p.output.find("problems found") == std::string::npos);
+}
+
+TEST_CASE("live precheck: one rank has no all-reduce to fail, and more ranks than cores is said", "[live][precheck]") {
+  const auto one = precheck("--ranks 1");
+  INFO(one.output);
+  CHECK(one.code == 0);
+  REQUIRE(one.report.is_object());
+  CHECK(one.output.find("one rank, no all-reduce") != std::string::npos);
+  CHECK(one.output.find("failed") == std::string::npos);
+  CHECK(one.report["rounds"][0]["allreduce_s"][0].get<double>() == 0);
+  CHECK(one.output.find("cores") == std::string::npos);
+
+  const int crowd = static_cast<int>(std::thread::hardware_concurrency()) + 1;
+  const auto many = precheck("--ranks " + std::to_string(crowd), "--allreduce-bytes 1MiB --gemm-n 64 --timeout 5s");
+  INFO(many.output);
+  CHECK(many.output.find("warning: " + std::to_string(crowd) + " ranks on " +
+                         std::to_string(std::thread::hardware_concurrency()) + " cores") != std::string::npos);
 }

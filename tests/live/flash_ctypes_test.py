@@ -51,6 +51,34 @@ def restore(shm, disk):
     return step, source, same
 
 
+def failed_persist_after_another_engine(shm):
+    """Engine A persists steps 1-5 and closes; engine B (another job, another folder) fails its
+    first persist. B must say so: a GCC 12 miscompile of the persister once carried A's step 5
+    into B through the reused thread stack, and B reported step 1 as persisted (issue 17)."""
+    a_dir, b_dir = tempfile.mkdtemp(prefix="ctwin-py-a-"), tempfile.mkdtemp(prefix="ctwin-py-b-")
+    try:
+        data = bytearray(1 << 16)
+        with FlashCheckpoint("jobA", persist_dir=a_dir, shm_dir=shm) as a:
+            a.register("b", data)
+            for step in range(1, 6):
+                a.save(step)
+                assert a.wait_persisted(step, timeout=60)
+        with open(os.path.join(b_dir, "step-000000000001"), "w") as blocker:  # its folder cannot be made
+            blocker.write("in the way")
+        with FlashCheckpoint("jobB", persist_dir=b_dir, shm_dir=shm) as b:
+            b.register("b", data)
+            b.save(1)
+            try:
+                done = b.wait_persisted(1, timeout=60)
+                raise AssertionError(f"a failed persist was reported as done ({done}), persisted_step {b.persisted_step}")
+            except FlashCheckpointError as e:
+                assert e.kind == "persist" and "cannot create" in str(e), e
+            assert b.persisted_step is None, b.persisted_step
+    finally:
+        shutil.rmtree(a_dir, ignore_errors=True)
+        shutil.rmtree(b_dir, ignore_errors=True)
+
+
 def main():
     shm = tempfile.mkdtemp(prefix="ctwin-py-", dir="/dev/shm")
     disk = tempfile.mkdtemp(prefix="ctwin-py-")
@@ -67,6 +95,7 @@ def main():
             raise AssertionError("a bad name was accepted")
         except FlashCheckpointError as e:
             assert e.kind == "usage" and "bad/name" in str(e), e
+        failed_persist_after_another_engine(shm)
         read_end, write_end = os.pipe()  # the heartbeat helper speaks the supervisor's protocol
         sup = Supervisor(write_end)
         sup.restored(None, "none")

@@ -11,7 +11,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
   --min-of-best 0.5 --inject 3:hang --json "$out/report.json" > "$out/table.txt"
 code=$?
 cat "$out/table.txt"
-[ "$code" -eq 1 ] || { echo "expected exit 1 (problems found), got $code"; exit 1; }
+[ "$code" -eq 1 ] || { echo "expected exit 1 (the controller evicts the hung rank), got $code"; exit 1; }
 grep -q '"faulty": \[' "$out/report.json" || exit 1
 python3 - "$out/report.json" <<'PY' || exit 1
 import json, sys

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,6 +42,14 @@ struct TempDir {
   }
   std::string path;
 };
+
+//! The names in `dir`, sorted.
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 struct Fixture {
   TempDir shm{"/dev/shm"}, disk{fs::temp_directory_path().string()};
@@ -71,12 +81,7 @@ struct Fixture {
   void scramble() {
     for (auto& b : buffers) std::fill(b.begin(), b.end(), 0xee);
   }
-  std::vector<std::string> step_folders() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(disk.path)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  std::vector<std::string> step_folders() const { return names_in(disk.path); }
 };
 
 }  // namespace
@@ -213,8 +218,7 @@ TEST_CASE("flash checkpoint: a full disk fails the persist, not the save, and th
   CHECK(error.find("disk full") != std::string::npos);
   CHECK(error.find("rank-00000.shard") != std::string::npos);
   // Nothing of step 2 on disk, no temporaries; step 1 restores from disk.
-  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000002"});
-  CHECK(fs::is_empty(f.disk.path + "/step-000000000002"));
+  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001"});
   EngineOptions disk_only = f.options(false);
   TempDir empty_shm("/dev/shm");
   disk_only.shm_dir = empty_shm.path;
@@ -228,16 +232,19 @@ TEST_CASE("flash checkpoint: a full disk fails the persist, not the save, and th
 namespace {
 
 //! Runs the writer, kills it with SIGKILL after `lines` saves and `delay_us` more; returns the last
-//! step whose save had returned (-1: none).
-std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int lines, int delay_us) {
+//! step whose save had returned on every rank (-1: none).
+std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int world, const std::string& fsize_limit,
+                          int lines, int delay_us) {
   int out[2];
   REQUIRE(::pipe(out) == 0);
+  const std::string world_text = std::to_string(world);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out[1], 1);
     ::close(out[0]);
     ::close(out[1]);
-    ::execl(CTWIN_FLASH_WRITER, CTWIN_FLASH_WRITER, shm.c_str(), disk.c_str(), "job", static_cast<char*>(nullptr));
+    ::execl(CTWIN_FLASH_WRITER, CTWIN_FLASH_WRITER, shm.c_str(), disk.c_str(), "job", world_text.c_str(),
+            fsize_limit.empty() ? static_cast<char*>(nullptr) : fsize_limit.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(out[1]);
@@ -256,6 +263,7 @@ std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int l
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  REQUIRE_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 3));  // the writer's own ranks disagreed
   for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(n));
   ::close(out[0]);
   std::int64_t last = -1;
@@ -267,52 +275,97 @@ std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int l
   return last;
 }
 
-void kill_writer_repeatedly(int rounds) {
+//! The buffers of `world` ranks (rank r's buffer i carries pattern index i + 16 r, as the writer's).
+struct Ranks {
+  std::vector<Fixture> ranks;
+  explicit Ranks(int world) : ranks(static_cast<std::size_t>(world)) {}
+  void attach(std::vector<std::unique_ptr<Engine>>& engines, EngineOptions o) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      o.rank = static_cast<int>(r);
+      o.world = static_cast<int>(ranks.size());
+      engines.push_back(std::make_unique<Engine>(o));
+      for (std::size_t i = 0; i < ranks[r].buffers.size(); ++i)
+        engines.back()->register_buffer("buffer." + std::to_string(i), ranks[r].buffers[i].data(), ranks[r].buffers[i].size());
+      ranks[r].scramble();
+    }
+  }
+  bool hold(std::int64_t step) const {
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      for (std::size_t i = 0; i < ranks[r].buffers.size(); ++i)
+        if (!holds_pattern(ranks[r].buffers[i], step, i + 16 * r)) return false;
+    return true;
+  }
+};
+
+//! Every rank restores, all the same step: returns it (the test fails when they disagree).
+std::int64_t restore_all(Ranks& buffers, const EngineOptions& o, bool expect_no_skips) {
+  std::vector<std::unique_ptr<Engine>> engines;
+  buffers.attach(engines, o);
+  std::int64_t step = -2;
+  for (auto& engine : engines) {
+    const auto r = engine->restore();
+    if (step != -2) REQUIRE(r.step == step);  // no two ranks resume from different steps
+    step = r.step;
+    for (const auto& why : r.skipped) UNSCOPED_INFO("skipped " << why);
+    if (expect_no_skips) REQUIRE(r.skipped.empty());  // no torn shard was ever published
+  }
+  return step;
+}
+
+//! SIGKILLs the writer at random points, `rounds` times; every `failing_disk_every`-th round its
+//! disk fails (every write over 64 KiB). Nothing acknowledged is lost, nothing torn comes back, and
+//! the ranks always agree.
+void kill_writer_repeatedly(int rounds, int world, int failing_disk_every) {
   REQUIRE(fs::exists(CTWIN_FLASH_WRITER));
   Fixture f;
   TempDir empty_shm("/dev/shm");
-  std::mt19937 rng(20261121);
+  Ranks buffers(world);
+  std::mt19937 rng(20261121 + static_cast<unsigned>(world));
   std::int64_t acked = -1;
-  int from_disk = 0;
+  int from_disk = 0, failing_rounds = 0;
   for (int round = 0; round < rounds; ++round) {
-    const std::int64_t last = run_and_kill(f.shm.path, f.disk.path, static_cast<int>(rng() % 4), static_cast<int>(rng() % 4000));
+    const bool failing = failing_disk_every > 0 && round % failing_disk_every == failing_disk_every - 1;
+    failing_rounds += failing;
+    const std::int64_t last = run_and_kill(f.shm.path, f.disk.path, world, failing ? "65536" : "",
+                                           static_cast<int>(rng() % 4), static_cast<int>(rng() % 4000));
     acked = std::max(acked, last);
-    {
-      Engine engine(f.options(false));
-      f.attach(engine);
-      f.scramble();
-      const auto r = engine.restore();
-      INFO("round " << round << ": acknowledged " << acked << ", restored " << r.step);
-      REQUIRE(r.step >= acked);  // nothing acknowledged is ever lost
-      if (r.step >= 0) REQUIRE(f.holds(r.step));  // and what comes back is whole
-    }
+    INFO("round " << round << (failing ? " (failing disk)" : "") << ": acknowledged " << acked);
+    const std::int64_t restored = restore_all(buffers, f.options(false), false);
+    INFO("restored " << restored);
+    REQUIRE(restored >= acked);  // nothing acknowledged is ever lost
+    if (restored >= 0) REQUIRE(buffers.hold(restored));  // and what comes back is whole
     // The disk alone (the node lost its memory): the newest whole checkpoint there, or none.
     EngineOptions disk_only = f.options(false);
     disk_only.shm_dir = empty_shm.path;
-    Engine engine(disk_only);
-    f.attach(engine);
-    f.scramble();
-    const auto d = engine.restore();
-    if (d.step >= 0) {
+    const std::int64_t d = restore_all(buffers, disk_only, true);
+    if (d >= 0) {
       ++from_disk;
-      INFO("round " << round << ": disk step " << d.step);
-      REQUIRE(f.holds(d.step));
-      REQUIRE(d.skipped.empty());  // no torn shard was ever published
+      INFO("disk step " << d);
+      REQUIRE(buffers.hold(d));
     }
     for (const auto& e : fs::directory_iterator(empty_shm.path)) fs::remove(e.path());
   }
   CHECK(acked > rounds / 2);
   CHECK(from_disk > rounds / 2);
+  CHECK(failing_rounds == (failing_disk_every > 0 ? rounds / failing_disk_every : 0));
 }
 
 }  // namespace
 
 TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledged save nor tears one", "[live][flash]") {
-  kill_writer_repeatedly(200);
+  kill_writer_repeatedly(200, 1, 0);
+}
+
+TEST_CASE("flash checkpoint: SIGKILL of two ranks, a failing disk every third round: the ranks agree", "[live][flash]") {
+  kill_writer_repeatedly(150, 2, 3);
 }
 
 TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow]") {
-  kill_writer_repeatedly(2000);
+  kill_writer_repeatedly(2000, 1, 0);
+}
+
+TEST_CASE("flash checkpoint: SIGKILL crash consistency, two ranks and a failing disk, 1,000 rounds", "[live][flash][slow]") {
+  kill_writer_repeatedly(1000, 2, 3);
 }
 
 TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash]") {
@@ -332,4 +385,109 @@ TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same 
   CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --size 1 --persist-dir " + disk.path).first == 2);
   CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --persist-dir /does/not/exist").first == 2);
   if (!fs::exists("/proc/driver/nvidia/gpus")) CHECK(ctwin::test::run_ctwin_live("ckpt-bench --persist-dir " + disk.path).first == 3);
+}
+
+TEST_CASE("flash checkpoint: a failed persist is reported as failed, whatever an earlier engine persisted", "[live][flash]") {
+  // Engine A persists steps 1-5 and closes; engine B, in the same process, fails its first persist.
+  // Its persister thread reuses A's stack: a miscompiled std::optional once carried A's step 5 into B.
+  Fixture a;
+  {
+    Engine engine(a.options());
+    a.attach(engine);
+    for (std::int64_t step = 1; step <= 5; ++step) {
+      a.fill(step);
+      engine.save(step);
+      REQUIRE(engine.wait_persisted(step, 30));
+    }
+  }
+  Fixture b;
+  EngineOptions o = b.options();
+  o.name = "job-b";
+  // Its step folder cannot be made: a file stands where the folder would go.
+  std::ofstream(b.disk.path + "/step-000000000001") << "in the way";
+  Engine engine(o);
+  b.attach(engine);
+  b.fill(1);
+  engine.save(1);
+  std::string error;
+  bool persisted = true;
+  try {
+    persisted = engine.wait_persisted(1, 30);
+  } catch (const FlashError& e) {
+    persisted = false;
+    error = e.what();
+  }
+  CHECK_FALSE(persisted);
+  CHECK(error.find("cannot create the checkpoint folder") != std::string::npos);
+  CHECK(engine.persisted_step() == -1);
+  CHECK(engine.persist_error() == error);
+  CHECK(names_in(b.disk.path) == std::vector<std::string>{"step-000000000001"});  // only what was in the way
+  CHECK(fs::is_regular_file(b.disk.path + "/step-000000000001"));
+}
+
+TEST_CASE("flash checkpoint: ranks restore the newest step every rank has, not each its own", "[live][flash]") {
+  // World 2: rank 0 saves step 2, rank 1 dies before saving it. Both must restore step 1.
+  Fixture f;
+  Ranks buffers(2);
+  {
+    std::vector<std::unique_ptr<Engine>> engines;
+    buffers.attach(engines, f.options(false));
+    for (std::int64_t step = 1; step <= 2; ++step)
+      for (std::size_t r = 0; r < 2; ++r) {
+        if (step == 2 && r == 1) break;  // rank 1 died
+        for (std::size_t i = 0; i < buffers.ranks[r].buffers.size(); ++i)
+          fill_pattern(buffers.ranks[r].buffers[i], step, i + 16 * r);
+        engines[r]->save(step);
+      }
+  }
+  std::vector<std::unique_ptr<Engine>> engines;
+  buffers.attach(engines, f.options(false));
+  CHECK(engines[0]->restorable_steps() == std::vector<std::int64_t>{2, 1});
+  CHECK(engines[1]->restorable_steps() == std::vector<std::int64_t>{1});
+  for (auto& engine : engines) {
+    const auto r = engine->restore();
+    CHECK(r.step == 1);
+    CHECK(r.source == RestoreSource::Memory);
+  }
+  CHECK(buffers.hold(1));
+  // Ranks on other hosts (their slots not seen here) agree through the trainer's collective.
+  std::vector<std::unique_ptr<Engine>> again;
+  buffers.attach(again, f.options(false));
+  const Engine::StepAgreement intersect = [&](const std::vector<std::int64_t>& mine) {
+    std::vector<std::int64_t> common;
+    const auto other = again[1]->restorable_steps();
+    for (const auto s : mine)
+      if (std::find(other.begin(), other.end(), s) != other.end()) common.push_back(s);
+    return common;
+  };
+  CHECK(again[0]->restore(intersect).step == 1);
+}
+
+TEST_CASE("flash checkpoint: a missing shared-memory folder is said to be missing, not too small", "[live][flash]") {
+  EngineOptions o;
+  o.name = "job";
+  o.shm_dir = "/dev/shm/ctwin-no-such-folder-" + std::to_string(::getpid());
+  try {
+    Engine engine(o);
+    FAIL("the engine opened");
+  } catch (const FlashError& e) {
+    CHECK(e.kind() == ErrorKind::SharedMemory);
+    CHECK(std::string(e.what()).find("does not exist") != std::string::npos);
+    CHECK(std::string(e.what()).find("too small") == std::string::npos);
+  }
+}
+
+TEST_CASE("flash checkpoint: a stray step- folder in the persist dir is left alone", "[live][flash]") {
+  Fixture f;
+  fs::create_directory(f.disk.path + "/step-abcdefghijkl");
+  fs::create_directory(f.disk.path + "/step-12");
+  Engine engine(f.options());
+  f.attach(engine);
+  for (std::int64_t step = 1; step <= 3; ++step) {
+    f.fill(step);
+    engine.save(step);
+    REQUIRE(engine.wait_persisted(step, 30));
+  }
+  CHECK(f.step_folders() ==
+        std::vector<std::string>{"step-000000000002", "step-000000000003", "step-12", "step-abcdefghijkl"});
 }

@@ -13,6 +13,7 @@
 #include "live/health/health_watch.hpp"
 #include "live/health/kernel_log_tail.hpp"
 #include "live/health/nvml_monitor.hpp"
+#include "live/supervisor/actuators.hpp"
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/live_ledger.hpp"
 #include "live/supervisor/step_time_watch.hpp"
@@ -182,6 +183,42 @@ TEST_CASE("kernel log tail: Xid lines appended after the start, on the GPU of th
   REQUIRE(events.size() == 1);
   CHECK(events[0].gpu == -1);  // a bus id no GPU here has
   std::filesystem::remove(path);
+}
+
+TEST_CASE("kernel log tail: a malformed or hostile line is skipped, and the lines after it still count", "[live][health]") {
+  const auto path = std::filesystem::temp_directory_path() / ("ctwin-kern-bad-" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path) << "";
+  KernelLogTail tail(path.string(), {"00000000:18:00.0"});
+  CHECK(tail.poll().empty());
+  // A short zone once threw out of the tail and ended `ctwin live run` (and the trainer with it).
+  std::ofstream(path, std::ios::app) << "2024-03-21T13:34:34+01:0 node-1 kernel: NVRM: Xid (PCI:0000:18:00): 79, x\n"
+                                     << "2024-03-21T13:34:35+01:00 node-1 root: NVRM: Xid (PCI:0000:18:00): 79, a fake\n"
+                                     << std::string(100'000, 'x') << "\n"
+                                     << "2024-03-21T13:34:36+01:00 node-1 kernel: NVRM: Xid (PCI:0000:18:00): 48, DBE\n";
+  std::vector<ctwin::live::HealthEvent> events;
+  REQUIRE_NOTHROW(events = tail.poll());
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].xid == 48);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("actuator commands: every substitution is one shell word", "[live][supervisor]") {
+  using ctwin::live::fill_command;
+  CHECK(fill_command("scontrol update nodename={host} state=drain", 3, "gpu-17", 2) ==
+        "scontrol update nodename=gpu-17 state=drain");
+  // `--host 'h;touch X;#' --execute` once ran touch.
+  CHECK(fill_command("kubectl cordon {host}", 3, "h;touch X;#", -1) == "kubectl cordon 'h;touch X;#'");
+  CHECK(fill_command("echo {host}", 0, "it's", -1) == "echo 'it'\\''s'");
+  CHECK(fill_command("reset {gpu} on {node}", 4, "h", 1) == "reset 1 on 4");
+  // Run through /bin/sh, the quoted word stays one argument: nothing else runs.
+  const auto marker = std::filesystem::temp_directory_path() / ("ctwin-actuator-" + std::to_string(::getpid()));
+  std::filesystem::remove(marker);
+  ctwin::live::ActuatorCommands config;
+  config.execute = true;
+  config.timeout_s = 10;
+  const auto r = ctwin::live::actuate("test -n {host}", config, 0, "x; touch " + marker.string(), -1);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(marker));
 }
 
 TEST_CASE("trainer heartbeat lines parse - anything else is ignored", "[live][supervisor]") {

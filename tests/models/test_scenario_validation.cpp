@@ -200,3 +200,60 @@ TEST_CASE("a policy file is a scenario's policies section alone, problems name t
   }
   CHECK_THROWS_AS(parse_policies_or_scenario(R"({"schema_version": 1})", "p.json"), ScenarioInvalid);
 }
+
+TEST_CASE("hostile scenarios are bad input with a pointer, never a crash or a wrong forecast", "[scenario][hostile]") {
+  auto problems_of = [](const std::string& text) {
+    try {
+      parse_scenario(text, "hostile.json");
+    } catch (const ScenarioInvalid& e) {
+      return e.problems();
+    }
+    return std::vector<ScenarioProblem>{};
+  };
+  // 100,000 levels of nesting once overflowed the stack.
+  const auto deep = problems_of(std::string(100'000, '[') + std::string(100'000, ']'));
+  REQUIRE(deep.size() == 1);
+  CHECK(deep[0].reason.find("nested deeper than 64 levels") != std::string::npos);
+  // A number beyond double's range once aborted with an uncaught exception: it is named by its field.
+  json doc = test::read_json(test::fixture("minimal.json"));
+  std::string text = doc.dump();
+  text.replace(text.find("\"job\":{"), 7, "\"job\":{\"tokens_per_step\":1e400,");
+  const auto overflow = problems_of(text);
+  REQUIRE(overflow.size() == 1);
+  CHECK(overflow[0].pointer == "/job/tokens_per_step");
+  CHECK(overflow[0].reason.find("number overflow") != std::string::npos);
+  // A file too large to be a scenario (a 100 MB fault list) is refused before it is parsed.
+  const auto huge = problems_of(std::string(kLargestScenarioBytes + 1, ' '));
+  REQUIRE(huge.size() == 1);
+  CHECK(huge[0].reason.find("a scenario is at most 16 MiB") != std::string::npos);
+}
+
+TEST_CASE("what cannot be simulated is refused up front with the reason", "[scenario][hostile]") {
+  // 1e6 per GPU-day: 1.9e9 episodes in 30 days on 64 GPUs, which ran until the allocator gave up.
+  CHECK(has(problems_after([](json& d) { d["faults"][0]["rate"] = "1e6/gpu-day"; }), "/faults/0/rate", "check the rate's unit"));
+  CHECK(problems_after([](json& d) { d["faults"][0]["rate"] = "10/gpu-day"; }).empty());
+  // 1e20 bytes per GPU once "saved in 0 s" through a float-to-integer overflow.
+  CHECK(has(problems_after([](json& d) {
+              d["checkpoint"] = {{"size_per_gpu", "1e20B"}, {"persist_bandwidth", "400Gbps"}};
+              d["cluster"]["storage"] = {{"servers", 4}, {"write_bandwidth", "20GB/s"}, {"read_bandwidth", "40GB/s"},
+                                         {"network_bandwidth", "400Gbps"}};
+            }),
+            "/checkpoint/size_per_gpu", "more than a petabyte per GPU"));
+  // The storage model runs every node's writer: a million of them took 24 GB before the OOM killer.
+  CHECK(has(problems_after([](json& d) {
+              d["cluster"]["nodes"] = 1'000'000;
+              d["cluster"]["spare_nodes"] = 0;
+              d["job"]["nodes"] = 1'000'000;
+              d["faults"][0]["rate"] = "0.01/gpu-year";
+              d["checkpoint"] = {{"size_per_gpu", "10GiB"}, {"persist_bandwidth", "400Gbps"}};
+              d["cluster"]["storage"] = {{"servers", 4}, {"write_bandwidth", "20GB/s"}, {"read_bandwidth", "40GB/s"},
+                                         {"network_bandwidth", "400Gbps"}};
+            }),
+            "/checkpoint/size_per_gpu", "give save_time and restore_time instead"));
+  // Work beyond any simulation in steps, and a step from tokens that overflows.
+  CHECK(has(problems_after([](json& d) {
+              d["job"].erase("horizon");
+              d["job"]["steps"] = 1e30;
+            }),
+            "/job/steps", "more work than any simulation"));
+}
