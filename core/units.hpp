@@ -18,17 +18,16 @@ inline constexpr Micros kNever = INT64_MAX;
 //! every conversion to Micros below stays in range.
 inline constexpr double kLongestSeconds = 1e12;
 
-//! Rounds to the nearest microsecond. Out of range (beyond about 292,000 years) or NaN it
+//! Rounds a count of microseconds held in a double, and seconds (below), to the nearest
+//! microsecond. Out of range (beyond about 292,000 years) or NaN it
 //! saturates at +-kNever: a float-to-integer conversion out of range is undefined behaviour, and
 //! once gave "saves in 0 s" for a checkpoint of 1e20 bytes.
-inline Micros seconds_to_micros(double seconds) {
-  const double us = seconds * 1e6;
+inline Micros round_micros(double us) {
   if (!(us < 9.2e18)) return us < 0 ? -kNever : kNever;  // NaN too: never
   if (!(us > -9.2e18)) return -kNever;
   return static_cast<Micros>(us + (us >= 0 ? 0.5 : -0.5));
 }
-//! The same for a count of microseconds held in a double.
-inline Micros round_micros(double us) { return seconds_to_micros(us / 1e6); }
+inline Micros seconds_to_micros(double seconds) { return round_micros(seconds * 1e6); }
 inline double micros_to_seconds(Micros us) { return static_cast<double>(us) / 1e6; }
 inline double micros_to_hours(Micros us) { return static_cast<double>(us) / 3.6e9; }
 inline double micros_to_days(Micros us) { return static_cast<double>(us) / 8.64e10; }

@@ -37,8 +37,9 @@ void JsonPosition::value_read() {
 std::string JsonPosition::pointer() const {
   std::string out;
   for (const auto& f : frames_) {
-    if (f.array) out += "/" + std::to_string(f.completed);
-    else if (!f.key.empty()) out += "/" + json_reader::escape_pointer_token(f.key);
+    // Appended piece by piece: "/" + std::string trips GCC 12's false -Wrestrict.
+    if (f.array) out.append(1, '/').append(std::to_string(f.completed));
+    else if (!f.key.empty()) out.append(1, '/').append(json_reader::escape_pointer_token(f.key));
   }
   return out;
 }

@@ -26,6 +26,7 @@ inline constexpr double kLargestCheckpointPerGpu = 1e15;          //!< bytes
 inline constexpr double kMostFaultsPerTrial = 1e7;                //!< expected fault episodes in one trial
 inline constexpr std::size_t kLargestScenarioBytes = 16u << 20;   //!< a scenario file
 inline constexpr int kMostStorageModelWriters = 16'384;            //!< nodes the SimGrid storage model runs
+inline constexpr double kSlowestSpeed = 1e-6;                     //!< a slow fault's smallest speed factor
 
 enum class Distribution { Exponential, Weibull, Lognormal };
 //! What a fault does to the job. Sdc: nothing visible until `detection`, then a rollback past every

@@ -262,6 +262,8 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
     if (!speed && !f.contains("speed_factor")) r.problem(p + "/speed_factor", "missing: a slow fault needs its speed factor");
     else if (speed && *speed >= 1.0)
       r.problem(p + "/speed_factor", "must be below 1 (a fraction of full speed), got " + Reader::fmt_number(*speed));
+    else if (speed && *speed < kSlowestSpeed)
+      r.problem(p + "/speed_factor", "below a millionth of full speed is a stall: use the effect \"hang\"");
     fc.speed_factor = speed.value_or(1.0);
   } else if (speed) {
     r.problem(p + "/speed_factor", "only a \"slow\" fault takes a speed factor");

@@ -60,7 +60,7 @@ void Trial::choose_interval(Micros t) {
 Micros Trial::wall_for_work(Micros work) const {
   if (speed_ >= 1.0) return work;
   if (speed_ <= 0.0) return work == 0 ? 0 : kNever;  // a stall: no work gets done
-  return static_cast<Micros>(std::ceil(static_cast<double>(work) / speed_));
+  return round_micros(std::ceil(static_cast<double>(work) / speed_));  // speed >= kSlowestSpeed: in range
 }
 
 Micros Trial::work_in_wall(Micros wall) const {

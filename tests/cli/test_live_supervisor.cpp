@@ -169,11 +169,16 @@ TEST_CASE("live run: steps slower than the node's baseline are degraded time, be
   CHECK(r.rows("slow_begin")[0]->detail.find("source=step_times") != std::string::npos);
   CHECK(r.rows("slow_end").empty());  // it stays slow to the end
   const auto run = r.observed();
-  // Steps 25 to 60 take 40 ms instead of 10: about 30 ms of each is degraded once the window
-  // (5 steps) has seen it, about 0.9 s in all; the productive time stays about 10 ms a step.
-  CHECK(ledger_s(run, ctwin::Category::Degraded) > 0.6);
-  CHECK(ledger_s(run, ctwin::Category::Degraded) < 1.2);
-  CHECK(ledger_s(run, ctwin::Category::Productive) < 0.60 + 0.25);
+  // Steps 25 to 60 take 4x the baseline (40 ms instead of 10): about three quarters of the time
+  // after the slowdown is seen is degraded, about 0.9 s in all, and the productive time stays about
+  // 10 ms a step. Said as shares of the time, which a busy machine stretches alike.
+  const double degraded = ledger_s(run, ctwin::Category::Degraded);
+  const double after_slow_begin = run.wall_s - r.rows("slow_begin")[0]->time_s;
+  INFO("degraded " << degraded << " s of the " << after_slow_begin << " s after slow_begin");
+  CHECK(degraded > 0.5);
+  CHECK(degraded > 0.45 * after_slow_begin);
+  CHECK(degraded < 0.95 * after_slow_begin);
+  CHECK(ledger_s(run, ctwin::Category::Productive) < degraded);
   CHECK(run.interruptions.empty());
 }
 

@@ -250,6 +250,12 @@ TEST_CASE("what cannot be simulated is refused up front with the reason", "[scen
                                          {"network_bandwidth", "400Gbps"}};
             }),
             "/checkpoint/size_per_gpu", "give save_time and restore_time instead"));
+  // A slow fault of 1e-300 of full speed made a float-to-integer overflow of its wall time.
+  CHECK(has(problems_after([](json& d) {
+              d["faults"][0]["effect"] = "slow";
+              d["faults"][0]["speed_factor"] = 1e-300;
+            }),
+            "/faults/0/speed_factor", "is a stall"));
   // Work beyond any simulation in steps, and a step from tokens that overflows.
   CHECK(has(problems_after([](json& d) {
               d["job"].erase("horizon");
