@@ -165,8 +165,11 @@ class FlashCheckpoint:
 
 
 class Supervisor:
-    """Heartbeats for `ctwin live run` (live/supervisor/heartbeat.hpp): one line per message on
-    the pipe named by $CTWIN_HEARTBEAT_FD. Does nothing when the trainer runs unsupervised.
+    """Heartbeats for `ctwin live run` (live/supervisor/heartbeat.hpp): one datagram per message to
+    the Unix socket at $CTWIN_HEARTBEAT_SOCKET, which reaches the supervisor from any process of
+    the trainer, under torchrun or srun too. Each message carries the node-local rank
+    ($LOCAL_RANK); rank 0 speaks for the node. Does nothing when the trainer runs unsupervised, and
+    a supervisor gone away never stops training.
 
         sup = Supervisor()
         step, source = ckpt.restore()
@@ -179,18 +182,24 @@ class Supervisor:
         sup.done(step)
     """
 
-    def __init__(self, fd=None):
-        if fd is None:
-            fd = os.environ.get("CTWIN_HEARTBEAT_FD")
-        self.fd = int(fd) if fd is not None else None
+    def __init__(self, path=None, rank=None):
+        self.path = path if path is not None else os.environ.get("CTWIN_HEARTBEAT_SOCKET")
+        self.rank = int(rank if rank is not None else os.environ.get("LOCAL_RANK", "0"))
         self.attempt = int(os.environ.get("CTWIN_ATTEMPT", "0"))
+        self._socket = None
+        if self.path:
+            import socket
+
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._socket.settimeout(2.0)  # a stuck supervisor must not stop training
 
     def _say(self, line):
-        if self.fd is not None:
-            try:
-                os.write(self.fd, (line + "\n").encode())  # one write of one line: atomic in a pipe
-            except BrokenPipeError:
-                self.fd = None  # the supervisor is gone; training goes on
+        if self._socket is None:
+            return
+        try:
+            self._socket.sendto(f"{line} rank={self.rank}".encode(), self.path)
+        except OSError:
+            self._socket = None  # the supervisor is gone (or never was): training goes on
 
     def restored(self, step, source, seconds=0.0):
         self._say(f"restored {-1 if step is None else int(step)} {source} {float(seconds):.6f}")

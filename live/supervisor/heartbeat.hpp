@@ -1,7 +1,10 @@
 #pragma once
-//! What a trainer tells its supervisor: one line per message on the file descriptor named by
-//! $CTWIN_HEARTBEAT_FD (a pipe; a write of one line is atomic). Any trainer can speak it, e.g.
-//! Python's `os.write(fd, b"step 120 0.84\n")`; ctwin_flash.py has helpers.
+//! What a trainer tells its supervisor: one line per datagram sent to the Unix socket at
+//! $CTWIN_HEARTBEAT_SOCKET (SOCK_DGRAM: a message is never split or interleaved, whichever process
+//! of the trainer sends it). Any trainer can speak it, e.g. Python's
+//! `socket.socket(AF_UNIX, SOCK_DGRAM).sendto(b"step 120 0.84 rank=0", path)`; ctwin_flash.py has
+//! helpers. A message may end with `rank=R`, the node-local rank ($LOCAL_RANK) that sent it: rank 0
+//! speaks for the node, another rank's messages count only when they report a NaN.
 //!   restored STEP memory|disk|none SECONDS   after restore at start (STEP -1: fresh start)
 //!   step STEP SECONDS                        a training step finished (its wall time)
 //!   checkpoint STEP SECONDS                  a save finished (the trainer's stall)
@@ -21,6 +24,7 @@ struct TrainerMessage {
   std::int64_t step = -1;
   double seconds = 0;
   std::string source;  //!< restored: memory, disk or none
+  int rank = 0;        //!< the node-local rank that sent it (`rank=R`; 0 when not said)
 };
 
 inline TrainerMessage parse_trainer_message(const std::string& line) {
@@ -37,6 +41,15 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
   else if (word == "done") m.kind = TrainerMessage::Kind::Done;
   if (!in && m.kind != TrainerMessage::Kind::Nan && m.kind != TrainerMessage::Kind::Stopped && m.kind != TrainerMessage::Kind::Done)
     m.kind = TrainerMessage::Kind::Unknown;
+  // Seconds become integer microseconds in the ledger: NaN, negative or beyond any run is not a
+  // message (a float-to-integer conversion out of range is undefined behaviour).
+  if (!(m.seconds >= 0 && m.seconds <= 1e9)) m.kind = TrainerMessage::Kind::Unknown;
+  if (const auto at = line.rfind(" rank="); at != std::string::npos) {
+    char* end = nullptr;
+    const long rank = std::strtol(line.c_str() + at + 6, &end, 10);
+    if (end == line.c_str() + at + 6 || *end != '\0' || rank < 0 || rank > 1'000'000) m.kind = TrainerMessage::Kind::Unknown;
+    else m.rank = static_cast<int>(rank);
+  }
   return m;
 }
 

@@ -111,6 +111,7 @@ class Supervision {
         {"CTWIN_ATTEMPT", std::to_string(attempt_)}, {"CTWIN_FLASH_NAME", o_.flash_name},
         {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(o_.node)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
+    trainer_.reset();  // the last attempt's tree is gone before the next one starts
     trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env);
     steps_since_launch_ = 0;
     steps_.restarted();
@@ -124,6 +125,7 @@ class Supervision {
     const TrainerMessage m = parse_trainer_message(line);
     using K = TrainerMessage::Kind;
     if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
+    if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
     if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
     last_message_ = t;
     switch (m.kind) {

@@ -1,31 +1,109 @@
 #include "live/supervisor/trainer_process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
 namespace ctwin::live {
 
+namespace {
+
+//! The trainers alive in this process: what is below another one is not this one's to kill.
+std::mutex g_trainers_mutex;
+std::set<pid_t> g_trainers;
+
+//! Every process below `root`, by walking /proc, except what is below another trainer of ours:
+//! what a launcher's workers in their own sessions (torchrun's start_new_session) leave outside
+//! the trainer's process group, and orphans of its tree (this process is their subreaper).
+std::vector<pid_t> descendants_of(pid_t root, pid_t own_trainer) {
+  std::map<pid_t, pid_t> parent;
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      const pid_t pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
+      if (pid <= 0) continue;
+      std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+      std::string text;
+      std::getline(stat, text);
+      const auto close = text.rfind(')');  // the command may hold spaces and parentheses
+      if (close == std::string::npos) continue;
+      char state = 0;
+      int ppid = 0;
+      if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2) parent[pid] = ppid;
+    }
+    ::closedir(proc);
+  }
+  std::set<pid_t> others;
+  {
+    std::lock_guard lock(g_trainers_mutex);
+    others = g_trainers;
+  }
+  others.erase(own_trainer);
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parent) {
+    if (others.count(pid)) continue;
+    for (pid_t up = ppid, hops = 0; up > 1 && hops < 4096; ++hops) {
+      if (others.count(up)) break;  // another attempt's tree
+      if (up == root) {
+        out.push_back(pid);
+        break;
+      }
+      const auto it = parent.find(up);
+      if (it == parent.end()) break;
+      up = it->second;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env) {
   if (argv.empty()) throw std::invalid_argument("no trainer command");
-  int beat[2], exec_error[2];
-  if (::pipe2(beat, O_CLOEXEC) != 0 || ::pipe2(exec_error, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  // Orphans of the trainer's tree (a launcher's workers whose parent died) become this process's
+  // children, not init's, so that kill_tree() finds and reaps them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // The heartbeat channel: a datagram socket at a path in the environment, which survives a
+  // launcher that closes inherited descriptors and starts its workers in new sessions (torchrun).
+  char folder[] = "/tmp/ctwin-beat-XXXXXX";
+  if (!::mkdtemp(folder)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  socket_dir_ = folder;
+  socket_path_ = socket_dir_ + "/heartbeat";
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path_.c_str());
+  read_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (read_fd_ < 0 || ::bind(read_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    const std::string why = std::strerror(errno);
+    remove_socket();
+    throw std::runtime_error("heartbeat socket " + socket_path_ + ": " + why);
+  }
+  int exec_error[2];
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
-    const int fd = ::dup(beat[1]);  // without O_CLOEXEC: the trainer keeps it
-    ::setenv("CTWIN_HEARTBEAT_FD", std::to_string(fd).c_str(), 1);
+    ::setenv("CTWIN_HEARTBEAT_SOCKET", socket_path_.c_str(), 1);
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     ::signal(SIGPIPE, SIG_DFL);
     ::execvp(args[0], args.data());
@@ -33,7 +111,6 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     [[maybe_unused]] auto n = ::write(exec_error[1], &e, sizeof e);
     ::_exit(127);
   }
-  ::close(beat[1]);
   ::close(exec_error[1]);
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   ::setpgid(pid_, pid_);  // also here: no race with an early signal to the group
@@ -42,32 +119,72 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
   ::close(exec_error[0]);
   if (failed) {
     ::waitpid(pid_, nullptr, 0);
-    ::close(beat[0]);
+    status_ = 127;
+    remove_socket();
     throw std::invalid_argument(argv[0] + ": cannot run the trainer: " + std::strerror(e));
   }
-  read_fd_ = beat[0];
-  ::fcntl(read_fd_, F_SETFL, ::fcntl(read_fd_, F_GETFL) | O_NONBLOCK);
+  {
+    std::lock_guard lock(g_trainers_mutex);
+    g_trainers.insert(pid_);
+  }
 }
 
 TrainerProcess::~TrainerProcess() {
-  if (!status_ && pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
+  if (pid_ > 0) kill_tree();
+  remove_socket();
+  std::lock_guard lock(g_trainers_mutex);
+  g_trainers.erase(pid_);
+}
+
+void TrainerProcess::remove_socket() {
   if (read_fd_ >= 0) ::close(read_fd_);
+  read_fd_ = -1;
+  if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
+  if (!socket_dir_.empty()) ::rmdir(socket_dir_.c_str());
+  socket_path_.clear();
+  socket_dir_.clear();
+}
+
+void TrainerProcess::kill_tree() {
+  if (!status_) ::kill(-pid_, SIGKILL);
+  // Whatever left the group (new sessions) is still below this process: kill it all, reap what
+  // became ours, and look again until nothing is left (a dying launcher may still fork).
+  for (int round = 0; round < 50; ++round) {
+    const std::vector<pid_t> left = descendants_of(::getpid(), pid_);
+    bool any = false;
+    for (const pid_t pid : left) {
+      if (pid == pid_ && status_) continue;
+      ::kill(pid, SIGKILL);
+      any = true;
+    }
+    for (const pid_t pid : left) {
+      if (pid == pid_) {
+        if (!status_) {
+          int status = 0;
+          if (::waitpid(pid_, &status, 0) == pid_) status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        continue;
+      }
+      ::waitpid(pid, nullptr, WNOHANG);  // one of ours now (subreaper); not ours: nothing happens
+    }
+    if (!any) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 std::vector<std::string> TrainerProcess::read_lines() {
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(read_fd_, buffer, sizeof buffer);
-    if (n <= 0) break;
-    partial_.append(buffer, static_cast<std::size_t>(n));
-  }
   std::vector<std::string> lines;
-  for (std::size_t at; (at = partial_.find('\n')) != std::string::npos;) {
-    lines.push_back(partial_.substr(0, at));
-    partial_.erase(0, at + 1);
+  char buffer[4096];
+  for (;;) {  // each datagram is one or more whole lines, from any of the trainer's processes
+    const ssize_t n = ::recv(read_fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n <= 0) break;
+    std::string datagram(buffer, static_cast<std::size_t>(n));
+    for (std::size_t at = 0; at < datagram.size();) {
+      std::size_t end = datagram.find('\n', at);
+      if (end == std::string::npos) end = datagram.size();
+      if (end > at) lines.push_back(datagram.substr(at, end - at));
+      at = end + 1;
+    }
   }
   return lines;
 }
@@ -77,12 +194,15 @@ std::optional<int> TrainerProcess::poll_exit() {
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
   status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  ::kill(-pid_, SIGKILL);  // the trainer's own children, if it left any
+  kill_tree();  // the trainer's own children and its launcher's workers, if it left any
   return status_;
 }
 
 void TrainerProcess::signal(int sig) const {
-  if (!status_) ::kill(-pid_, sig);
+  if (status_) return;
+  ::kill(-pid_, sig);
+  for (const pid_t pid : descendants_of(::getpid(), pid_))  // workers in sessions of their own too
+    if (::getpgid(pid) != pid_) ::kill(pid, sig);
 }
 
 int TrainerProcess::stop(int first, double grace_s) {

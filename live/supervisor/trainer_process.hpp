@@ -1,7 +1,9 @@
 #pragma once
-//! The trainer as a child process: its own process group (a launcher's workers die with it), a
-//! pipe for its heartbeat lines ($CTWIN_HEARTBEAT_FD), and an exec failure reported to the parent
-//! rather than read as a crash.
+//! The trainer as a child process: its own process group, a datagram socket for its heartbeat lines
+//! at the path in $CTWIN_HEARTBEAT_SOCKET (it survives launchers that close inherited descriptors
+//! and start workers in new sessions, as torchrun does), and an exec failure reported to the parent
+//! rather than read as a crash. This process is a child subreaper, so that every process the
+//! trainer started, in whatever session, is killed and reaped with it (kill_tree).
 
 #include <sys/types.h>
 
@@ -21,7 +23,8 @@ class TrainerProcess {
   TrainerProcess& operator=(const TrainerProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int heartbeat_fd() const { return read_fd_; }
+  int heartbeat_fd() const { return read_fd_; }  //!< readable when a message waits
+  const std::string& heartbeat_socket() const { return socket_path_; }
   //! Complete lines received since the last call.
   std::vector<std::string> read_lines();
   //! The exit status once it has exited (code, or 128 + signal), without blocking.
@@ -30,13 +33,17 @@ class TrainerProcess {
   void signal(int sig) const;
   //! Sends `first` (SIGTERM: a chance to save), waits `grace_s`, then SIGKILL. Returns the status.
   int stop(int first, double grace_s);
+  //! SIGKILLs the trainer's group and every process below this one, and reaps them: no worker of
+  //! an old attempt survives it, whichever session it moved to.
+  void kill_tree();
   //! "exit 1", "signal 6 (Aborted)".
   static std::string describe(int status);
 
  private:
+  void remove_socket();
   pid_t pid_ = -1;
   int read_fd_ = -1;
-  std::string partial_;
+  std::string socket_dir_, socket_path_;
   std::optional<int> status_;
 };
 

@@ -6,11 +6,14 @@
 // Faults are injected on one attempt only (the supervisor numbers attempts in $CTWIN_ATTEMPT), so
 // that the restarted trainer runs through.
 //
-// It talks to the supervisor with lines on the file descriptor $CTWIN_HEARTBEAT_FD
+// It talks to the supervisor with datagrams to the Unix socket at $CTWIN_HEARTBEAT_SOCKET
 // (live/supervisor/heartbeat.hpp): restored, step, checkpoint, nan, stopped, done.
 // SIGUSR1 asks for a checkpoint after the current step; SIGTERM for a checkpoint, then exit 0.
 // Standard library and the portable live core only: it builds on a bare GPU machine.
 
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,16 +50,22 @@ struct Options {
 };
 
 int heartbeat_fd = -1;
+sockaddr_un heartbeat_to{};
+int local_rank = 0;
 
 void beat(const char* format, ...) {
   if (heartbeat_fd < 0) return;
   char line[256];
   va_list args;
   va_start(args, format);
-  const int n = std::vsnprintf(line, sizeof line - 1, format, args);
+  int n = std::vsnprintf(line, sizeof line - 16, format, args);
   va_end(args);
-  line[n] = '\n';
-  [[maybe_unused]] const ssize_t written = ::write(heartbeat_fd, line, static_cast<std::size_t>(n) + 1);  // one write: atomic in a pipe
+  n = std::min<int>(n, static_cast<int>(sizeof line) - 16);
+  n += std::snprintf(line + n, 16, " rank=%d", local_rank);
+  // One datagram, one message. It waits while the supervisor's queue is full (at most the send
+  // timeout: a stuck supervisor must not stop training); a supervisor gone away fails at once.
+  [[maybe_unused]] const ssize_t sent = ::sendto(heartbeat_fd, line, static_cast<std::size_t>(n), 0,
+                                                 reinterpret_cast<const sockaddr*>(&heartbeat_to), sizeof heartbeat_to);
 }
 
 unsigned char stripe_value(long long step) { return static_cast<unsigned char>((step * 131 + 7) & 0xff); }
@@ -286,7 +295,14 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  if (const char* fd = std::getenv("CTWIN_HEARTBEAT_FD")) heartbeat_fd = std::atoi(fd);
+  if (const char* path = std::getenv("CTWIN_HEARTBEAT_SOCKET"); path && std::strlen(path) < sizeof heartbeat_to.sun_path) {
+    heartbeat_to.sun_family = AF_UNIX;
+    std::snprintf(heartbeat_to.sun_path, sizeof heartbeat_to.sun_path, "%s", path);
+    heartbeat_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const timeval patience{2, 0};
+    ::setsockopt(heartbeat_fd, SOL_SOCKET, SO_SNDTIMEO, &patience, sizeof patience);
+  }
+  if (const char* rank = std::getenv("LOCAL_RANK")) local_rank = std::atoi(rank);
   std::signal(SIGPIPE, SIG_IGN);  // a supervisor gone away must not kill the step
   std::signal(SIGUSR1, [](int) { checkpoint_requested = true; });
   std::signal(SIGTERM, [](int) { stop_requested = true; });

@@ -6,10 +6,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -48,12 +50,13 @@ struct LiveRun {
     for (int s = 0; s < 2; ++s) fs::remove("/dev/shm/ctwin-flash-" + name + "-r0-s" + std::to_string(s));
   }
 
-  //! Supervises the synthetic trainer with ctwin-live (or, `through_ctwin`, with `ctwin live`).
-  void run(const std::string& options, const std::string& trainer, bool through_ctwin = false) {
+  //! Supervises the synthetic trainer with ctwin-live (or, `through_ctwin`, with `ctwin live`),
+  //! started by `launcher` when one is given (a command line that ends before the trainer's).
+  void run(const std::string& options, const std::string& trainer, bool through_ctwin = false, const std::string& launcher = "") {
     const std::string events = (dir / "events.csv").string();
     const std::string args = "run --policy " + (dir / "policy.json").string() + " --events " + events + " --name " + name +
-                             " --persist-dir " + (dir / "persist").string() + " " + options + " -- " + CTWIN_SYNTHETIC_TRAINER +
-                             " --state-bytes 4MiB --step-ms 10 " + trainer;
+                             " --persist-dir " + (dir / "persist").string() + " " + options + " -- " + launcher +
+                             (launcher.empty() ? "" : " ") + CTWIN_SYNTHETIC_TRAINER + " --state-bytes 4MiB --step-ms 10 " + trainer;
     std::tie(code, output) = through_ctwin ? run_ctwin("live " + args) : run_ctwin_live(args);
     std::ifstream in(events);
     log = ctwin::read_event_log(in, events);
@@ -315,4 +318,30 @@ TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem",
   CHECK(output.find("/nonexistent/trainer: cannot run the trainer: No such file or directory") != std::string::npos);
   std::tie(code, output) = run_ctwin_live("run --policy " + (r.dir / "missing.json").string() + " -- true");
   CHECK(code == 2);
+}
+
+TEST_CASE("live run: a launcher that starts its workers as torchrun does is supervised, and leaves nothing behind", "[live][supervisor]") {
+  // torchrun closes inherited descriptors and starts each worker in a session of its own: an
+  // inherited heartbeat pipe never reached the trainer, which was killed as hung; and a process a
+  // worker left in its own session outlived the restart and the supervisor.
+  LiveRun r("launcher");
+  const std::string orphans = (r.dir / "orphans").string();
+  r.run("--no-nvml --no-metrics", "--steps 30 --checkpoint-every 10 --crash-at-step 15", false,
+        "python3 " + ctwin::test::repo_file("tests/live/torchrun_like.py") + " --orphans " + orphans + " --");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.rows("restart").size() == 1);
+  REQUIRE(r.rows("restore").size() == 1);
+  CHECK(r.rows("restore")[0]->detail.rfind("source=memory step=10 ", 0) == 0);
+  const auto run = r.observed();
+  CHECK(ledger_s(run, ctwin::Category::Productive) > 0.2);
+  // No process of an earlier attempt was alive when the next began, nor is any now.
+  CHECK_FALSE(fs::exists(orphans + ".survivors"));
+  std::ifstream pids(orphans);
+  int count = 0;
+  for (long pid; pids >> pid; ++count) {
+    INFO("pid " << pid);
+    CHECK((::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH));
+  }
+  CHECK(count == 2);  // one per attempt
 }

@@ -96,15 +96,23 @@ def main():
         except FlashCheckpointError as e:
             assert e.kind == "usage" and "bad/name" in str(e), e
         failed_persist_after_another_engine(shm)
-        read_end, write_end = os.pipe()  # the heartbeat helper speaks the supervisor's protocol
-        sup = Supervisor(write_end)
+        # The heartbeat helper speaks the supervisor's protocol: datagrams to a Unix socket.
+        import socket
+        path = os.path.join(shm, "heartbeat")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listener.bind(path)
+        sup = Supervisor(path, rank=3)
         sup.restored(None, "none")
         sup.step(8, 0.25)
         sup.checkpoint(8, 0.01)
         sup.done(8)
-        os.close(write_end)
-        lines = os.read(read_end, 4096).decode().splitlines()
-        assert lines == ["restored -1 none 0.000000", "step 8 0.250000", "checkpoint 8 0.010000", "done 8"], lines
+        lines = [listener.recv(4096).decode() for _ in range(4)]
+        assert lines == ["restored -1 none 0.000000 rank=3", "step 8 0.250000 rank=3", "checkpoint 8 0.010000 rank=3",
+                         "done 8 rank=3"], lines
+        listener.close()
+        os.remove(path)
+        sup.step(9, 0.25)  # the supervisor is gone: no exception, training goes on
+        assert Supervisor(path="").rank == 0
         print(f"ctypes round trip: memory then disk, step 7 ({'with' if numpy else 'without'} NumPy)")
     finally:
         shutil.rmtree(shm, ignore_errors=True)

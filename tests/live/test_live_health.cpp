@@ -233,6 +233,10 @@ TEST_CASE("trainer heartbeat lines parse - anything else is ignored", "[live][su
   CHECK(parse_trainer_message("step x").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("step 3").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("loss 3.2").kind == TrainerMessage::Kind::Unknown);
+  // Seconds that cannot become the ledger's microseconds are not messages.
+  for (const char* hostile : {"step 31 nan", "step 31 inf", "step 31 -1", "step 31 1e300", "checkpoint 3 1e20",
+                              "restored 30 memory nan", "step 99999999999999999999 0.5"})
+    CHECK(parse_trainer_message(hostile).kind == TrainerMessage::Kind::Unknown);
 }
 
 TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lost progress - the sum is the wall", "[live][supervisor]") {
