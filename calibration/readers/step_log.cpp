@@ -1,37 +1,12 @@
 #include "calibration/readers/step_log.hpp"
 
-#include <cctype>
-#include <cstring>
+#include "core/step_lines.hpp"
 
 namespace ctwin::calib {
 
 namespace {
 
 bool to_double(const std::string& text, double& out) { return finite_number(text, out); }
-
-//! Megatron's "iteration N/ M | ... elapsed time per iteration (ms): X |": N and X, read by hand.
-//! (A std::regex over a 50 KB line recursed until the stack overflowed.)
-bool read_megatron_fields(const std::string& line, long long& iteration, std::string& elapsed) {
-  const std::size_t it = line.find("iteration");
-  if (it == std::string::npos) return false;
-  std::size_t i = it + 9;
-  while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-  const std::size_t digits = i;
-  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
-  if (i == digits || i - digits > 15) return false;  // beyond 10^15 iterations is not a log
-  iteration = std::stoll(line.substr(digits, i - digits));
-  while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-  if (i >= line.size() || line[i] != '/') return false;
-  static const std::string kElapsed = "elapsed time per iteration (ms):";
-  const std::size_t e = line.find(kElapsed, i);
-  if (e == std::string::npos || line.find('|', i) > e) return false;
-  std::size_t v = e + kElapsed.size();
-  while (v < line.size() && std::isspace(static_cast<unsigned char>(line[v]))) ++v;
-  std::size_t w = v;
-  while (w < line.size() && std::strchr("0123456789.eE+-", line[w]) && line[w] != '\0') ++w;
-  elapsed = line.substr(v, w - v);
-  return !elapsed.empty();
-}
 
 }  // namespace
 
@@ -75,7 +50,10 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
       r.step = static_cast<long>(step);
     }
     for (const auto& [which, key] : {std::pair{3, "stage="}, std::pair{4, "role="}})
-      if (const std::string v = field_at(f, at, which); !v.empty()) r.peers += (r.peers.empty() ? "" : " ") + std::string(key) + v;
+      if (const std::string v = field_at(f, at, which); !v.empty()) {
+        if (!r.peers.empty()) r.peers += ' ';
+        r.peers.append(key).append(v);  // piece by piece: GCC 12 warns falsely (-Wrestrict) on a + chain
+      }
     log.records.push_back(std::move(r));
     ++log.report.parsed;
   }, true);
@@ -98,14 +76,13 @@ StepLog read_megatron_log(std::istream& in, const std::string& file) {
     }
     StepRecord r;
     r.line = number;
-    long long iteration = 0;
-    std::string elapsed;
-    if (!read_megatron_fields(text, iteration, elapsed) || !to_double(elapsed, r.duration_s) || !(r.duration_s > 0)) {
+    const auto m = parse_megatron_line(text);
+    if (!m || m->seconds <= 0) {
       log.report.problem(number, "an iteration line without a readable iteration number and elapsed time");
       continue;
     }
-    r.step = static_cast<long>(iteration);
-    r.duration_s /= 1000;
+    r.step = static_cast<long>(m->step);
+    r.duration_s = m->seconds;
     log.records.push_back(std::move(r));
     ++log.report.parsed;
   }

@@ -49,6 +49,7 @@ void LiveCommands::add_run_command(CLI::App& parent) {
   run_->add_flag("--no-precheck", a.no_precheck, "restart without the node check the policy asks for");
   run_->add_option("--metrics", a.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9402; port 0: any free port)");
   run_->add_flag("--no-metrics", a.no_metrics, "no Prometheus endpoint");
+  run_->add_flag("--passive", a.passive, "a trainer that sends no heartbeats: its output's step lines (Megatron-LM, tqdm bars) stand in for them");
   run_->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
 }
 
@@ -69,6 +70,7 @@ int LiveCommands::run_supervised() {
   o.max_restarts = a.max_restarts;
   o.nvml = !a.no_nvml;
   o.kernel_log = a.kernel_log;
+  o.passive = a.passive;
   o.actuators = {a.evict_cmd, a.reset_gpu_cmd, a.reboot_cmd, a.execute, 120};
   double hang_minimum = 0;
   if (!cli::parse_positive_seconds(a.hang_minimum, "--hang-timeout-min", hang_minimum) ||

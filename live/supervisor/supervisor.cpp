@@ -20,6 +20,7 @@
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
+#include "core/step_lines.hpp"
 #include "live/supervisor/metrics_server.hpp"
 #include "live/supervisor/step_time_watch.hpp"
 #include "live/supervisor/supervisor_metrics.hpp"
@@ -84,11 +85,11 @@ class Supervision {
   SupervisorResult run() {
     launch();
     while (!finished_) {
-      pollfd heartbeat{trainer_->heartbeat_fd(), POLLIN, 0};
-      ::poll(&heartbeat, 1, 50);
-      for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+      pollfd fds[3] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {trainer_->stdout_fd(), POLLIN, 0}, {trainer_->stderr_fd(), POLLIN, 0}};
+      ::poll(fds, 3, 50);
+      take_messages();
       if (const auto status = trainer_->poll_exit()) {
-        for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+        take_messages();
         on_exit(*status, Clock::now());
         continue;
       }
@@ -112,13 +113,37 @@ class Supervision {
         {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(o_.node)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
-    trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env);
+    trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env, o_.passive);
     steps_since_launch_ = 0;
     steps_.restarted();
     phase_ = Phase::Launching;
     last_message_ = Clock::now();
     nan_step_ = -1;
     done_ = false;
+  }
+
+  void take_messages() {
+    for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+    for (const auto& line : trainer_->read_output_lines()) on_output_line(line, Clock::now());
+  }
+
+  //! Passive mode: a step line of the trainer's output is the heartbeat it does not send. The
+  //! first one after a launch says where it resumed: a progress bar's first count (no rate yet) is
+  //! the step it starts from, a Megatron line reports a step just done.
+  void on_output_line(const std::string& line, Clock::time_point t) {
+    const auto s = parse_step_line(line);
+    if (!s) return;
+    if (phase_ == Phase::Launching) {
+      const bool bar_at_start = !s->elapsed_said && s->seconds < 0;
+      const long long resumed = bar_at_start ? s->step : s->step - 1;
+      on_line("restored " + std::to_string(resumed > 0 ? resumed : -1) + (resumed > 0 ? " unknown" : " none") + " 0", t);
+      if (bar_at_start) return;
+    }
+    if (s->step <= step_) return;  // a bar redrawn at the same count
+    const double seconds = s->seconds > 0 ? s->seconds : seconds_between(last_message_, t);
+    char text[96];
+    std::snprintf(text, sizeof text, "step %lld %.6f", s->step, seconds);
+    on_line(text, t);
   }
 
   void on_line(const std::string& line, Clock::time_point t) {

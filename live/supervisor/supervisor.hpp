@@ -48,6 +48,9 @@ struct SupervisorOptions {
   std::string precheck;                    //!< the precheck command (sh -c); empty: no precheck
   std::string metrics_host = "127.0.0.1";
   int metrics_port = 9402;                 //!< < 0: no metrics; 0: any free port
+  //! A trainer not changed for ctwin: its output's step lines (Megatron-LM, tqdm bars; core/step_lines)
+  //! stand in for heartbeats, and the step it resumed from is read off the first one.
+  bool passive = false;
 };
 
 struct SupervisorResult {

@@ -75,7 +75,8 @@ std::vector<pid_t> descendants_of(pid_t root, pid_t own_trainer) {
 
 }  // namespace
 
-TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env) {
+TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
+                               bool capture_output) {
   if (argv.empty()) throw std::invalid_argument("no trainer command");
   // Orphans of the trainer's tree (a launcher's workers whose parent died) become this process's
   // children, not init's, so that kill_tree() finds and reaps them.
@@ -95,14 +96,19 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     remove_socket();
     throw std::runtime_error("heartbeat socket " + socket_path_ + ": " + why);
   }
-  int exec_error[2];
-  if (::pipe2(exec_error, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  int exec_error[2], out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (::pipe2(exec_error, O_CLOEXEC) != 0 || (capture_output && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)))
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
+    if (capture_output) {
+      ::dup2(out[1], 1);
+      ::dup2(err[1], 2);
+    }
     ::setenv("CTWIN_HEARTBEAT_SOCKET", socket_path_.c_str(), 1);
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     ::signal(SIGPIPE, SIG_DFL);
@@ -112,6 +118,13 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     ::_exit(127);
   }
   ::close(exec_error[1]);
+  if (capture_output) {
+    ::close(out[1]);
+    ::close(err[1]);
+    output_[0].fd = out[0];
+    output_[1].fd = err[0];
+    for (const auto& o : output_) ::fcntl(o.fd, F_SETFL, ::fcntl(o.fd, F_GETFL) | O_NONBLOCK);
+  }
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   ::setpgid(pid_, pid_);  // also here: no race with an early signal to the group
   int e = 0;
@@ -132,8 +145,38 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
 TrainerProcess::~TrainerProcess() {
   if (pid_ > 0) kill_tree();
   remove_socket();
+  for (auto& o : output_)
+    if (o.fd >= 0) ::close(o.fd);
   std::lock_guard lock(g_trainers_mutex);
   g_trainers.erase(pid_);
+}
+
+std::vector<std::string> TrainerProcess::read_output_lines() {
+  std::vector<std::string> lines;
+  char buffer[8192];
+  for (int which = 0; which < 2; ++which) {
+    Output& o = output_[which];
+    if (o.fd < 0) continue;
+    for (;;) {
+      const ssize_t n = ::read(o.fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (ssize_t done = 0; done < n;) {  // passed on as it came: the operator still sees the trainer
+        const ssize_t w = ::write(which == 0 ? 1 : 2, buffer + done, static_cast<std::size_t>(n - done));
+        if (w <= 0) break;
+        done += w;
+      }
+      o.partial.append(buffer, static_cast<std::size_t>(n));
+    }
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < o.partial.size(); ++i)
+      if (o.partial[i] == '\n' || o.partial[i] == '\r') {
+        if (i > start) lines.push_back(o.partial.substr(start, i - start));
+        start = i + 1;
+      }
+    o.partial.erase(0, start);
+    if (o.partial.size() > 65536) o.partial.clear();  // no step line is this long
+  }
+  return lines;
 }
 
 void TrainerProcess::remove_socket() {

@@ -17,7 +17,10 @@ namespace ctwin::live {
 class TrainerProcess {
  public:
   //! Starts `argv` with `env` added. Throws std::invalid_argument when it cannot be executed.
-  TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env);
+  //! `capture_output`: its stdout and stderr come through this process (read_output_lines), which
+  //! passes them on to its own.
+  TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
+                 bool capture_output = false);
   ~TrainerProcess();  //!< kills what is left of the group
   TrainerProcess(const TrainerProcess&) = delete;
   TrainerProcess& operator=(const TrainerProcess&) = delete;
@@ -27,6 +30,12 @@ class TrainerProcess {
   const std::string& heartbeat_socket() const { return socket_path_; }
   //! Complete lines received since the last call.
   std::vector<std::string> read_lines();
+  //! With `capture_output`: the output's lines since the last call (split at '\n' and at '\r', which
+  //! progress bars redraw with), after passing the bytes on to this process's stdout and stderr.
+  std::vector<std::string> read_output_lines();
+  //! The captured output's descriptors (-1 when not captured), for poll().
+  int stdout_fd() const { return output_[0].fd; }
+  int stderr_fd() const { return output_[1].fd; }
   //! The exit status once it has exited (code, or 128 + signal), without blocking.
   std::optional<int> poll_exit();
   bool running() const { return !status_; }
@@ -44,6 +53,10 @@ class TrainerProcess {
   pid_t pid_ = -1;
   int read_fd_ = -1;
   std::string socket_dir_, socket_path_;
+  struct Output {
+    int fd = -1;
+    std::string partial;
+  } output_[2];
   std::optional<int> status_;
 };
 

@@ -62,6 +62,15 @@ struct LiveRun {
     log = ctwin::read_event_log(in, events);
   }
 
+  //! Supervises any trainer command line.
+  void run_command(const std::string& options, const std::string& trainer) {
+    const std::string events = (dir / "events.csv").string();
+    std::tie(code, output) = run_ctwin_live("run --policy " + (dir / "policy.json").string() + " --events " + events + " --name " +
+                                            name + " " + options + " -- " + trainer);
+    std::ifstream in(events);
+    log = ctwin::read_event_log(in, events);
+  }
+
   std::vector<const ctwin::LoggedEvent*> rows(const std::string& kind) const {
     std::vector<const ctwin::LoggedEvent*> out;
     for (const auto& e : log.events)
@@ -344,4 +353,29 @@ TEST_CASE("live run: a launcher that starts its workers as torchrun does is supe
     CHECK((::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH));
   }
   CHECK(count == 2);  // one per attempt
+}
+
+TEST_CASE("live run --passive: a trainer not changed for ctwin is supervised through its output", "[live][supervisor]") {
+  // Without heartbeats such a trainer was killed as hung after the startup timeout. Its Megatron
+  // lines (stdout) or tqdm bar (stderr) are the heartbeats now, and its first line after a restart
+  // says where it resumed.
+  for (const std::string style : {"megatron", "tqdm"}) {
+    DYNAMIC_SECTION(style) {
+      LiveRun r("passive-" + style);
+      r.run_command("--passive --no-nvml --no-metrics --startup-timeout 20s",
+                    "python3 " + ctwin::test::repo_file("tests/live/unchanged_trainer.py") + " " + style + " " +
+                        (r.dir / "state").string() + " 30 15");
+      INFO(r.output);
+      REQUIRE(r.code == 0);
+      CHECK(r.rows("restart").size() == 1);
+      REQUIRE(r.rows("restore").size() == 1);
+      CHECK(r.rows("restore")[0]->detail.rfind("source=unknown step=10 ", 0) == 0);
+      // The trainer's output still reaches the operator, through the supervisor.
+      CHECK(r.output.find(style == "megatron" ? "iteration       30/" : "30/30 [") != std::string::npos);
+      const auto run = r.observed();
+      CHECK(ledger_s(run, ctwin::Category::Productive) > 0.3);       // 30 steps of 20 ms at least
+      CHECK(ledger_s(run, ctwin::Category::LostProgress) > 0.05);    // steps 11 to 14, rolled back
+      CHECK(run.interruptions.size() == 1);
+    }
+  }
 }
