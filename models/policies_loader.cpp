@@ -106,18 +106,35 @@ void read_hang_detection(Reader& r, const json& c, Scenario& s) {
   s.hang_detection = spec;
 }
 
+void read_live_stops(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/live_stops";
+  r.allow_only(c, p, {"crash", "hang", "nan_loss", "notes"});
+  for (const auto& [key, name] : {std::pair<const char*, std::optional<std::string>*>{"crash", &s.live_stops.crash},
+                                  {"hang", &s.live_stops.hang}, {"nan_loss", &s.live_stops.nan_loss}}) {
+    const auto given = r.string(c, p, key, false);
+    if (!given) continue;
+    // With fault classes (a scenario, not a policy file alone), the name must be one of them.
+    bool known = s.faults.empty();
+    for (const auto& fc : s.faults) known |= fc.name == *given;
+    if (!known) r.problem(Reader::at(p, key), "no fault class \"" + *given + "\" in this scenario");
+    else *name = *given;
+  }
+}
+
 }  // namespace
 
 void read_policies(Reader& r, const json& root, Scenario& s) {
   const json* pol = r.object(root, "", "policies", true);
   if (!pol) return;
-  r.allow_only(*pol, "/policies", {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "notes"});
+  r.allow_only(*pol, "/policies",
+               {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "live_stops", "notes"});
   if (const json* ck = r.object(*pol, "/policies", "checkpoint", true)) read_checkpoint_policy(r, *ck, s);
   if (const json* x = r.object(*pol, "/policies", "xid_actions", false)) read_xid_actions(r, *x, s);
   if (const json* e = r.object(*pol, "/policies", "elastic", false)) read_elastic(r, *e, s);
   if (const json* c = r.object(*pol, "/policies", "precheck", false)) read_precheck(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "stragglers", false)) read_stragglers(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "hang_detection", false)) read_hang_detection(r, *c, s);
+  if (const json* c = r.object(*pol, "/policies", "live_stops", false)) read_live_stops(r, *c, s);
 }
 
 }  // namespace ctwin::json_reader

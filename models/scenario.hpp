@@ -216,6 +216,12 @@ struct Scenario {
   //! comes from the equilibrium residual life, so the failure rate does not depend on the horizon).
   bool parts_start_stationary = false;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
+  //! The scenario's class a live stop with no hardware signal counts as (policies.live_stops):
+  //! the live event log names interruptions as the scenario does, so validate compares like with like.
+  //! Empty: the catalogue's names (software_bug, nccl_hang, sdc; policies/fault_classes).
+  struct LiveStopClasses {
+    std::optional<std::string> crash, hang, nan_loss;
+  } live_stops;
 };
 
 //! The scenario's fault classes as an event log names them (`fault_class` indexes this table).

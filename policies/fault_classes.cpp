@@ -33,9 +33,10 @@ LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
     const char* name;
     Effect effect;
   };
-  const Known known = stop == LiveStop::Crash  ? Known{"software_bug", Effect::Crash}
-                      : stop == LiveStop::Hang ? Known{"nccl_hang", Effect::Hang}
-                                               : Known{"sdc", Effect::Sdc};
+  const auto& named = scenario.live_stops;  // policies.live_stops, else the catalogue's names
+  const Known known = stop == LiveStop::Crash  ? Known{named.crash ? named.crash->c_str() : "software_bug", Effect::Crash}
+                      : stop == LiveStop::Hang ? Known{named.hang ? named.hang->c_str() : "nccl_hang", Effect::Hang}
+                                               : Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc};
   for (const auto& fc : scenario.faults)
     if (fc.name == known.name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);

@@ -379,3 +379,17 @@ TEST_CASE("live run --passive: a trainer not changed for ctwin is supervised thr
     }
   }
 }
+
+TEST_CASE("live run: a crash with no hardware signal is named as the scenario names it", "[live][supervisor]") {
+  // The default scenario's policies.live_stops: a crash is its class "software", not the
+  // catalogue's "software_bug", so that validate compares the log with the scenario class by class.
+  std::ifstream in(ctwin::test::repo_file("scenarios/default.json"));
+  const std::string scenario((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  LiveRun r("scenario-class", scenario);
+  r.run("--no-nvml --no-metrics", "--steps 30 --checkpoint-every 10 --crash-at-step 15");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto run = r.observed();
+  CHECK(run.interruptions.count("software") == 1);
+  CHECK(run.interruptions.count("software_bug") == 0);
+}

@@ -5,6 +5,8 @@
 
 #include "policies/fault_classes.hpp"
 #include "policies/health_policy.hpp"
+#include "models/scenario_loader.hpp"
+#include "support/fixtures.hpp"
 
 using namespace ctwin;
 
@@ -54,4 +56,25 @@ TEST_CASE("a live interruption takes the scenario's class, else the catalogue's"
   CHECK(classify_stop(scenario, LiveStop::Hang).effect == Effect::Hang);
   CHECK_FALSE(trainer_can_save_after(LiveStop::Hang));
   CHECK(trainer_can_save_after(LiveStop::Crash));
+}
+
+TEST_CASE("a live stop counts as the scenario's own class, as policies.live_stops names it", "[policies][health]") {
+  nlohmann::json doc = ctwin::test::read_json(ctwin::test::fixture("minimal.json"));
+  doc["faults"].push_back({{"name", "software"}, {"rate", "0.1/node-day"}, {"effect", "crash"}, {"detection", "10s"},
+                           {"recovery", {{"action", "restart"}, {"duration", "1min"}}}});
+  const Scenario defaults = ctwin::test::scenario_from(doc);
+  CHECK(classify_stop(defaults, LiveStop::Crash).name == "software_bug");  // the catalogue's name
+  doc["policies"]["live_stops"] = {{"crash", "software"}};
+  const Scenario named = ctwin::test::scenario_from(doc);
+  CHECK(classify_stop(named, LiveStop::Crash).name == "software");
+  CHECK(classify_stop(named, LiveStop::Crash).act == Act::Restart);
+  CHECK(classify_stop(named, LiveStop::Hang).name == "nccl_hang");
+  doc["policies"]["live_stops"] = {{"hang", "no_such_class"}};
+  try {
+    ctwin::test::scenario_from(doc, "bad.json");
+    FAIL("an unknown class was accepted");
+  } catch (const ScenarioInvalid& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].pointer == "/policies/live_stops/hang");
+  }
 }
