@@ -1,5 +1,7 @@
 #include "calibration/observed_run.hpp"
 
+#include "core/text_records.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -35,15 +37,14 @@ ObservedRun observe_run(const EventLog& log) {
       if (eq == std::string::npos || it == kCategoryKeys.end())
         throw TraceUnreadable(run.file + ": line " + std::to_string(e.line) + ": a ledger row names no category: \"" + e.detail + "\"");
       const auto c = static_cast<std::size_t>(it - kCategoryKeys.begin());
-      try {
-        ledger[c] = std::stod(e.detail.substr(eq + 1));
-      } catch (const std::exception&) {
-        throw TraceUnreadable(run.file + ": line " + std::to_string(e.line) + ": the ledger's " + key + " is not a number");
-      }
+      if (!finite_number(e.detail.substr(eq + 1), ledger[c]) || ledger[c] < 0)
+        throw TraceUnreadable(run.file + ": line " + std::to_string(e.line) + ": the ledger's " + key +
+                              " is not a non-negative number");
       seen[c] = true;
       continue;  // a closing summary, not an event: it does not extend the run
     }
     run.wall_s = std::max(run.wall_s, e.time_s);
+    if (e.kind == EventKind::Start) run.start = e.detail;
     if (e.kind == EventKind::End) run.has_end = true;
     if (e.kind == EventKind::Interrupted) {
       const std::string name = class_of(e.detail);

@@ -22,6 +22,7 @@ struct ObservedRun {
   std::map<std::string, long> faults;             //!< `fault` rows by class
   std::optional<std::array<double, kCategoryCount>> ledger_s;  //!< from closing `ledger` rows, all present
   int highest_node = -1;
+  std::string start;                              //!< a live log's `start` row: "utc=... host=..." (else empty)
 
   long total_interruptions() const;
 };

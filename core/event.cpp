@@ -30,6 +30,7 @@ const char* to_string(EventKind kind) {
     case EventKind::Grown: return "grown";
     case EventKind::End: return "end";
     case EventKind::Health: return "health";
+    case EventKind::Start: return "start";
     case EventKind::Ledger: return "ledger";
   }
   return "?";

@@ -40,6 +40,7 @@ enum class EventKind : std::uint8_t {
   Grown,            //!< elastic: replicas added back (component: replicas now active)
   End,
   Health,           //!< live: an observation that stops nothing (corrected ECC, a warning, the precheck's exit)
+  Start,            //!< live: the first row, at time 0: the wall clock (UTC) and the host, to line the log up with others
   Ledger,           //!< a closing row: one ledger category's seconds
 };
 

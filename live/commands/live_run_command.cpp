@@ -1,5 +1,6 @@
 // `ctwin-live run` (and `ctwin live run`): the supervisor (live/supervisor/supervisor.hpp) from the command line.
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -31,8 +32,8 @@ void LiveCommands::add_run_command(CLI::App& parent) {
   run_->add_option("--persist-dir", a.persist_dir, "the trainer's checkpoint folder ($CTWIN_FLASH_PERSIST_DIR)");
   run_->add_option("--shm-dir", a.shm_dir, "shared-memory folder ($CTWIN_SHM_DIR)");
   run_->add_option("--flash-ranks", a.flash_ranks, "trainer ranks on this node that keep flash slots")->check(CLI::Range(1, 4096));
-  run_->add_option("--node-index", a.node, "this node's index in the event log")->check(CLI::Range(0, 1000000));
-  run_->add_option("--host", a.host, "this node's name for {host} in commands (default: the host name)");
+  run_->add_option("--node-index", a.node, "this node's index in the event log (default: $SLURM_NODEID, else 0)")->check(CLI::Range(0, 1000000));
+  run_->add_option("--host", a.host, "this node's name for {host} in commands (default: $SLURMD_NODENAME, else the host name)");
   run_->add_option("--max-restarts", a.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
   run_->add_option("--hang-timeout-min", a.hang_minimum, "the hang timeout's floor (default: the policy's hang_detection, else 60s)");
   run_->add_option("--startup-timeout", a.startup_timeout, "launch to restored (default 30min)");
@@ -62,6 +63,15 @@ int LiveCommands::run_supervised() {
   o.trainer = a.trainer;
   o.node = a.node;
   o.host = a.host;
+  // Under Slurm the node's identity comes from its step: SLURM_NODEID and SLURMD_NODENAME, unless given.
+  if (!run_->count("--node-index"))
+    if (const char* id = std::getenv("SLURM_NODEID"); id && *id) {
+      char* end = nullptr;
+      const long n = std::strtol(id, &end, 10);
+      if (*end == '\0' && n >= 0 && n <= 1'000'000) o.node = static_cast<int>(n);
+    }
+  if (o.host.empty())
+    if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) o.host = name;
   o.events_path = a.events;
   o.flash_name = a.name;
   o.persist_dir = a.persist_dir;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -83,6 +84,7 @@ class Supervision {
   Supervision& operator=(const Supervision&) = delete;
 
   SupervisorResult run() {
+    record(0, EventKind::Start, "utc=" + utc_now() + " host=" + host());
     launch();
     while (!finished_) {
       pollfd fds[3] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {trainer_->stdout_fd(), POLLIN, 0}, {trainer_->stderr_fd(), POLLIN, 0}};
@@ -465,6 +467,19 @@ class Supervision {
     record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
     if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
     return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
+  }
+
+  //! Now, as UTC to the microsecond: the `start` row that lines this log up with dmesg, sacct, Grafana.
+  static std::string utc_now() {
+    const auto now = std::chrono::system_clock::now();
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+    const std::time_t seconds = static_cast<std::time_t>(us / 1'000'000);
+    std::tm parts{};
+    ::gmtime_r(&seconds, &parts);
+    char text[64];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                  parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<long long>(us % 1'000'000));
+    return text;
   }
 
   std::string host() const {

@@ -62,10 +62,10 @@ struct LiveRun {
     log = ctwin::read_event_log(in, events);
   }
 
-  //! Supervises any trainer command line.
-  void run_command(const std::string& options, const std::string& trainer) {
+  //! Supervises any trainer command line (`env`: VAR=value words put before ctwin-live).
+  void run_command(const std::string& options, const std::string& trainer, const std::string& env = "") {
     const std::string events = (dir / "events.csv").string();
-    std::tie(code, output) = run_ctwin_live("run --policy " + (dir / "policy.json").string() + " --events " + events + " --name " +
+    std::tie(code, output) = ctwin::test::run_program((env.empty() ? "" : "env " + env + " ") + CTWIN_LIVE_BINARY, "run --policy " + (dir / "policy.json").string() + " --events " + events + " --name " +
                                             name + " " + options + " -- " + trainer);
     std::ifstream in(events);
     log = ctwin::read_event_log(in, events);
@@ -392,4 +392,25 @@ TEST_CASE("live run: a crash with no hardware signal is named as the scenario na
   const auto run = r.observed();
   CHECK(run.interruptions.count("software") == 1);
   CHECK(run.interruptions.count("software_bug") == 0);
+}
+
+TEST_CASE("live run: the log starts with the wall clock and the host, and Slurm names the node", "[live][supervisor]") {
+  LiveRun r("slurm-identity");
+  r.run_command("--no-nvml --no-metrics", std::string(CTWIN_SYNTHETIC_TRAINER) + " --state-bytes 1MiB --step-ms 5 --steps 10",
+                "SLURM_NODEID=3 SLURMD_NODENAME=gpu-node-3");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto start = r.rows("start");
+  REQUIRE(start.size() == 1);
+  CHECK(start[0]->time_s == 0);
+  CHECK(start[0]->node == 3);
+  CHECK(start[0]->detail.find(" host=gpu-node-3") != std::string::npos);
+  // utc=YYYY-MM-DDTHH:MM:SS.uuuuuuZ, within a day of now
+  const auto at = start[0]->detail.find("utc=");
+  REQUIRE(at == 0);
+  const std::string utc = start[0]->detail.substr(4, 27);
+  CHECK(utc.size() == 27);
+  CHECK(utc.back() == 'Z');
+  for (const auto& e : r.log.events) CHECK((e.node == 3 || e.node == -1 || e.kind == ctwin::EventKind::Ledger));
+  CHECK(r.observed().start == start[0]->detail);
 }
