@@ -169,10 +169,25 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                      {"interruptions", observed.total_interruptions()},
                      {"unattributed_interruptions", observed.unattributed_interruptions}};
   if (!unknown.empty()) report["trace"]["classes_not_in_scenario"] = unknown;
+  // The scope: a log and a scenario of different jobs compare a part with a whole.
+  std::vector<std::string> warnings;
   const int nodes_known = scenario.job.nodes + scenario.cluster.spare_nodes;
   if (observed.highest_node >= nodes_known)
-    report["trace"]["warning"] = "the trace names node-" + std::to_string(observed.highest_node) + "; the scenario has " +
-                                 std::to_string(nodes_known) + " job and spare nodes";
+    warnings.push_back("the trace names node-" + std::to_string(observed.highest_node) + "; the scenario has " +
+                       std::to_string(nodes_known) + " job and spare nodes");
+  if (!observed.start.empty()) {
+    report["trace"]["start"] = observed.start;
+    if (scenario.job.nodes > 1)
+      warnings.push_back("the trace is one node's live log (its start row), the scenario's job has " +
+                         std::to_string(scenario.job.nodes) +
+                         " nodes: the job's rates and ledger are compared with one node's; validate the job's log, or a "
+                         "one-node scenario");
+  }
+  if (!warnings.empty()) {
+    std::string text;
+    for (const auto& w : warnings) text += (text.empty() ? "" : "; ") + w;
+    report["trace"]["warning"] = text;
+  }
   report["trials"] = options.run.trials;
   report["seed"] = options.run.seed;
   report["engine"] = engine_name(options.run.engine);

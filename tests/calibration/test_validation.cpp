@@ -159,3 +159,20 @@ TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("validate: one node's live log against a many-node job is said to be out of scope", "[validate]") {
+  const Scenario scenario = test::scenario_from(fleet());  // a 64-node job
+  // A live supervisor's log: its start row says it is one node's.
+  const std::string log =
+      "time_s,node,gpu,kind,code,detail\n"
+      "0.000000,node-0,,start,,utc=2026-11-24T07:00:00.000000Z host=gpu-0\n"
+      "0.100000,node-0,,running,,\n"
+      "86400.000000,node-0,,end,,\n";
+  const auto report = validate_text(scenario, log, 20);
+  REQUIRE(report["trace"].contains("warning"));
+  CHECK(report["trace"]["warning"].get<std::string>().find("one node's live log") != std::string::npos);
+  CHECK(report["trace"]["start"] == "utc=2026-11-24T07:00:00.000000Z host=gpu-0");
+  // The twin's own log (no start row) raises no such warning.
+  const auto own = validate_text(scenario, event_log_of(scenario, 3), 20);
+  CHECK_FALSE(own["trace"].contains("warning"));
+}
