@@ -221,6 +221,12 @@ inline std::optional<Act> choose_act(Reader& r, const json& parent, const std::s
   return std::nullopt;
 }
 
+//! The `faults` section (faults_loader.cpp).
+void read_faults(Reader& r, const json& root, Scenario& s);
+//! The fault episodes one trial should expect, over the horizon or at least the work: a problem
+//! past kMostFaultsPerTrial, pointing at the largest class's rate (faults_loader.cpp).
+void check_fault_volume(Reader& r, const Scenario& s);
+
 //! The optional `workload` section (workload_loader.cpp): the step time comes from it.
 void read_workload(Reader& r, const json& root, Scenario& s);
 

@@ -1,0 +1,174 @@
+// The `faults` section (docs/scenario.md): each class, or a catalogue entry it uses, read and
+// checked; and the up-front check that a trial can hold the episodes they come to.
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "models/fault_catalog.hpp"
+#include "models/json_reader.hpp"
+#include "models/network_domains.hpp"
+
+namespace ctwin::json_reader {
+
+namespace {
+
+void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
+  if (!given.is_object()) {
+    r.problem(p, std::string("expected an object, got ") + given.type_name());
+    return;
+  }
+  // {"use": "<catalog entry>", ...}: the entry, with the scenario's fields merged over it.
+  json f = given;
+  if (auto use = given.find("use"); use != given.end()) {
+    const json::string_t* name = use->get_ptr<const json::string_t*>();
+    const nlohmann::ordered_json* entry = name ? catalog_entry(*name) : nullptr;
+    if (!entry) {
+      std::string list;
+      for (const auto& n : catalog_names()) list += (list.empty() ? "" : ", ") + n;
+      r.problem(p + "/use", "no catalog entry " + use->dump() + " (the catalog has: " + list + ")");
+      return;
+    }
+    f = json::parse(entry->dump());
+    json patch = given;
+    patch.erase("use");
+    f.merge_patch(patch);
+    if (!f.contains("rate")) {
+      r.problem(p + "/rate", "the catalog has no public rate for \"" + *name + "\": give one");
+      f["rate"] = "0/node-day";  // reported once, here
+    }
+  }
+  r.allow_only(f, p,
+               {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "detection", "diagnosis",
+                "recovery", "escalation", "xid", "source", "notes", "calibration"});
+  FaultClass fc;
+  fc.name = r.string(f, p, "name", true).value_or("");
+  if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
+  if (auto rate = r.with_unit(f, p, "rate", true, parse_rate, "0.17/gpu-year")) fc.rate = *rate;
+  fc.distribution = choose<Distribution>(r, f, p, "distribution", false,
+                                         {{"exponential", Distribution::Exponential},
+                                          {"weibull", Distribution::Weibull},
+                                          {"lognormal", Distribution::Lognormal}})
+                        .value_or(Distribution::Exponential);
+  auto sigma = r.number(f, p, "lognormal_sigma", false, 0.0);
+  if (fc.distribution == Distribution::Lognormal) {
+    if (!sigma && !f.contains("lognormal_sigma")) r.problem(p + "/lognormal_sigma", "missing: a lognormal class needs its sigma");
+    else if (sigma && *sigma > 5) r.problem(p + "/lognormal_sigma", "must be at most 5");
+    fc.lognormal_sigma = sigma.value_or(1.0);
+  } else if (sigma) {
+    r.problem(p + "/lognormal_sigma", "only a \"lognormal\" distribution takes a sigma");
+  }
+  auto shape = r.number(f, p, "weibull_shape", false, 0.0);
+  if (fc.distribution == Distribution::Weibull) {
+    if (!shape && !f.contains("weibull_shape")) r.problem(p + "/weibull_shape", "missing: a Weibull class needs its shape");
+    else if (shape && (*shape < 0.05 || *shape > 20))
+      r.problem(p + "/weibull_shape", "must be between 0.05 and 20, got " + Reader::fmt_number(*shape));
+    fc.weibull_shape = shape.value_or(1.0);
+  } else if (shape) {
+    r.problem(p + "/weibull_shape", "only a \"weibull\" distribution takes a shape");
+  }
+  fc.effect = choose<Effect>(r, f, p, "effect", true,
+                             {{"crash", Effect::Crash},
+                              {"hang", Effect::Hang},
+                              {"slow", Effect::Slow},
+                              {"sdc", Effect::Sdc},
+                              {"flap", Effect::Flap},
+                              {"none", Effect::None}})
+                  .value_or(Effect::Crash);
+  auto speed = r.number(f, p, "speed_factor", false, 0.0);
+  if (fc.effect == Effect::Slow) {
+    if (!speed && !f.contains("speed_factor")) r.problem(p + "/speed_factor", "missing: a slow fault needs its speed factor");
+    else if (speed && *speed >= 1.0)
+      r.problem(p + "/speed_factor", "must be below 1 (a fraction of full speed), got " + Reader::fmt_number(*speed));
+    else if (speed && *speed < kSlowestSpeed)
+      r.problem(p + "/speed_factor", "below a millionth of full speed is a stall: use the effect \"hang\"");
+    fc.speed_factor = speed.value_or(1.0);
+  } else if (speed) {
+    r.problem(p + "/speed_factor", "only a \"slow\" fault takes a speed factor");
+  }
+  fc.detection_us = r.duration(f, p, "detection", true).value_or(0);
+  fc.diagnosis_us = r.duration(f, p, "diagnosis", false).value_or(0);
+  if (const json* rec = r.object(f, p, "recovery", true)) {
+    const std::string rp = p + "/recovery";
+    r.allow_only(*rec, rp, {"action", "duration", "source"});
+    fc.action = choose_act(r, *rec, rp, "action", kFaultActions).value_or(Act::Restart);
+    fc.action_us = r.duration(*rec, rp, "duration", true).value_or(0);
+    r.string(*rec, rp, "source", false);
+    const bool network = is_network(fc.rate.component);
+    if (network && fc.action != Act::Replace && rec->contains("action"))
+      r.problem(rp + "/action", std::string("a ") + to_string(fc.rate.component) +
+                                    " fault takes action \"replace\": its duration is how long until the part is back");
+    const bool passive = fc.effect == Effect::Slow || fc.effect == Effect::Flap || fc.effect == Effect::None;
+    if (!network && passive && fc.action != Act::None && rec->contains("action"))
+      r.problem(rp + "/action", std::string("a ") + to_string(fc.effect) +
+                                    " fault takes action \"none\" (slow: the job runs slow for detection + duration; "
+                                    "flap: duration is how long the link is out)");
+    if (!network && !passive && fc.action == Act::None)
+      r.problem(rp + "/action", "a crash or hang needs an action that brings the job back (restart, reset_gpu, reboot, replace)");
+  }
+  if (const json* e = r.object(f, p, "escalation", false)) {
+    const std::string ep = p + "/escalation";
+    r.allow_only(*e, ep, {"after", "within", "action", "duration", "source"});
+    FaultClass::Escalation esc;
+    esc.after = static_cast<int>(r.integer(*e, ep, "after", true, 2, 1000).value_or(2));
+    esc.within_us = r.duration(*e, ep, "within", true, true).value_or(1);
+    esc.action = choose_act(r, *e, ep, "action", kRepairActions).value_or(Act::Replace);
+    esc.action_us = r.duration(*e, ep, "duration", true).value_or(0);
+    r.string(*e, ep, "source", false);
+    if (fc.effect != Effect::Crash && fc.effect != Effect::Hang && fc.effect != Effect::Sdc)
+      r.problem(ep, "only faults that stop the job (crash, hang, sdc) escalate");
+    fc.escalation = esc;
+  }
+  if ((fc.effect == Effect::Flap || fc.effect == Effect::Sdc || fc.effect == Effect::None) && is_network(fc.rate.component))
+    r.problem(p + "/effect", std::string("a ") + to_string(fc.effect) + " fault strikes a GPU or a node");
+  if (is_network(fc.rate.component)) {
+    if (!s.cluster.topology) r.problem(p + "/rate", std::string("a ") + to_string(fc.rate.component) +
+                                                    " fault needs the fabric: add /cluster/topology");
+    if (fc.effect == Effect::Hang) r.problem(p + "/effect", "a network fault is a crash (NCCL errors) or slow (fewer rails, less bandwidth)");
+    if (fc.rate.component == Component::Spine && fc.effect != Effect::Slow)
+      r.problem(p + "/effect", "a spine failure disconnects nothing, it cuts bandwidth: use \"slow\" with a speed factor");
+  }
+  if (auto xid = r.integer(f, p, "xid", false, 1, 100'000)) fc.xid = static_cast<int>(*xid);
+  r.string(f, p, "source", false);
+  r.string(f, p, "notes", false);
+  if (fc.rate.component == Component::Gpu && s.cluster.gpus_per_node < 1) return;
+  s.faults.push_back(std::move(fc));
+}
+
+}  // namespace
+
+void read_faults(Reader& r, const json& root, Scenario& s) {
+  auto it = root.find("faults");
+  if (it == root.end()) {
+    r.problem("/faults", "missing required array (an empty array means no faults)");
+    return;
+  }
+  if (!it->is_array()) {
+    r.problem("/faults", std::string("expected an array, got ") + it->type_name());
+    return;
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < it->size(); ++i) read_fault(r, (*it)[i], "/faults/" + std::to_string(i), s, names);
+}
+
+//! The fault episodes one trial should expect: over the horizon, or at least the work.
+void check_fault_volume(Reader& r, const Scenario& s) {
+  const double span_s = micros_to_seconds(s.job.horizon_us.value_or(s.job.work_us.value_or(0)));
+  double total = 0, largest = 0;
+  std::size_t largest_at = 0;
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    const double expected =
+        s.faults[i].rate.per_component_second * static_cast<double>(component_count(s, s.faults[i])) * span_s;
+    total += expected;
+    if (expected > largest) largest = expected, largest_at = i;
+  }
+  if (total > kMostFaultsPerTrial) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the faults come to about %.3g episodes in one trial (this class %.3g), more than the %.0e a trial "
+                  "can hold: check the rate's unit",
+                  total, largest, kMostFaultsPerTrial);
+    r.problem("/faults/" + std::to_string(largest_at) + "/rate", text);
+  }
+}
+
+}  // namespace ctwin::json_reader
