@@ -53,8 +53,14 @@ TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank an
   CHECK(evicted(p, 5));
   CHECK(evicted(p, 3));  // the scenario's default: evict stragglers found by the precheck
   for (const int healthy : {0, 1, 2, 4, 6, 7}) {
-    CHECK(verdict(p, healthy) == "ok");
+    // The decision holds however busy the machine: no healthy rank is evicted. Its own GEMM
+    // figure may still read low when 8 ranks share 2 cores with other work (measured three more
+    // times first; seen at 47% of the best under ctest -j4 beside a build): that is the only
+    // finding a healthy rank may carry, and the controller does not act on it.
     CHECK_FALSE(evicted(p, healthy));
+    if (verdict(p, healthy) != "ok")
+      for (const auto& why : p.report["ranks"][healthy]["reasons"])
+        CHECK(why.get<std::string>().rfind("GEMM at ", 0) == 0);
   }
   // Round 1 pairs the fastest with the slowest (DLRover): the hung rank's round-0 partner passes.
   const auto& round1 = p.report["rounds"][1]["groups"];

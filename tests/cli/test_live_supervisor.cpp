@@ -177,19 +177,21 @@ TEST_CASE("live run: steps slower than the node's baseline are degraded time, be
   r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 100 --slow-from-step 25 --slowdown 4");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  REQUIRE(r.rows("slow_begin").size() == 1);
+  REQUIRE_FALSE(r.rows("slow_begin").empty());
   CHECK(r.rows("slow_begin")[0]->detail.find("source=step_times") != std::string::npos);
-  CHECK(r.rows("slow_end").empty());  // it stays slow to the end
+  // It stays slow to the end (a busy machine may make one early step look slow and end it again).
+  CHECK(r.rows("slow_begin").size() == r.rows("slow_end").size() + 1);
   const auto run = r.observed();
   // Steps 25 to 60 take 4x the baseline (40 ms instead of 10): about three quarters of the time
   // after the slowdown is seen is degraded, about 0.9 s in all, and the productive time stays about
   // 10 ms a step. Said as shares of the time, which a busy machine stretches alike.
   const double degraded = ledger_s(run, ctwin::Category::Degraded);
-  const double after_slow_begin = run.wall_s - r.rows("slow_begin")[0]->time_s;
-  INFO("degraded " << degraded << " s of the " << after_slow_begin << " s after slow_begin");
+  const double after_first = run.wall_s - r.rows("slow_begin").front()->time_s;
+  const double after_last = run.wall_s - r.rows("slow_begin").back()->time_s;
+  INFO("degraded " << degraded << " s; after the first slow_begin " << after_first << " s, after the last " << after_last << " s");
   CHECK(degraded > 0.5);
-  CHECK(degraded > 0.45 * after_slow_begin);
-  CHECK(degraded < 0.95 * after_slow_begin);
+  CHECK(degraded > 0.45 * after_last);
+  CHECK(degraded < 0.95 * after_first);
   CHECK(ledger_s(run, ctwin::Category::Productive) < degraded);
   CHECK(run.interruptions.empty());
 }
