@@ -108,9 +108,10 @@ void read_hang_detection(Reader& r, const json& c, Scenario& s) {
 
 void read_live_stops(Reader& r, const json& c, Scenario& s) {
   const std::string p = "/policies/live_stops";
-  r.allow_only(c, p, {"crash", "hang", "nan_loss", "notes"});
+  r.allow_only(c, p, {"crash", "hang", "nan_loss", "node_lost", "notes"});
   for (const auto& [key, name] : {std::pair<const char*, std::optional<std::string>*>{"crash", &s.live_stops.crash},
-                                  {"hang", &s.live_stops.hang}, {"nan_loss", &s.live_stops.nan_loss}}) {
+                                  {"hang", &s.live_stops.hang}, {"nan_loss", &s.live_stops.nan_loss},
+                                  {"node_lost", &s.live_stops.node_lost}}) {
     const auto given = r.string(c, p, key, false);
     if (!given) continue;
     // With fault classes (a scenario, not a policy file alone), the name must be one of them.

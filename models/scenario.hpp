@@ -220,7 +220,7 @@ struct Scenario {
   //! the live event log names interruptions as the scenario does, so validate compares like with like.
   //! Empty: the catalogue's names (software_bug, nccl_hang, sdc; policies/fault_classes).
   struct LiveStopClasses {
-    std::optional<std::string> crash, hang, nan_loss;
+    std::optional<std::string> crash, hang, nan_loss, node_lost;
   } live_stops;
 };
 

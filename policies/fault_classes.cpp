@@ -32,15 +32,27 @@ LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
   struct Known {
     const char* name;
     Effect effect;
+    Act act = Act::Restart;
   };
   const auto& named = scenario.live_stops;  // policies.live_stops, else the catalogue's names
   const Known known = stop == LiveStop::Crash  ? Known{named.crash ? named.crash->c_str() : "software_bug", Effect::Crash}
                       : stop == LiveStop::Hang ? Known{named.hang ? named.hang->c_str() : "nccl_hang", Effect::Hang}
-                                               : Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc};
+                      : stop == LiveStop::NanLoss
+                          ? Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc}
+                          : Known{named.node_lost ? named.node_lost->c_str() : "node_lost", Effect::Crash, Act::Replace};
   for (const auto& fc : scenario.faults)
     if (fc.name == known.name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);
-  return {known.name, known.effect, Act::Restart};
+  return {known.name, known.effect, known.act};
+}
+
+LiveFaultClass classify_named(const Scenario& scenario, const std::string& name) {
+  for (const auto& fc : scenario.faults)
+    if (fc.name == name) return from_scenario(fc);
+  if (const auto* entry = catalog_entry(name)) return from_catalogue(*entry);
+  for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost})
+    if (const LiveFaultClass c = classify_stop(scenario, stop); c.name == name) return c;
+  return {name, Effect::Crash, Act::Restart};
 }
 
 }  // namespace ctwin

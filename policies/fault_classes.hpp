@@ -21,10 +21,14 @@ struct LiveFaultClass {
 };
 
 //! What stopped a live job when no hardware said why.
-enum class LiveStop { Crash, Hang, NanLoss };
+//! NodeLost: a node's agent went silent (the host died or left the network): its node is replaced.
+enum class LiveStop { Crash, Hang, NanLoss, NodeLost };
 
 LiveFaultClass classify_xid(const Scenario& scenario, int xid);
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop);
+//! A class by the name a node reported (the job master's view of a node's fault): the scenario's,
+//! else the catalogue's, else one of the live stops' names, else a crash that restarts.
+LiveFaultClass classify_named(const Scenario& scenario, const std::string& name);
 //! Whether a trainer stopped this way can still save when asked: a hung one cannot.
 inline bool trainer_can_save_after(LiveStop stop) { return stop != LiveStop::Hang; }
 

@@ -20,6 +20,10 @@ packages=(
   python3                       # scripts/convert_public_traces.py
   clang libclang-rt-14-dev      # the fuzzers of tests/fuzz (libFuzzer, ASan, UBSan)
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-numpy  # notebooks/, run headless by the tests
+  libcpp-httplib-dev            # live master <-> agent transport (HTTP/1.1 + JSON; README "Dependencies")
+  prometheus-cpp-dev            # live metrics (counters, gauges, the /metrics exposer)
+  prometheus                    # promtool: the tests check the metrics' text format
+  python3-torch                 # examples/ trainer: real PyTorch DDP (gloo on CPU) under the live master
 )
 
 missing=()

@@ -241,19 +241,16 @@ bool DiskStore::load(const Manifest& m, unsigned char* payload, std::uint64_t ca
 }
 
 void DiskStore::prune() const {
-  // Keep the newest K steps this rank has whole; drop this rank's files in older folders and its
-  // temporaries from writers that died. A folder goes when it is empty.
-  std::vector<std::int64_t> mine;
+  // Keep the newest K steps complete for every rank, and every newer one: a rank ahead of another
+  // (a slower persister elsewhere, a rank stuck in a hang) must not drop the newest step the whole
+  // job can restore. This rank's files in older folders go, and its temporaries from writers that
+  // died. A folder goes when it is empty.
   std::error_code ec;
   std::vector<std::pair<fs::path, std::int64_t>> folders;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const auto step = step_of(entry.path().filename().string());
-    if (!step) continue;
-    folders.emplace_back(entry.path(), *step);
-    if (manifest(*step)) mine.push_back(*step);
-  }
-  std::sort(mine.rbegin(), mine.rend());
-  const std::int64_t oldest_kept = mine.size() > static_cast<std::size_t>(keep_last_) ? mine[keep_last_ - 1] : -1;
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (const auto step = step_of(entry.path().filename().string())) folders.emplace_back(entry.path(), *step);
+  const std::vector<std::int64_t> complete = complete_steps();
+  const std::int64_t oldest_kept = complete.size() >= static_cast<std::size_t>(keep_last_) ? complete[keep_last_ - 1] : -1;
   char prefix[16];
   std::snprintf(prefix, sizeof prefix, "rank-%05d.", rank_);
   for (const auto& [folder, step] : folders) {

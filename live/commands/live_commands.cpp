@@ -106,6 +106,9 @@ LiveCommands::LiveCommands(CLI::App& parent, std::string prefix) : prefix_(std::
   ckpt_bench_->add_option("--shm-dir", b.shm_dir, "shared-memory folder (default /dev/shm)");
   ckpt_bench_->add_option("--json", b.json, "write the figures (JSON) here");
   add_run_command(parent);
+#ifdef CTWIN_HAVE_CLUSTER
+  add_cluster_commands(parent);
+#endif
 }
 
 std::optional<int> LiveCommands::dispatch() {
@@ -116,6 +119,15 @@ std::optional<int> LiveCommands::dispatch() {
   if (*run_) {
     if (!cli::check_output_path("--events", run_args_.events)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_supervised(); });
+  }
+  if (master_ && *master_) {
+    for (const auto& [flag, path] : {std::pair{"--events", master_args_.events}, std::pair{"--journal", master_args_.journal}})
+      if (!cli::check_output_path(flag, path)) return cli::kExitBadInput;
+    return cli::run_reporting_errors([this] { return run_master(); });
+  }
+  if (agent_ && *agent_) {
+    if (!cli::check_output_path("--events", agent_args_.events)) return cli::kExitBadInput;
+    return cli::run_reporting_errors([this] { return run_agent(); });
   }
   if (*ckpt_bench_) {
     if (!cli::check_output_path("--json", bench_args_.json)) return cli::kExitBadInput;

@@ -12,6 +12,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "live/supervisor/supervisor.hpp"
+#include "models/scenario.hpp"
+
 namespace ctwin {
 
 class LiveCommands {
@@ -41,7 +44,12 @@ class LiveCommands {
   void add_run_command(CLI::App& parent);  //!< live_run_command.cpp
   int run_supervised();
   CLI::App* run_ = nullptr;
-  struct RunArgs {
+  struct RunArgs;
+  static void add_supervisor_options(CLI::App* command, RunArgs& args);
+  //! The supervisor's options from the command line; non-zero: the exit code of bad input.
+  int supervisor_options(const CLI::App& command, const RunArgs& args, live::SupervisorOptions& o) const;
+  static int supervise_printing(const Scenario& scenario, const live::SupervisorOptions& o, const std::string& events);
+  struct RunArgs {  // NOLINT: also the agent's
     std::string policy, events, name = "ctwin", persist_dir, shm_dir = "/dev/shm", host, kernel_log;
     std::string evict_cmd, reset_gpu_cmd, reboot_cmd, precheck_cmd, precheck_backend = "cuda", metrics = "127.0.0.1:9402";
     std::optional<std::string> hang_minimum, startup_timeout, stop_grace, health_interval;
@@ -49,6 +57,23 @@ class LiveCommands {
     bool execute = false, no_nvml = false, no_metrics = false, no_precheck = false, passive = false;
     std::vector<std::string> trainer;
   } run_args_;
+  // `live master` and `live agent` (live_cluster_commands.cpp): built with cpp-httplib only.
+  void add_cluster_commands(CLI::App& parent);
+  int run_master();
+  int run_agent();
+  CLI::App* master_ = nullptr;
+  struct MasterArgs {
+    std::string policy, bind, token_file, job = "ctwin", events, journal, port_file;
+    std::optional<std::string> report_interval, agent_timeout;
+    int nnodes = 1, nproc_per_node = 1, trainer_port = 29500, max_restarts = 10;
+  } master_args_;
+  CLI::App* agent_ = nullptr;
+  RunArgs agent_args_;
+  struct AgentArgs {
+    std::string master, token_file, address;
+    std::optional<long> node_id;
+    bool spare = false;
+  } agent_link_args_;
 };
 
 }  // namespace ctwin

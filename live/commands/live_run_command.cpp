@@ -24,47 +24,54 @@ std::string shell_quote(const std::string& text) {
 }  // namespace
 
 void LiveCommands::add_run_command(CLI::App& parent) {
-  auto& a = run_args_;
   run_ = parent.add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");
-  run_->add_option("--policy", a.policy, "scenario, or a policy file ({\"schema_version\": 1, \"policies\": {...}})")->required();
-  run_->add_option("--events", a.events, "event log (CSV, docs/event-log.md) for ctwin validate");
-  run_->add_option("--name", a.name, "the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)");
-  run_->add_option("--persist-dir", a.persist_dir, "the trainer's checkpoint folder ($CTWIN_FLASH_PERSIST_DIR)");
-  run_->add_option("--shm-dir", a.shm_dir, "shared-memory folder ($CTWIN_SHM_DIR)");
-  run_->add_option("--flash-ranks", a.flash_ranks, "trainer ranks on this node that keep flash slots")->check(CLI::Range(1, 4096));
-  run_->add_option("--node-index", a.node, "this node's index in the event log (default: $SLURM_NODEID, else 0)")->check(CLI::Range(0, 1000000));
-  run_->add_option("--host", a.host, "this node's name for {host} in commands (default: $SLURMD_NODENAME, else the host name)");
-  run_->add_option("--max-restarts", a.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
-  run_->add_option("--hang-timeout-min", a.hang_minimum, "the hang timeout's floor (default: the policy's hang_detection, else 60s)");
-  run_->add_option("--startup-timeout", a.startup_timeout, "launch to restored (default 30min)");
-  run_->add_option("--stop-grace", a.stop_grace, "SIGTERM to SIGKILL when stopping the trainer (default 60s)");
-  run_->add_option("--health-interval", a.health_interval, "NVML poll interval (default 1s)");
-  run_->add_flag("--no-nvml", a.no_nvml, "do not read GPU health from NVML");
-  run_->add_option("--kernel-log", a.kernel_log, "file or FIFO of kernel messages to watch for Xid lines (e.g. /var/log/kern.log)");
-  run_->add_option("--evict-cmd", a.evict_cmd, "command that takes this node out: {node} {host} {gpu}");
-  run_->add_option("--reset-gpu-cmd", a.reset_gpu_cmd, "command that resets a GPU");
-  run_->add_option("--reboot-cmd", a.reboot_cmd, "command that reboots this node");
-  run_->add_flag("--execute", a.execute, "run those commands (default: dry-run, logged only)");
-  run_->add_option("--precheck-cmd", a.precheck_cmd, "node check before a restart (default, when the policy enables it: ctwin live precheck)");
-  run_->add_option("--precheck-backend", a.precheck_backend, "backend of the default precheck")->check(CLI::IsMember({"cuda", "cpu"}));
-  run_->add_flag("--no-precheck", a.no_precheck, "restart without the node check the policy asks for");
-  run_->add_option("--metrics", a.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9402; port 0: any free port)");
-  run_->add_flag("--no-metrics", a.no_metrics, "no Prometheus endpoint");
-  run_->add_flag("--passive", a.passive, "a trainer that sends no heartbeats: its output's step lines (Megatron-LM, tqdm bars) stand in for them");
-  run_->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
+  add_supervisor_options(run_, run_args_);
+}
+
+void LiveCommands::add_supervisor_options(CLI::App* command, RunArgs& a) {
+  CLI::App* const run = command;
+  run->add_option("--policy", a.policy, "scenario, or a policy file ({\"schema_version\": 1, \"policies\": {...}})")->required();
+  run->add_option("--events", a.events, "event log (CSV, docs/event-log.md) for ctwin validate");
+  run->add_option("--name", a.name, "the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)");
+  run->add_option("--persist-dir", a.persist_dir, "the trainer's checkpoint folder ($CTWIN_FLASH_PERSIST_DIR)");
+  run->add_option("--shm-dir", a.shm_dir, "shared-memory folder ($CTWIN_SHM_DIR)");
+  run->add_option("--flash-ranks", a.flash_ranks, "trainer ranks on this node that keep flash slots")->check(CLI::Range(1, 4096));
+  run->add_option("--node-index", a.node, "this node's index in the event log (default: $SLURM_NODEID, else 0)")->check(CLI::Range(0, 1000000));
+  run->add_option("--host", a.host, "this node's name for {host} in commands (default: $SLURMD_NODENAME, else the host name)");
+  run->add_option("--max-restarts", a.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
+  run->add_option("--hang-timeout-min", a.hang_minimum, "the hang timeout's floor (default: the policy's hang_detection, else 60s)");
+  run->add_option("--startup-timeout", a.startup_timeout, "launch to restored (default 30min)");
+  run->add_option("--stop-grace", a.stop_grace, "SIGTERM to SIGKILL when stopping the trainer (default 60s)");
+  run->add_option("--health-interval", a.health_interval, "NVML poll interval (default 1s)");
+  run->add_flag("--no-nvml", a.no_nvml, "do not read GPU health from NVML");
+  run->add_option("--kernel-log", a.kernel_log, "file or FIFO of kernel messages to watch for Xid lines (e.g. /var/log/kern.log)");
+  run->add_option("--evict-cmd", a.evict_cmd, "command that takes this node out: {node} {host} {gpu}");
+  run->add_option("--reset-gpu-cmd", a.reset_gpu_cmd, "command that resets a GPU");
+  run->add_option("--reboot-cmd", a.reboot_cmd, "command that reboots this node");
+  run->add_flag("--execute", a.execute, "run those commands (default: dry-run, logged only)");
+  run->add_option("--precheck-cmd", a.precheck_cmd, "node check before a restart (default, when the policy enables it: ctwin live precheck)");
+  run->add_option("--precheck-backend", a.precheck_backend, "backend of the default precheck")->check(CLI::IsMember({"cuda", "cpu"}));
+  run->add_flag("--no-precheck", a.no_precheck, "restart without the node check the policy asks for");
+  run->add_option("--metrics", a.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9402; port 0: any free port)");
+  run->add_flag("--no-metrics", a.no_metrics, "no Prometheus endpoint");
+  run->add_flag("--passive", a.passive, "a trainer that sends no heartbeats: its output's step lines (Megatron-LM, tqdm bars) stand in for them");
+  run->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
 }
 
 int LiveCommands::run_supervised() {
-  const auto& a = run_args_;
-  const Scenario scenario = load_policies_or_scenario(a.policy);  // ScenarioInvalid: exit 2
-  const RecoveryController controller(scenario);
-
+  const Scenario scenario = load_policies_or_scenario(run_args_.policy);  // ScenarioInvalid: exit 2
   live::SupervisorOptions o;
+  if (const int bad = supervisor_options(*run_, run_args_, o)) return bad;
+  return supervise_printing(scenario, o, run_args_.events);
+}
+
+int LiveCommands::supervisor_options(const CLI::App& command, const RunArgs& a, live::SupervisorOptions& o) const {
+  const Scenario scenario = load_policies_or_scenario(a.policy);
   o.trainer = a.trainer;
   o.node = a.node;
   o.host = a.host;
   // Under Slurm the node's identity comes from its step: SLURM_NODEID and SLURMD_NODENAME, unless given.
-  if (!run_->count("--node-index"))
+  if (!command.count("--node-index"))
     if (const char* id = std::getenv("SLURM_NODEID"); id && *id) {
       char* end = nullptr;
       const long n = std::strtol(id, &end, 10);
@@ -114,7 +121,11 @@ int LiveCommands::run_supervised() {
   if (!a.precheck_cmd.empty()) o.precheck = a.precheck_cmd;
   else if (scenario.precheck.enabled && !a.no_precheck)
     o.precheck = shell_quote(std::filesystem::canonical("/proc/self/exe").string()) + prefix_ + " precheck --backend " + a.precheck_backend + " --policy " + shell_quote(a.policy);
+  return 0;
+}
 
+int LiveCommands::supervise_printing(const Scenario& scenario, const live::SupervisorOptions& o, const std::string& events) {
+  const RecoveryController controller(scenario);
   // SIGINT or SIGTERM: the trainer is asked to save and stop, and the log is closed.
   live::supervisor_stop_flag() = false;
   auto on_signal = [](int) { live::supervisor_stop_flag() = true; };
@@ -132,7 +143,7 @@ int LiveCommands::run_supervised() {
   std::printf("%s\nsteps: %lld, restarts: %d, wall %.3f s, productive %.3f s (%.1f%%)\n", r.reason.c_str(),
               static_cast<long long>(r.last_step), r.restarts, r.wall_s, r.productive_s,
               r.wall_s > 0 ? 100 * r.productive_s / r.wall_s : 0.0);
-  if (!a.events.empty()) std::printf("event log: %s\n", a.events.c_str());
+  if (!events.empty()) std::printf("event log: %s\n", events.c_str());
   return r.exit_code;
 }
 

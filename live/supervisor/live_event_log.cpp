@@ -16,6 +16,19 @@ void LiveEventLog::add(const RunEvent& event, std::string_view note) {
   dirty_ = true;
 }
 
+std::vector<std::string> LiveEventLog::class_names() const {
+  std::vector<std::string> names;
+  for (const auto& c : classes_) names.push_back(c.name);
+  return names;
+}
+
+void LiveEventLog::resume(const std::vector<std::string>& class_names, std::vector<std::string> rows) {
+  classes_.clear();
+  for (const auto& name : class_names) classes_.push_back({name, nullptr});
+  rows_ = std::move(rows);
+  dirty_ = true;
+}
+
 void LiveEventLog::flush(bool force) {
   if (path_.empty() || !dirty_) return;
   const auto now = std::chrono::steady_clock::now();

@@ -27,6 +27,10 @@ class LiveEventLog {
   //! Adds `end` and the ledger rows at `wall`, then writes.
   void close(Micros wall, const Ledger& ledger);
   const std::string& path() const { return path_; }
+  //! The classes' names and the rows so far, and their return (a restarted job master's journal).
+  std::vector<std::string> class_names() const;
+  const std::vector<std::string>& row_texts() const { return rows_; }
+  void resume(const std::vector<std::string>& class_names, std::vector<std::string> rows);
   std::size_t rows() const { return rows_.size(); }
 
  private:

@@ -23,6 +23,8 @@ class LiveLedger {
     return std::chrono::duration_cast<std::chrono::microseconds>(t - start_).count();
   }
   Micros marked() const { return mark_; }
+  //! Time 0 moves to `start` (a restarted master goes on with its journal's wall clock).
+  void rebase(Clock::time_point start) { start_ = start; }
   //! Charges (previous mark, t] to `c`; a t before the mark charges nothing.
   void charge(Category c, Clock::time_point t) { charge_until(c, at(t)); }
   void charge_until(Category c, Micros until) {
@@ -49,16 +51,34 @@ class LiveLedger {
     const Micros lost = std::max<Micros>(ledger_[Category::Productive] - kept, 0);
     ledger_[Category::Productive] -= lost;
     ledger_[Category::LostProgress] += lost;
+    rolled_back_us_ += lost;
     productive_at_step_.erase(it, productive_at_step_.end());
     productive_at_step_[step] = ledger_[Category::Productive];
     return static_cast<double>(lost) / 1e6;
   }
 
   const Ledger& ledger() const { return ledger_; }
+  //! Productive time moved to lost progress by restores, in all: a counter that never decreases.
+  Micros rolled_back_us() const { return rolled_back_us_; }
+
+  //! What a restarted owner (the job master, from its journal) needs to go on where it stopped.
+  struct Saved {
+    Ledger ledger;
+    Micros mark = 0, rolled_back_us = 0;
+    std::map<std::int64_t, Micros> productive_at_step;
+  };
+  Saved saved() const { return {ledger_, mark_, rolled_back_us_, productive_at_step_}; }
+  void resume(const Saved& s) {
+    ledger_ = s.ledger;
+    mark_ = s.mark;
+    rolled_back_us_ = s.rolled_back_us;
+    productive_at_step_ = s.productive_at_step;
+    if (productive_at_step_.empty()) productive_at_step_[-1] = 0;
+  }
 
  private:
   Clock::time_point start_;
-  Micros mark_ = 0;
+  Micros mark_ = 0, rolled_back_us_ = 0;
   Ledger ledger_;
   std::map<std::int64_t, Micros> productive_at_step_;
 };

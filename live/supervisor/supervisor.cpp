@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/health/health_watch.hpp"
@@ -21,9 +22,10 @@
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/progress_book.hpp"
 #include "core/step_lines.hpp"
+#include "core/wall_clock.hpp"
 #include "live/supervisor/metrics_server.hpp"
-#include "live/supervisor/step_time_watch.hpp"
 #include "live/supervisor/supervisor_metrics.hpp"
 #include "live/supervisor/trainer_process.hpp"
 #include "policies/fault_classes.hpp"
@@ -52,7 +54,9 @@ struct Cause {
 class Supervision {
  public:
   Supervision(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& o)
-      : scenario_(scenario),
+      : node_(o.node),
+        coordination_(o.coordination),
+        scenario_(scenario),
         controller_(controller),
         o_(o),
         start_(Clock::now()),
@@ -84,7 +88,8 @@ class Supervision {
   Supervision& operator=(const Supervision&) = delete;
 
   SupervisorResult run() {
-    record(0, EventKind::Start, "utc=" + utc_now() + " host=" + host());
+    record(0, EventKind::Start, "utc=" + utc_text(utc_now_us()) + " host=" + host());
+    if (coordination_ && !await_run()) return result_;
     launch();
     while (!finished_) {
       pollfd fds[3] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {trainer_->stdout_fd(), POLLIN, 0}, {trainer_->stderr_fd(), POLLIN, 0}};
@@ -100,6 +105,7 @@ class Supervision {
       check_hang(Clock::now());
       finish_persist(false);
       if (!finished_ && supervisor_stop_flag()) stop_on_request();
+      if (!finished_ && coordination_) follow_plan();
       publish_metrics(false);
       log_.flush();
     }
@@ -112,16 +118,15 @@ class Supervision {
   void launch() {
     std::vector<std::pair<std::string, std::string>> env = {
         {"CTWIN_ATTEMPT", std::to_string(attempt_)}, {"CTWIN_FLASH_NAME", o_.flash_name},
-        {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(o_.node)}};
+        {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
+    std::vector<std::string> argv = o_.trainer;
+    if (coordination_) job_environment(env, argv);
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
-    trainer_ = std::make_unique<TrainerProcess>(o_.trainer, env, o_.passive);
-    steps_since_launch_ = 0;
-    steps_.restarted();
+    trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
+    book_.launched();
     phase_ = Phase::Launching;
     last_message_ = Clock::now();
-    nan_step_ = -1;
-    done_ = false;
   }
 
   void take_messages() {
@@ -141,7 +146,7 @@ class Supervision {
       on_line("restored " + std::to_string(resumed > 0 ? resumed : -1) + (resumed > 0 ? " unknown" : " none") + " 0", t);
       if (bar_at_start) return;
     }
-    if (s->step <= step_) return;  // a bar redrawn at the same count
+    if (s->step <= book_.step()) return;  // a bar redrawn at the same count
     const double seconds = s->seconds > 0 ? s->seconds : seconds_between(last_message_, t);
     char text[96];
     std::snprintf(text, sizeof text, "step %lld %.6f", s->step, seconds);
@@ -153,81 +158,32 @@ class Supervision {
     using K = TrainerMessage::Kind;
     if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
     if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
+    if (coordination_) coordination_->trainer_line(line);
     if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
     last_message_ = t;
-    switch (m.kind) {
-      case K::Restored: {
-        ledger_.split(Category::CheckpointRestore, static_cast<Micros>(m.seconds * 1e6), Category::Restart, t);
-        const double lost_s = ledger_.rolled_back_to(m.step);
-        if (m.step >= 0)
-          record(ledger_.at(t), EventKind::RestoreBegin,
-                   "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds(static_cast<Micros>(m.seconds * 1e6)) +
-                       " lost_s=" + exact_seconds(static_cast<Micros>(lost_s * 1e6)));
-        record(ledger_.at(t), EventKind::Running);
-        phase_ = Phase::Running;
-        step_ = m.step;
-        break;
-      }
-      case K::Step:
-        on_step(m, t);
-        break;
-      case K::Checkpoint:
-        ledger_.charge(Category::CheckpointSave, t);
-        saved_step_ = m.step;
-        record(ledger_.at(t), EventKind::CheckpointDone, "step=" + std::to_string(m.step));
-        break;
-      case K::Nan:
-        ledger_.charge(Category::LostProgress, t);
-        nan_step_ = m.step;
-        break;
-      case K::Stopped:
-      case K::Done:
-        ledger_.charge(Category::CheckpointSave, t);  // the last save, and waiting for it to persist
-        done_ = m.kind == K::Done;
-        break;
-      case K::Unknown: break;
-    }
-  }
-
-  //! Between heartbeats the job was productive; while its steps run slower than the node's
-  //! baseline, the excess is degraded time.
-  void on_step(const TrainerMessage& m, Clock::time_point t) {
-    const bool first_after_launch = steps_since_launch_ == 0;
-    ++steps_since_launch_;
-    if (!first_after_launch) {  // the first step after a launch warms up
-      switch (steps_.observe(m.seconds)) {
-        case StepTimeWatch::Change::SlowBegin:
-          record(ledger_.at(t), EventKind::SlowBegin, "source=step_times", -1, -1, {}, steps_.speed());
-          break;
-        case StepTimeWatch::Change::SlowEnd: record(ledger_.at(t), EventKind::SlowEnd, "source=step_times"); break;
-        case StepTimeWatch::Change::None: break;
-      }
-    }
-    if (steps_.slow() && m.seconds > steps_.baseline_s()) {
-      // Of the stretch since the last mark, the step's share beyond the baseline is degraded.
-      const Micros stretch = ledger_.at(t) - ledger_.marked();
-      const auto excess = static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds));
-      ledger_.split(Category::Productive, stretch - excess, Category::Degraded, t);
-    } else {
-      ledger_.charge(Category::Productive, t);
-    }
-    ledger_.step_done(m.step);
-    step_ = m.step;
+    book_.apply(m, t);
+    if (m.kind == K::Restored) phase_ = Phase::Running;
   }
 
   void on_exit(int status, Clock::time_point t) {
-    if (done_ || status == 0) {
-      ledger_.charge(done_ ? Category::CheckpointSave : Category::Productive, t);
+    if (book_.done() || status == 0) {
+      ledger_.charge(book_.done() ? Category::CheckpointSave : Category::Productive, t);
+      // Under a master the node waits for the job's end: a fault elsewhere at the last step
+      // restarts every node, this one too (it restores its final checkpoint and is done again).
+      if (coordination_) {
+        if (await_run(NodeState::Finished)) launch();
+        return;
+      }
       release_slots();
-      finish(0, done_ ? "the trainer finished at step " + std::to_string(step_) : "the trainer exited 0 without saying done");
+      finish(0, book_.done() ? "the trainer finished at step " + std::to_string(book_.step()) : "the trainer exited 0 without saying done");
       return;
     }
     ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);  // the step in flight
     failed_launches_ = phase_ == Phase::Launching ? failed_launches_ + 1 : 0;
     take_health(false);  // an Xid that came with the crash names its cause
     Cause cause;
-    if (nan_step_ >= 0) {
-      cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(nan_step_)};
+    if (book_.nan_step() >= 0) {
+      cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(book_.nan_step())};
     } else if (const RecentFault* f = recent_fault(t)) {
       cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
     } else {
@@ -246,6 +202,129 @@ class Supervision {
     std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
     Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang)};
     interrupt(cause, t);
+  }
+
+  // --- under a job master ------------------------------------------------------------------
+  //! The torchrun-compatible environment of the master's plan, and its placeholders in the command
+  //! line, so that `torchrun --nnodes {nnodes} --node_rank {node_rank} ...` and a plain
+  //! `srun python train.py` both find the job.
+  void job_environment(std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv) const {
+    const Plan& p = plan_;
+    const std::pair<std::string, std::string> words[] = {
+        {"{nnodes}", std::to_string(p.nnodes)},          {"{node_rank}", std::to_string(p.node_rank)},
+        {"{nproc_per_node}", std::to_string(p.nproc_per_node)}, {"{master_addr}", p.master_addr},
+        {"{master_port}", std::to_string(p.master_port)}};
+    for (auto& arg : argv)
+      for (const auto& [word, value] : words)
+        for (auto at = arg.find(word); at != std::string::npos; at = arg.find(word, at + value.size())) arg.replace(at, word.size(), value);
+    env.insert(env.end(), {{"MASTER_ADDR", p.master_addr},
+                           {"MASTER_PORT", std::to_string(p.master_port)},
+                           {"NNODES", std::to_string(p.nnodes)},
+                           {"NODE_RANK", std::to_string(p.node_rank)},
+                           {"GROUP_RANK", std::to_string(p.node_rank)},
+                           {"WORLD_SIZE", std::to_string(p.nnodes * p.nproc_per_node)},
+                           {"RANK", std::to_string(p.node_rank * p.nproc_per_node)},
+                           {"LOCAL_RANK", "0"},
+                           {"LOCAL_WORLD_SIZE", std::to_string(p.nproc_per_node)},
+                           {"CTWIN_GENERATION", std::to_string(p.generation)}});
+    if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
+  }
+
+  //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).
+  int rank_base() const { return coordination_ ? std::max(plan_.node_rank, 0) * o_.flash_ranks : 0; }
+  int world() const { return coordination_ ? std::max(plan_.nnodes, 1) * o_.flash_ranks : o_.flash_ranks; }
+
+  //! The checkpoint steps every rank of this node can restore (memory slots or disk), newest first.
+  std::optional<std::vector<std::int64_t>> node_restorable() const {
+    if (o_.flash_ranks <= 0 || plan_.node_rank < 0) return std::nullopt;
+    std::vector<std::int64_t> on_disk;
+    if (!o_.persist_dir.empty()) {
+      try {
+        on_disk = flash::DiskStore(o_.persist_dir, rank_base(), world(), 2).complete_steps();
+      } catch (const std::exception&) {  // an unreadable disk holds nothing restorable
+      }
+    }
+    std::optional<std::set<std::int64_t>> common;
+    for (int r = 0; r < o_.flash_ranks; ++r) {
+      std::set<std::int64_t> mine(on_disk.begin(), on_disk.end());
+      for (int slot = 0; slot < 2; ++slot) {
+        const auto found = flash::ShmSlot::open_existing(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank_base() + r}.path(slot), false);
+        if (found.valid() && found.summary().state == flash::SlotState::Complete) mine.insert(found.summary().step);
+      }
+      if (!common) common = std::move(mine);
+      else std::erase_if(*common, [&](std::int64_t step) { return !mine.count(step); });
+    }
+    return std::vector<std::int64_t>(common->rbegin(), common->rend());
+  }
+
+  //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it
+  //! tells the master what this node can restore, and carries out the actions named for it.
+  bool await_run(NodeState waiting = NodeState::Stopped) {
+    std::int64_t acted = -1;
+    for (;;) {
+      const auto p = coordination_->plan();
+      if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
+      NodeStatus status{p ? p->generation : 0, waiting, book_.step(), node_restorable()};
+      if (p && p->generation > acted && !p->actions.empty()) {
+        for (const auto& name : p->actions) carry_out_named(name);
+        acted = p->generation;
+      }
+      coordination_->status(status);
+      if (p && p->what == PlanKind::Exit) {
+        ledger_.charge(Category::Restart, Clock::now());
+        if (waiting == NodeState::Finished) release_slots();
+        finish(p->exit_code, "the master ended the job: " + p->reason);
+        return false;
+      }
+      if (p && p->what == PlanKind::Run && p->generation > generation_) {
+        ledger_.charge(Category::Restart, Clock::now());
+        if (generation_ > 0) {
+          ++restarts_;
+          record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(p->generation), -1, -1, p->cause);
+        }
+        plan_ = *p;
+        generation_ = p->generation;
+        attempt_ = static_cast<int>(std::min<std::int64_t>(generation_ - 1, 1'000'000));
+        node_ = plan_.node_rank;
+        coordination_->status({generation_, NodeState::Running, book_.step(), std::nullopt});
+        return true;
+      }
+      if (supervisor_stop_flag()) {
+        ledger_.charge(Category::Restart, Clock::now());
+        finish(0, "stopped on request while waiting for the master");
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  //! Running: reports this node's progress; when the master has moved the job on (a fault on
+  //! another node, or its own decision), the trainer's whole tree goes at once: its collectives
+  //! would only wait for the ranks that are gone.
+  void follow_plan() {
+    coordination_->status({generation_, book_.done() ? NodeState::Finished : NodeState::Running, book_.step(), std::nullopt});
+    const auto p = coordination_->plan();
+    if (!p || p->generation <= generation_) return;
+    const auto t = Clock::now();
+    ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);
+    record(ledger_.at(t), EventKind::Interrupted, "by the master: " + p->reason, -1, -1, p->cause);
+    trainer_->kill_tree();
+    ledger_.charge(Category::Restart, Clock::now());
+    if (await_run()) launch();
+  }
+
+  //! An action the master asked for by name; the command is this node's own (dry-run by default).
+  void carry_out_named(const std::string& name) {
+    const auto act = act_named(name, kRepairActions);
+    if (!act) {
+      record(ledger_.at(Clock::now()), EventKind::Health, "the master asked for an unknown action: " + name);
+      return;
+    }
+    if (*act == Act::Restart) return;
+    Cause cause;
+    cause.fault.name = plan_.cause;
+    cause.detail = "asked by the master";
+    carry_out({*act, node_, 0, -1}, cause);
   }
 
   // --- health --------------------------------------------------------------------------------
@@ -313,7 +392,7 @@ class Supervision {
               double speed = 1.0) {
     RunEvent event;
     event.time = at;
-    event.node = o_.node;
+    event.node = node_;
     event.gpu = gpu;
     event.kind = kind;
     event.code = code;
@@ -334,10 +413,10 @@ class Supervision {
   std::vector<control::Action> decide(const Cause& cause) const {
     control::Event event;
     event.time_s = seconds_between(start_, Clock::now());
-    event.node = o_.node;
+    event.node = node_;
     event.gpu = cause.gpu;
     event.xid = cause.xid;
-    event.proposed = {cause.fault.act, o_.node, 0, -1};
+    event.proposed = {cause.fault.act, node_, 0, -1};
     std::vector<control::Action> actions;
     controller_.decide(event, view(), actions);
     std::erase_if(actions, [](const control::Action& a) { return a.act == Act::None; });
@@ -369,14 +448,19 @@ class Supervision {
     }
     record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
     persist_left_behind();
+    if (coordination_) {  // the master decides for the job: one decision, every node restarts
+      coordination_->fault({cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(t, Clock::now())});
+      if (await_run()) launch();
+      return;
+    }
 
     std::vector<control::Action> actions = decide(cause);
     control::Event diagnosing;
     diagnosing.signal = control::Signal::Diagnosing;
-    diagnosing.node = o_.node;
+    diagnosing.node = node_;
     controller_.decide(diagnosing, view(), actions);
     for (const auto& a : std::vector<control::Action>(actions))
-      if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, o_.node, 0, -1});
+      if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, node_, 0, -1});
     ledger_.charge(Category::Diagnosis, Clock::now());
     record(ledger_.marked(), EventKind::Diagnosed, {}, cause.gpu, code, cause.fault.name);
 
@@ -404,7 +488,7 @@ class Supervision {
       case Act::CheckpointNow: checkpoint_now("by the controller"); return false;
       default: return false;  // restart: the relaunch below; precheck: done
     }
-    const ActuatorResult r = actuate(*pattern, o_.actuators, o_.node, host(), cause.gpu);
+    const ActuatorResult r = actuate(*pattern, o_.actuators, node_, host(), cause.gpu);
     record(ledger_.at(Clock::now()), kind, (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")", cause.gpu, -1,
            cause.fault.name);
     std::cerr << "ctwin: " << to_string(kind) << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
@@ -423,9 +507,9 @@ class Supervision {
     persist_done_ = false;
     persist_thread_ = std::thread([this] {
       std::string said;
-      for (int rank = 0; rank < o_.flash_ranks; ++rank) {
+      for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank) {
         try {
-          flash::DiskStore store(o_.persist_dir, rank, o_.flash_ranks, 2);
+          flash::DiskStore store(o_.persist_dir, rank, world(), 2);
           const auto steps = store.complete_steps();
           const std::int64_t after = steps.empty() ? -1 : steps.front();
           if (const auto step = flash::Engine::persist_newest({o_.shm_dir, o_.flash_name, rank}, store, after))
@@ -454,32 +538,19 @@ class Supervision {
 
   //! A finished run whose checkpoints are on disk leaves no shared memory behind.
   void release_slots() const {
-    if (!done_ || o_.persist_dir.empty()) return;
+    if (!book_.done() || o_.persist_dir.empty()) return;
     std::error_code ignored;
-    for (int rank = 0; rank < o_.flash_ranks; ++rank)
+    for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank)
       for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);
   }
 
   bool precheck_passes() {
     if (o_.precheck.empty()) return true;
     const ActuatorCommands run_it{"", "", "", true, 1800};
-    const ActuatorResult r = actuate(o_.precheck, run_it, o_.node, host(), -1);
+    const ActuatorResult r = actuate(o_.precheck, run_it, node_, host(), -1);
     record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
     if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
     return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
-  }
-
-  //! Now, as UTC to the microsecond: the `start` row that lines this log up with dmesg, sacct, Grafana.
-  static std::string utc_now() {
-    const auto now = std::chrono::system_clock::now();
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-    const std::time_t seconds = static_cast<std::time_t>(us / 1'000'000);
-    std::tm parts{};
-    ::gmtime_r(&seconds, &parts);
-    char text[64];
-    std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                  parts.tm_hour, parts.tm_min, parts.tm_sec, static_cast<long long>(us % 1'000'000));
-    return text;
   }
 
   std::string host() const {
@@ -494,7 +565,7 @@ class Supervision {
     trainer_->stop(SIGTERM, o_.stop_grace_s);
     for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
     ledger_.charge(Category::CheckpointSave, Clock::now());
-    finish(0, "stopped on request after step " + std::to_string(step_));
+    finish(0, "stopped on request after step " + std::to_string(book_.step()));
   }
 
   void finish(int code, const std::string& reason) {
@@ -505,9 +576,10 @@ class Supervision {
     ledger_.charge(Category::Restart, Clock::now());  // whatever is left: tearing down
     const Micros wall = ledger_.marked();
     log_.close(wall, ledger_.ledger());
+    if (coordination_) coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, book_.step(), std::nullopt});
     result_.exit_code = code;
     result_.restarts = restarts_;
-    result_.last_step = step_;
+    result_.last_step = book_.step();
     result_.wall_s = static_cast<double>(wall) / 1e6;
     result_.productive_s = static_cast<double>(ledger_.ledger()[Category::Productive]) / 1e6;
     result_.reason = reason;
@@ -520,13 +592,16 @@ class Supervision {
     const auto t = Clock::now();
     if (!now && t - metrics_published_ < std::chrono::milliseconds(200)) return;
     metrics_published_ = t;
-    MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, t), step_, saved_step_, restarts_,
+    MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, t), book_.step(), book_.saved_step(), restarts_,
                       trainer_ && trainer_->running(), hang_.timeout_s(), interruptions_, health_counts_, {}};
     if (watch_) s.gpus = watch_->readings();
     metrics_->publish(metrics_text(s));
   }
 
   enum class Phase { Launching, Running };
+  int node_;                    //!< this node's index: --node-index, or the node rank the master gave
+  Coordination* const coordination_;
+  Plan plan_;                   //!< the master's plan this attempt runs under
   const Scenario& scenario_;
   const control::Controller& controller_;
   const SupervisorOptions& o_;
@@ -542,10 +617,11 @@ class Supervision {
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
   int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;
-  long steps_since_launch_ = 0;
-  StepTimeWatch steps_;
-  std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
-  bool done_ = false, finished_ = false, evicted_ = false;
+  std::int64_t generation_ = 0;  //!< under a master: the generation the trainer runs
+  ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
+                       record(at, kind, note, -1, -1, {}, speed);
+                     }};
+  bool finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
   std::map<std::string, long> interruptions_, health_counts_;
   SupervisorResult result_;

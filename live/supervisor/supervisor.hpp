@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "live/supervisor/actuators.hpp"
+#include "live/supervisor/coordination.hpp"
 #include "models/scenario.hpp"
 #include "policies/controller.hpp"
 
@@ -51,6 +52,9 @@ struct SupervisorOptions {
   //! A trainer not changed for ctwin: its output's step lines (Megatron-LM, tqdm bars; core/step_lines)
   //! stand in for heartbeats, and the step it resumed from is read off the first one.
   bool passive = false;
+  //! Under a job master (`ctwin live agent`): it plans launches and restarts for the whole job;
+  //! this node reports its faults and follows. Null: this supervisor decides alone.
+  Coordination* coordination = nullptr;
 };
 
 struct SupervisorResult {

@@ -234,10 +234,26 @@ int run(const Options& o) {
   eo.name = o.name;
   eo.persist_dir = o.persist_dir;
   eo.shm_dir = o.shm_dir;
+  // Under a job master (or torchrun) each node's trainer is one rank of the job: its flash slots
+  // and shards are named by its global rank.
+  if (const char* rank = std::getenv("RANK")) eo.rank = std::atoi(rank);
+  if (const char* world = std::getenv("WORLD_SIZE")) eo.world = std::max(1, std::atoi(world));
   ctwin::flash::Engine engine(eo);
   engine.register_buffer("state", state.data(), o.state_bytes, o.device);
 
-  const ctwin::flash::Restored restored = engine.restore();
+  // The master's cross-node commit ($CTWIN_RESTORE_STEP): exactly that step (-1: from scratch);
+  // alone, the newest this node's ranks hold.
+  const char* agreed = std::getenv("CTWIN_RESTORE_STEP");
+  ctwin::flash::Restored restored;
+  if (!agreed) restored = engine.restore();
+  else if (const long long step = std::atoll(agreed); step >= 0) {
+    restored = engine.restore_step(step);
+    if (restored.step != step) {
+      std::fprintf(stderr, "ctwin-synthetic-trainer: cannot restore the job's step %lld: %s\n", step,
+                   restored.skipped.empty() ? "not found" : restored.skipped.front().c_str());
+      return 5;
+    }
+  }
   long long step = std::max<long long>(restored.step, 0);
   if (restored.step >= 0) {
     if (const int wrong = state.first_wrong_stripe(step); wrong >= 0) {

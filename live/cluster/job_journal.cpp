@@ -1,0 +1,112 @@
+// The job master's journal: everything a restarted master needs to go on with the same job while
+// the trainers keep running. One JSON document, rewritten atomically (core/atomic_file): a
+// generation is journaled before any agent hears of it; joins and progress at most 5 times a
+// second (an agent whose join was not journaled is told to join again).
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/wall_clock.hpp"
+#include "live/cluster/job_master.hpp"
+
+namespace ctwin::live::cluster {
+
+namespace {
+constexpr const char* kPhases[] = {"rendezvous", "gathering", "running", "done"};
+}
+
+void JobMaster::write_journal(Clock::time_point now) {
+  journal_written_ = now;
+  journal_dirty_ = false;
+  if (o_.journal_path.empty()) return;
+  nlohmann::json agents = nlohmann::json::array();
+  for (const auto& [id, a] : agents_)
+    agents.push_back({{"id", id}, {"host", a.host}, {"address", a.address}, {"node_id", a.node_id}, {"rank", a.rank}, {"evicted", a.evicted},
+                      {"actions", a.actions}});
+  const LiveLedger::Saved saved = ledger_.saved();
+  nlohmann::json at_step = nlohmann::json::array();
+  for (const auto& [step, us] : saved.productive_at_step) at_step.push_back({step, us});
+  const nlohmann::json j = {
+      {"ctwin_journal", 1},
+      {"job", o_.job},
+      {"nnodes", o_.nnodes},
+      {"start_utc_us", start_utc_us_},
+      {"written_utc_us", utc_now_us()},
+      {"phase", kPhases[static_cast<int>(phase_)]},
+      {"generation", generation_},
+      {"decided", decided_},
+      {"restore_step", restore_step_},
+      {"cause", cause_},
+      {"restarts", restarts_},
+      {"exit_code", exit_code_},
+      {"reason", reason_},
+      {"interruptions", interruptions_},
+      {"agents", agents},
+      {"ledger", {{"us", saved.ledger.us}, {"mark", saved.mark}, {"rolled_back_us", saved.rolled_back_us}, {"at_step", at_step}}},
+      {"log", {{"classes", log_.class_names()}, {"rows", log_.row_texts()}}}};
+  write_file_atomically(o_.journal_path, j.dump() + "\n");
+}
+
+void JobMaster::read_journal(Clock::time_point now) {
+  if (o_.journal_path.empty()) return;
+  std::ifstream in(o_.journal_path);
+  if (!in) return;  // a new job
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  const auto bad = [&](const std::string& why) { throw BadInput(o_.journal_path + ": " + why); };
+  if (j.is_discarded() || !j.is_object() || j.value("ctwin_journal", 0) != 1) bad("not a ctwin master journal");
+  try {
+    if (j.at("job").get<std::string>() != o_.job || j.at("nnodes").get<int>() != o_.nnodes)
+      bad("the journal is of job \"" + j.at("job").get<std::string>() + "\" on " + std::to_string(j.at("nnodes").get<int>()) +
+          " nodes, not this one (remove it to start a new job)");
+    start_utc_us_ = j.at("start_utc_us").get<std::int64_t>();
+    const std::string phase = j.at("phase").get<std::string>();
+    for (int p = 0; p < 4; ++p)
+      if (phase == kPhases[p]) phase_ = static_cast<Phase>(p);
+    generation_ = j.at("generation").get<std::int64_t>();
+    decided_ = j.at("decided").get<bool>();
+    restore_step_ = j.at("restore_step").get<std::int64_t>();
+    cause_ = j.at("cause").get<std::string>();
+    restarts_ = j.at("restarts").get<int>();
+    exit_code_ = j.at("exit_code").get<int>();
+    reason_ = j.at("reason").get<std::string>();
+    interruptions_ = j.at("interruptions").get<std::map<std::string, long>>();
+    for (const auto& a : j.at("agents")) {
+      Agent agent;
+      agent.id = a.at("id").get<std::string>();
+      agent.host = a.at("host").get<std::string>();
+      agent.address = a.at("address").get<std::string>();
+      agent.node_id = a.at("node_id").get<std::int64_t>();
+      agent.rank = a.at("rank").get<int>();
+      agent.evicted = a.at("evicted").get<bool>();
+      agent.actions = a.at("actions").get<std::vector<std::string>>();
+      agent.last_seen = now;  // every agent gets a full timeout to reconnect
+      if (agent.rank >= o_.nnodes) bad("/agents: rank " + std::to_string(agent.rank) + " beyond the job's nodes");
+      if (agent.rank >= 0) slots_[static_cast<std::size_t>(agent.rank)] = agent.id;
+      agents_[agent.id] = agent;
+    }
+    LiveLedger::Saved saved;
+    const auto& l = j.at("ledger");
+    saved.ledger.us = l.at("us").get<std::array<Micros, kCategoryCount>>();
+    saved.mark = l.at("mark").get<Micros>();
+    saved.rolled_back_us = l.at("rolled_back_us").get<Micros>();
+    for (const auto& pair : l.at("at_step")) saved.productive_at_step[pair.at(0).get<std::int64_t>()] = pair.at(1).get<Micros>();
+    ledger_.resume(saved);
+    log_.resume(j.at("log").at("classes").get<std::vector<std::string>>(), j.at("log").at("rows").get<std::vector<std::string>>());
+  } catch (const nlohmann::json::exception& e) {
+    bad(std::string("a field is missing or of the wrong type: ") + e.what());
+  }
+  // The ledger's time 0 is the job's start on the wall clock: the time the master was away counts.
+  const auto away = std::chrono::microseconds(utc_now_us() - start_utc_us_);
+  ledger_.rebase(now - std::chrono::duration_cast<Clock::duration>(away));
+  resumed_ = true;
+  last_line_at_ = now;
+  gathering_since_ = detected_at_ = now;
+  record(ledger_.at(now), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_));
+  std::cerr << "ctwin master: resumed job " << o_.job << " from " << o_.journal_path << " at generation " << generation_ << " ("
+            << kPhases[static_cast<int>(phase_)] << ")\n";
+}
+
+}  // namespace ctwin::live::cluster

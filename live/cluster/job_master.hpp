@@ -1,0 +1,145 @@
+#pragma once
+//! The job master (`ctwin live master`), on the model of DLRover's job master and NVRx's
+//! ft_launcher: agents join, the master assigns node ranks, and every attempt of the job is a
+//! generation that all nodes run together. One fault anywhere becomes one decision of the policy
+//! library's controller (the simulator's), with a filled ClusterView:
+//!
+//!   rendezvous --all ranks filled--> gathering(G) --every node stopped, steps known--> running(G)
+//!   running(G) --a fault, or an agent gone silent--> gathering(G+1) --...--> running(G+1)
+//!
+//! While gathering, every node stops its trainer's whole tree and reports the checkpoint steps
+//! its ranks hold; the job restarts from the newest step all of them hold (the cross-node commit).
+//! A node the controller replaces (or one whose agent went silent) leaves; a hot spare takes its
+//! rank, or the job waits for one. The master keeps the job's event log and ledger in the
+//! simulator's format from node rank 0's progress messages, and a journal from which a restarted
+//! master goes on while the trainers keep running. No I/O but its two files: the HTTP service
+//! (master_service) feeds it, under one lock, with the time passed in.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "live/cluster/protocol.hpp"
+#include "live/supervisor/live_event_log.hpp"
+#include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/progress_book.hpp"
+#include "models/scenario.hpp"
+#include "policies/controller.hpp"
+
+namespace ctwin::live::cluster {
+
+struct MasterOptions {
+  std::string job = "ctwin";
+  std::string host;              //!< the master's host, for the log's start row
+  int nnodes = 1;                //!< node ranks the job runs on
+  int nproc_per_node = 1;        //!< trainer ranks per node (WORLD_SIZE = nnodes x this)
+  int trainer_port = 29500;      //!< the trainers' rendezvous port on node rank 0 (MASTER_PORT)
+  double report_interval_s = 1;  //!< agents report this often
+  double agent_timeout_s = 30;   //!< an agent silent this long lost its node
+  int max_restarts = 10;
+  std::string events_path;       //!< the job's event log (CSV); empty: none
+  std::string journal_path;      //!< empty: no journal (a restarted master starts over)
+};
+
+//! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
+class UnknownAgent : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class JobMaster {
+ public:
+  using Clock = std::chrono::steady_clock;
+  //! Starts a job, or resumes the one in the journal when there is one.
+  JobMaster(const Scenario& scenario, const control::Controller& controller, MasterOptions options, Clock::time_point now);
+
+  JoinReply join(const JoinRequest& request, Clock::time_point now);
+  //! Takes an agent's report; answers with what its node does now. Throws UnknownAgent.
+  Plan report(const Report& report, Clock::time_point now);
+  //! Agents gone silent, the journal and the log's writes: call it a few times a second.
+  void tick(Clock::time_point now);
+
+  bool done() const { return phase_ == Phase::Done; }
+  int exit_code() const { return exit_code_; }
+  const std::string& reason() const { return reason_; }
+  bool resumed() const { return resumed_; }
+  double report_interval_s() const { return o_.report_interval_s; }
+  //! The job for people and tests: phase, generation, restore step, nodes, ledger.
+  nlohmann::json status(Clock::time_point now) const;
+  //! Closes the log (the end and the ledger rows) and writes the journal a last time.
+  void close(Clock::time_point now);
+  const Ledger& ledger() const { return ledger_.ledger(); }
+  //! For the metrics: interruptions by class, restarts, the job's step.
+  const std::map<std::string, long>& interruptions() const { return interruptions_; }
+  int restarts() const { return restarts_; }
+  std::int64_t step() const { return book_.step(); }
+  std::int64_t generation() const { return generation_; }
+  double rolled_back_s() const { return static_cast<double>(ledger_.rolled_back_us()) / 1e6; }
+  int nodes_in(NodeState state) const;
+  int spares() const;
+  Micros wall_us(Clock::time_point now) const { return ledger_.at(now); }
+
+ private:
+  enum class Phase { Rendezvous, Gathering, Running, Done };
+  struct Agent {
+    std::string id, host, address;
+    std::int64_t node_id = -1;
+    int rank = -1;                 //!< -1: a spare
+    bool evicted = false;
+    Clock::time_point last_seen;
+    NodeStatus status;
+    std::vector<std::string> actions;  //!< named for this node in the current generation
+  };
+  struct Fault {
+    int rank;
+    std::int64_t generation;
+    FaultReport report;
+    Clock::time_point at;
+  };
+
+  Plan plan_for(const Agent& a) const;
+  void take_lines(const Report& report, Clock::time_point now);
+  void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
+  void begin_gathering(Clock::time_point now);
+  void lose(Agent& a, const std::string& why, Clock::time_point now);
+  void fill_vacancies(Clock::time_point now);
+  void try_to_run(Clock::time_point now);
+  void decide(Clock::time_point now);
+  void finish(int code, const std::string& reason, Clock::time_point now);
+  control::ClusterView view(Clock::time_point now) const;
+  void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},
+              double speed = 1.0);
+  Agent* agent_at(int rank);
+  int vacancies() const;
+
+  void write_journal(Clock::time_point now);
+  void read_journal(Clock::time_point now);
+
+  const Scenario& scenario_;
+  const control::Controller& controller_;
+  MasterOptions o_;
+  LiveLedger ledger_;
+  LiveEventLog log_;
+  ProgressBook book_;
+  Phase phase_ = Phase::Rendezvous;
+  std::int64_t generation_ = 0, restore_step_ = -2, start_utc_us_ = 0;
+  std::map<std::string, Agent> agents_;
+  std::vector<std::string> slots_;  //!< the agent holding each node rank ("" vacant)
+  std::vector<Fault> faults_;
+  std::string cause_;               //!< the fault class that ended the last generation
+  bool decided_ = false;            //!< this gathering's decision is made
+  bool waited_for_spare_ = false;   //!< since the decision, a rank had no node
+  Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{};
+  bool journal_dirty_ = false, resumed_ = false;
+  int restarts_ = 0, exit_code_ = 0;
+  std::string reason_;
+  std::map<std::string, long> interruptions_;
+};
+
+}  // namespace ctwin::live::cluster

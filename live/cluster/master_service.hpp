@@ -1,0 +1,36 @@
+#pragma once
+//! The job master on the network: cpp-httplib's server on an explicit address, every request
+//! checked against the job's token, the JobMaster fed under one lock (live/cluster/protocol.hpp).
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "live/cluster/job_master.hpp"
+
+namespace ctwin::live::cluster {
+
+//! Serves `master` on `host`:`port` (0: any free port, reported by `port()`) until the job is done
+//! and its agents heard so (or `stop` is set); ticks the master meanwhile.
+class MasterService {
+ public:
+  MasterService(JobMaster& master, std::string token, std::string host, int port);
+  ~MasterService();
+  MasterService(const MasterService&) = delete;
+  MasterService& operator=(const MasterService&) = delete;
+  int port() const { return port_; }
+  void run(const std::atomic<bool>& stop);
+
+ private:
+  struct Http;
+  JobMaster& master_;
+  std::string token_;
+  std::mutex mutex_;
+  Http* http_;
+  int port_ = 0;
+};
+
+//! Compares in time that does not depend on where the strings differ.
+bool same_secret(const std::string& a, const std::string& b);
+
+}  // namespace ctwin::live::cluster

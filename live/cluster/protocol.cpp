@@ -1,0 +1,199 @@
+#include "live/cluster/protocol.hpp"
+
+#include <limits>
+
+#include "models/json_reader.hpp"
+
+namespace ctwin::live::cluster {
+
+using nlohmann::json;
+using json_reader::Reader;
+
+namespace {
+
+constexpr std::int64_t kMostNodes = 1'000'000;
+constexpr std::int64_t kNewest = std::numeric_limits<std::int64_t>::max() / 2;
+
+json parse_body(const std::string& body, const char* what) {
+  if (body.size() > kLargestBody) throw ProtocolError(std::string(what) + ": body larger than 1 MiB");
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) throw ProtocolError(std::string(what) + ": not JSON");
+  if (!j.is_object()) throw ProtocolError(std::string(what) + ": expected a JSON object");
+  return j;
+}
+
+void check_version(Reader& r, const json& j) {
+  if (const auto v = r.integer(j, "", "protocol", true, 0, 1'000'000); v && *v != kProtocolVersion)
+    r.problem("/protocol", "this master speaks protocol " + std::to_string(kProtocolVersion) + ", got " + std::to_string(*v));
+}
+
+void throw_problems(const Reader& r, const char* what) {
+  if (r.problems.empty()) return;
+  std::string message = what;
+  for (const auto& p : r.problems) message += "\n  " + (p.pointer.empty() ? "/" : p.pointer) + ": " + p.reason;
+  throw ProtocolError(message);
+}
+
+std::string bounded_string(Reader& r, const json& j, const std::string& pointer, const char* key, bool required, std::size_t longest = 256) {
+  auto s = r.string(j, pointer, key, required);
+  if (s && s->size() > longest) {
+    r.problem(Reader::at(pointer, key), "longer than " + std::to_string(longest) + " characters");
+    return {};
+  }
+  return s.value_or("");
+}
+
+std::optional<std::vector<std::int64_t>> read_steps(Reader& r, const json& status, const std::string& pointer) {
+  const auto it = status.find("restorable");
+  if (it == status.end() || it->is_null()) return std::nullopt;
+  if (!it->is_array() || it->size() > 4096) {
+    r.problem(pointer + "/restorable", "expected null or an array of at most 4096 steps");
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> steps;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& step = (*it)[i];
+    if (!step.is_number_integer() || step.get<std::int64_t>() < 0 || step.get<std::int64_t>() > kNewest) {
+      r.problem(pointer + "/restorable/" + std::to_string(i), "expected a step (a non-negative integer)");
+      return std::nullopt;
+    }
+    steps.push_back(step.get<std::int64_t>());
+  }
+  return steps;
+}
+
+}  // namespace
+
+json to_json(const JoinRequest& m) {
+  return {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"node_id", m.node_id}, {"host", m.host}, {"address", m.address}, {"spare", m.spare}};
+}
+
+json to_json(const JoinReply& m) {
+  return {{"protocol", kProtocolVersion}, {"job", m.job}, {"node_rank", m.node_rank}, {"report_interval_s", m.report_interval_s}};
+}
+
+json to_json(const Report& m) {
+  json status = {{"generation", m.status.generation}, {"state", to_string(m.status.state)}, {"step", m.status.step}};
+  status["restorable"] = m.status.restorable ? json(*m.status.restorable) : json(nullptr);
+  json lines = json::array();
+  for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
+  json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
+  if (m.fault)
+    j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu}, {"xid", m.fault->xid}, {"age_s", m.fault->age_s}};
+  return j;
+}
+
+json to_json(const Plan& m) {
+  return {{"protocol", kProtocolVersion}, {"generation", m.generation}, {"what", to_string(m.what)},
+          {"node_rank", m.node_rank},     {"nnodes", m.nnodes},         {"nproc_per_node", m.nproc_per_node},
+          {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
+          {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
+          {"reason", m.reason}};
+}
+
+JoinRequest parse_join_request(const std::string& body) {
+  const json j = parse_body(body, "join request");
+  Reader r;
+  r.allow_only(j, "", {"protocol", "agent", "node_id", "host", "address", "spare"});
+  check_version(r, j);
+  JoinRequest m;
+  m.agent = bounded_string(r, j, "", "agent", true, 64);
+  if (m.agent.empty() && r.problems.empty()) r.problem("/agent", "must not be empty");
+  m.node_id = r.integer(j, "", "node_id", false, -1, kMostNodes).value_or(-1);
+  m.host = bounded_string(r, j, "", "host", false);
+  m.address = bounded_string(r, j, "", "address", false);
+  m.spare = r.boolean(j, "", "spare").value_or(false);
+  throw_problems(r, "join request");
+  return m;
+}
+
+JoinReply parse_join_reply(const std::string& body) {
+  const json j = parse_body(body, "join reply");
+  Reader r;
+  check_version(r, j);
+  JoinReply m;
+  m.job = bounded_string(r, j, "", "job", true);
+  m.node_rank = static_cast<int>(r.integer(j, "", "node_rank", true, -1, kMostNodes).value_or(-1));
+  m.report_interval_s = r.number(j, "", "report_interval_s", true, 0.0).value_or(1);
+  throw_problems(r, "join reply");
+  return m;
+}
+
+Report parse_report(const std::string& body) {
+  const json j = parse_body(body, "report");
+  Reader r;
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault"});
+  check_version(r, j);
+  Report m;
+  m.agent = bounded_string(r, j, "", "agent", true, 64);
+  if (const json* s = r.object(j, "", "status", true)) {
+    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable"});
+    m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);
+    if (const auto state = r.string(*s, "/status", "state", true)) {
+      if (const auto known = node_state_named(*state)) m.status.state = *known;
+      else r.problem("/status/state", "expected waiting, running, stopped or finished, got \"" + state->substr(0, 32) + "\"");
+    }
+    m.status.step = r.integer(*s, "/status", "step", false, -1, kNewest).value_or(-1);
+    m.status.restorable = read_steps(r, *s, "/status");
+  }
+  if (const auto it = j.find("lines"); it != j.end()) {
+    if (!it->is_array() || it->size() > kMostLines) {
+      r.problem("/lines", "expected an array of at most " + std::to_string(kMostLines) + " lines");
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string p = "/lines/" + std::to_string(i);
+        const json& l = (*it)[i];
+        if (!l.is_object()) {
+          r.problem(p, "expected an object");
+          continue;
+        }
+        TrainerLine line;
+        line.age_s = r.number(l, p, "age_s", true).value_or(0);
+        if (line.age_s < 0 || line.age_s > 1e7) r.problem(p + "/age_s", "must be between 0 and 1e7 seconds");
+        line.line = bounded_string(r, l, p, "line", true, kLongestLine);
+        m.lines.push_back(std::move(line));
+      }
+    }
+  }
+  if (const json* f = r.object(j, "", "fault", false)) {
+    r.allow_only(*f, "/fault", {"class", "detail", "gpu", "xid", "age_s"});
+    FaultReport fault;
+    fault.fault_class = bounded_string(r, *f, "/fault", "class", true, 64);
+    fault.detail = bounded_string(r, *f, "/fault", "detail", false, kLongestLine);
+    fault.gpu = static_cast<int>(r.integer(*f, "/fault", "gpu", false, -1, 1'000'000).value_or(-1));
+    fault.xid = static_cast<int>(r.integer(*f, "/fault", "xid", false, -1, 1'000'000).value_or(-1));
+    fault.age_s = r.number(*f, "/fault", "age_s", false).value_or(0);
+    if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
+    m.fault = fault;
+  }
+  throw_problems(r, "report");
+  return m;
+}
+
+Plan parse_plan(const std::string& body) {
+  const json j = parse_body(body, "plan");
+  Reader r;
+  check_version(r, j);
+  Plan m;
+  m.generation = r.integer(j, "", "generation", true, 0, kNewest).value_or(0);
+  if (const auto what = r.string(j, "", "what", true)) {
+    if (const auto known = plan_kind_named(*what)) m.what = *known;
+    else r.problem("/what", "expected wait, stop, run or exit");
+  }
+  m.node_rank = static_cast<int>(r.integer(j, "", "node_rank", true, -1, kMostNodes).value_or(-1));
+  m.nnodes = static_cast<int>(r.integer(j, "", "nnodes", true, 0, kMostNodes).value_or(0));
+  m.nproc_per_node = static_cast<int>(r.integer(j, "", "nproc_per_node", true, 1, 4096).value_or(1));
+  m.master_addr = bounded_string(r, j, "", "master_addr", true);
+  m.master_port = static_cast<int>(r.integer(j, "", "master_port", true, 0, 65535).value_or(0));
+  m.restore_step = r.integer(j, "", "restore_step", true, -2, kNewest).value_or(-2);
+  if (const auto it = j.find("actions"); it != j.end() && it->is_array())
+    for (const auto& a : *it)
+      if (a.is_string() && a.get<std::string>().size() < 64) m.actions.push_back(a.get<std::string>());
+  m.cause = bounded_string(r, j, "", "cause", false, 64);
+  m.exit_code = static_cast<int>(r.integer(j, "", "exit_code", false, 0, 255).value_or(0));
+  m.reason = bounded_string(r, j, "", "reason", false, kLongestLine);
+  throw_problems(r, "plan");
+  return m;
+}
+
+}  // namespace ctwin::live::cluster

@@ -1,0 +1,72 @@
+#pragma once
+//! The job master's protocol (`ctwin live master` <-> `ctwin live agent`): JSON bodies over HTTP/1.1.
+//! Every request carries `Authorization: Bearer <job token>`; a wrong token is 401, a malformed
+//! body 400 with the field's JSON pointer, an agent the master does not know 404 (it joins again).
+//!   POST /v1/join    JoinRequest -> JoinReply     an agent registers (once per agent process)
+//!   POST /v1/report  Report      -> Plan          its state, its trainer's lines, a fault; the answer
+//!                                                 is what this node does now
+//!   GET  /v1/status                 the job: generation, phase, nodes (for people and tests)
+//! Standard library and nlohmann/json only; the HTTP side lives in master_service and agent_link.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+#include "live/supervisor/coordination.hpp"
+
+namespace ctwin::live::cluster {
+
+inline constexpr int kProtocolVersion = 1;
+
+struct JoinRequest {
+  std::string agent;            //!< this agent process's id: a restarted agent is a new one
+  std::int64_t node_id = -1;    //!< SLURM_NODEID, a pod ordinal or --node-id: the node rank it asks for (-1: any)
+  std::string host;             //!< for people and {host} in commands
+  std::string address;          //!< where this node's trainers are reached (MASTER_ADDR when it is node rank 0)
+  bool spare = false;           //!< joins as a hot spare
+};
+
+struct JoinReply {
+  std::string job;
+  int node_rank = -1;           //!< -1: a spare
+  double report_interval_s = 1;
+};
+
+struct TrainerLine {
+  double age_s = 0;             //!< how long before the report it was heard
+  std::string line;
+};
+
+struct Report {
+  std::string agent;
+  NodeStatus status;
+  std::vector<TrainerLine> lines;
+  std::optional<FaultReport> fault;
+};
+
+//! A message that is not one of the protocol's: `what()` names the field (JSON pointer) and why.
+class ProtocolError : public BadInput {
+ public:
+  using BadInput::BadInput;
+};
+
+nlohmann::json to_json(const JoinRequest& m);
+nlohmann::json to_json(const JoinReply& m);
+nlohmann::json to_json(const Report& m);
+nlohmann::json to_json(const Plan& m);
+//! Parse and check a body; throw ProtocolError.
+JoinRequest parse_join_request(const std::string& body);
+JoinReply parse_join_reply(const std::string& body);
+Report parse_report(const std::string& body);
+Plan parse_plan(const std::string& body);
+
+//! Limits: a body this long, a trainer's line this long and this many lines per report.
+inline constexpr std::size_t kLargestBody = 1 << 20;
+inline constexpr std::size_t kLongestLine = 512;
+inline constexpr std::size_t kMostLines = 1024;
+
+}  // namespace ctwin::live::cluster

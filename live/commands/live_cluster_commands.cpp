@@ -1,0 +1,191 @@
+// `ctwin live master` and `ctwin live agent` (live/cluster): a job master and one agent per node.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include "core/atomic_file.hpp"
+#include "core/command_line.hpp"
+#include "live/cluster/agent_link.hpp"
+#include "live/cluster/master_service.hpp"
+#include "live/commands/live_commands.hpp"
+#include "models/scenario_loader.hpp"
+#include "policies/recovery_controller.hpp"
+
+namespace ctwin {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+//! The job's token: from --token-file, else $CTWIN_JOB_TOKEN. Without one nothing starts.
+std::optional<std::string> job_token(const std::string& file) {
+  std::string token;
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in || !std::getline(in, token)) {
+      std::cerr << "ctwin: --token-file " << file << ": cannot read a token from it\n";
+      return std::nullopt;
+    }
+  } else if (const char* env = std::getenv("CTWIN_JOB_TOKEN")) {
+    token = env;
+  }
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.size() < 16) {
+    std::cerr << "ctwin: the job token (--token-file, or $CTWIN_JOB_TOKEN) must have at least 16 characters; got " << token.size() << "\n";
+    return std::nullopt;
+  }
+  return token;
+}
+
+//! "HOST:PORT" with an explicit host.
+bool host_port(const std::string& text, const char* flag, std::string& host, int& port) {
+  const auto colon = text.rfind(':');
+  char* end = nullptr;
+  const long p = colon == std::string::npos ? -1 : std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (colon == 0 || colon == std::string::npos || p < 0 || p > 65535 || !end || *end) {
+    std::cerr << "ctwin: " << flag << " " << text << ": expected HOST:PORT (an explicit address, e.g. 10.0.0.1:29400)\n";
+    return false;
+  }
+  host = text.substr(0, colon);
+  port = static_cast<int>(p);
+  return true;
+}
+
+std::string this_host() {
+  if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+//! The rank a node asks for: SLURM_NODEID, else a Kubernetes StatefulSet pod's ordinal (name-N).
+long node_identity() {
+  const auto number = [](const char* text) -> long {
+    char* end = nullptr;
+    const long n = text && *text ? std::strtol(text, &end, 10) : -1;
+    return end && *end == '\0' && n >= 0 && n <= 1'000'000 ? n : -1;
+  };
+  if (const long n = number(std::getenv("SLURM_NODEID")); n >= 0) return n;
+  if (std::getenv("KUBERNETES_SERVICE_HOST")) {
+    const std::string host = this_host();
+    if (const auto dash = host.rfind('-'); dash != std::string::npos) return number(host.c_str() + dash + 1);
+  }
+  return -1;
+}
+
+std::string random_id() {
+  std::random_device device;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", device(), device());
+  return text;
+}
+
+}  // namespace
+
+void LiveCommands::add_cluster_commands(CLI::App& parent) {
+  auto& m = master_args_;
+  master_ = parent.add_subcommand("master", "the job master: agents join, it assigns node ranks and coordinates every restart");
+  master_->add_option("--policy", m.policy, "scenario, or a policy file: the controller that decides")->required();
+  master_->add_option("--nnodes", m.nnodes, "nodes the job runs on")->required()->check(CLI::Range(1, 100000));
+  master_->add_option("--nproc-per-node", m.nproc_per_node, "trainer ranks per node")->check(CLI::Range(1, 4096));
+  master_->add_option("--bind", m.bind, "address to serve agents on, HOST:PORT (explicit; port 0: any free port)")->required();
+  master_->add_option("--token-file", m.token_file, "file whose first line is the job's token (default: $CTWIN_JOB_TOKEN)");
+  master_->add_option("--job", m.job, "the job's name");
+  master_->add_option("--events", m.events, "the job's event log (CSV, docs/event-log.md)");
+  master_->add_option("--journal", m.journal, "the master's journal: started again with it, the master resumes the job");
+  master_->add_option("--port-file", m.port_file, "write the port served to this file (with --bind HOST:0)");
+  master_->add_option("--trainer-port", m.trainer_port, "the trainers' rendezvous port on node rank 0 (MASTER_PORT)")->check(CLI::Range(1, 65535));
+  master_->add_option("--report-interval", m.report_interval, "agents report this often (default 1s)");
+  master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long lost its node (default 30s)");
+  master_->add_option("--max-restarts", m.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
+
+  agent_ = parent.add_subcommand("agent", "a node's agent: joins the master, runs the trainer as the master's plan says, reports its faults");
+  add_supervisor_options(agent_, agent_args_);
+  auto& a = agent_link_args_;
+  agent_->add_option("--master", a.master, "the master's HOST:PORT")->required();
+  agent_->add_option("--token-file", a.token_file, "file whose first line is the job's token (default: $CTWIN_JOB_TOKEN)");
+  agent_->add_option("--node-id", a.node_id, "the node rank to ask for (default: $SLURM_NODEID, a StatefulSet pod's ordinal, else any)");
+  agent_->add_option("--address", a.address, "where this node's trainers are reached (default: --host)");
+  agent_->add_flag("--spare", a.spare, "join as a hot spare");
+}
+
+int LiveCommands::run_master() {
+  const auto& m = master_args_;
+  const Scenario scenario = load_policies_or_scenario(m.policy);
+  const RecoveryController controller(scenario);
+  const auto token = job_token(m.token_file);
+  std::string host;
+  int port = 0;
+  live::cluster::MasterOptions o;
+  if (!token || !host_port(m.bind, "--bind", host, port) ||
+      !cli::parse_positive_seconds(m.report_interval, "--report-interval", o.report_interval_s) ||
+      !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s))
+    return cli::kExitBadInput;
+  o.job = m.job;
+  o.host = this_host();
+  o.nnodes = m.nnodes;
+  o.nproc_per_node = m.nproc_per_node;
+  o.trainer_port = m.trainer_port;
+  o.max_restarts = m.max_restarts;
+  o.events_path = m.events;
+  o.journal_path = m.journal;
+  live::cluster::JobMaster master(scenario, controller, o, live::cluster::JobMaster::Clock::now());  // BadInput: a journal of another job
+  std::unique_ptr<live::cluster::MasterService> service;
+  try {
+    service = std::make_unique<live::cluster::MasterService>(master, *token, host, port);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "ctwin: --bind " << m.bind << ": " << e.what() << "\n";
+    return cli::kExitBadInput;
+  }
+  std::cerr << "ctwin master: job " << m.job << " on " << host << ":" << service->port() << ", " << m.nnodes << " nodes\n";
+  if (!m.port_file.empty()) write_file_atomically(m.port_file, std::to_string(service->port()) + "\n");
+  g_stop = false;
+  std::signal(SIGINT, [](int) { g_stop = true; });
+  std::signal(SIGTERM, [](int) { g_stop = true; });
+  service->run(g_stop);
+  service.reset();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!master.done()) {
+    std::printf("stopped; the job goes on with a master started again with --journal %s\n", m.journal.c_str());
+    return 0;
+  }
+  const Ledger& l = master.ledger();
+  const double wall = static_cast<double>(l.total()) / 1e6, productive = static_cast<double>(l[Category::Productive]) / 1e6;
+  std::printf("%s\nsteps: %lld, restarts: %d, wall %.3f s, productive %.3f s (%.1f%%)\n", master.reason().c_str(),
+              static_cast<long long>(master.step()), master.restarts(), wall, productive, wall > 0 ? 100 * productive / wall : 0.0);
+  if (!m.events.empty()) std::printf("event log: %s\n", m.events.c_str());
+  return master.exit_code();
+}
+
+int LiveCommands::run_agent() {
+  const Scenario scenario = load_policies_or_scenario(agent_args_.policy);
+  live::SupervisorOptions o;
+  if (const int bad = supervisor_options(*agent_, agent_args_, o)) return bad;
+  const auto& a = agent_link_args_;
+  const auto token = job_token(a.token_file);
+  std::string host;
+  int port = 0;
+  if (!token || !host_port(a.master, "--master", host, port)) return cli::kExitBadInput;
+  live::cluster::JoinRequest join;
+  join.agent = random_id();
+  join.node_id = a.node_id ? *a.node_id : node_identity();
+  join.host = o.host.empty() ? this_host() : o.host;
+  join.address = a.address.empty() ? join.host : a.address;
+  join.spare = a.spare;
+  live::cluster::AgentLink link(host, port, *token, join);
+  o.coordination = &link;
+  const int code = supervise_printing(scenario, o, agent_args_.events);
+  link.flush(5);
+  if (const std::string why = link.refused(); !why.empty()) {
+    std::cerr << "ctwin agent: " << why << "\n";
+    return cli::kExitBadInput;
+  }
+  return code;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,70 @@
+#include "live/supervisor/progress_book.hpp"
+
+namespace ctwin::live {
+
+void ProgressBook::launched() {
+  steps_since_launch_ = 0;
+  steps_.restarted();
+  nan_step_ = -1;
+  done_ = false;
+}
+
+void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point t) {
+  using K = TrainerMessage::Kind;
+  switch (m.kind) {
+    case K::Restored: {
+      ledger_.split(Category::CheckpointRestore, static_cast<Micros>(m.seconds * 1e6), Category::Restart, t);
+      const double lost_s = ledger_.rolled_back_to(m.step);
+      if (m.step >= 0)
+        record_(ledger_.at(t), EventKind::RestoreBegin,
+                "source=" + m.source + " step=" + std::to_string(m.step) + " seconds=" + exact_seconds(static_cast<Micros>(m.seconds * 1e6)) +
+                    " lost_s=" + exact_seconds(static_cast<Micros>(lost_s * 1e6)),
+                1.0);
+      record_(ledger_.at(t), EventKind::Running, {}, 1.0);
+      step_ = m.step;
+      break;
+    }
+    case K::Step: on_step(m, t); break;
+    case K::Checkpoint:
+      ledger_.charge(Category::CheckpointSave, t);
+      saved_step_ = m.step;
+      record_(ledger_.at(t), EventKind::CheckpointDone, "step=" + std::to_string(m.step), 1.0);
+      break;
+    case K::Nan:
+      ledger_.charge(Category::LostProgress, t);
+      nan_step_ = m.step;
+      break;
+    case K::Stopped:
+    case K::Done:
+      ledger_.charge(Category::CheckpointSave, t);  // the last save, and waiting for it to persist
+      done_ = m.kind == K::Done;
+      break;
+    case K::Unknown: break;
+  }
+}
+
+//! Between heartbeats the job was productive; while its steps run slower than the node's
+//! baseline, the excess is degraded time.
+void ProgressBook::on_step(const TrainerMessage& m, LiveLedger::Clock::time_point t) {
+  const bool first_after_launch = steps_since_launch_ == 0;
+  ++steps_since_launch_;
+  if (!first_after_launch) {  // the first step after a launch warms up
+    switch (steps_.observe(m.seconds)) {
+      case StepTimeWatch::Change::SlowBegin: record_(ledger_.at(t), EventKind::SlowBegin, "source=step_times", steps_.speed()); break;
+      case StepTimeWatch::Change::SlowEnd: record_(ledger_.at(t), EventKind::SlowEnd, "source=step_times", 1.0); break;
+      case StepTimeWatch::Change::None: break;
+    }
+  }
+  if (steps_.slow() && m.seconds > steps_.baseline_s()) {
+    // Of the stretch since the last mark, the step's share beyond the baseline is degraded.
+    const Micros stretch = ledger_.at(t) - ledger_.marked();
+    const auto excess = static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds));
+    ledger_.split(Category::Productive, stretch - excess, Category::Degraded, t);
+  } else {
+    ledger_.charge(Category::Productive, t);
+  }
+  ledger_.step_done(m.step);
+  step_ = m.step;
+}
+
+}  // namespace ctwin::live

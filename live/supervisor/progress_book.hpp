@@ -1,0 +1,46 @@
+#pragma once
+//! A trainer's progress messages (restored, step, checkpoint, nan, stopped, done) turned into the
+//! ledger's charges and the event log's rows. One book per node for a node's supervisor, and one
+//! for the whole job at the master, fed by node rank 0's messages: both keep the same ledger.
+//!   restored: the stretch since the last mark is restore (its seconds) then restart; productive
+//!             time of steps the restore rolled back becomes lost progress;
+//!   step:     productive, or degraded beyond the baseline while steps run slow;
+//!   checkpoint, stopped, done: checkpoint save; nan: lost progress.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/event.hpp"
+#include "live/supervisor/heartbeat.hpp"
+#include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/step_time_watch.hpp"
+
+namespace ctwin::live {
+
+class ProgressBook {
+ public:
+  //! A row of the event log: when, what, a note, the speed (SlowBegin).
+  using Record = std::function<void(Micros, EventKind, const std::string&, double)>;
+  ProgressBook(LiveLedger& ledger, Record record) : ledger_(ledger), record_(std::move(record)) {}
+
+  //! A new attempt starts: its first step warms up, the slow-step window starts again.
+  void launched();
+  void apply(const TrainerMessage& m, LiveLedger::Clock::time_point t);
+
+  std::int64_t step() const { return step_; }
+  std::int64_t saved_step() const { return saved_step_; }
+  std::int64_t nan_step() const { return nan_step_; }
+  bool done() const { return done_; }
+
+ private:
+  void on_step(const TrainerMessage& m, LiveLedger::Clock::time_point t);
+  LiveLedger& ledger_;
+  Record record_;
+  StepTimeWatch steps_;
+  long steps_since_launch_ = 0;
+  std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
+  bool done_ = false;
+};
+
+}  // namespace ctwin::live

@@ -1,0 +1,383 @@
+"""A job master and N agents as real processes on 127.0.0.1 (ctwin-live master / agent), each agent
+with its own shared-memory folder (as on its own host), through one fault. After it:
+  - every node restarted from the same complete step: the master's cross-node commit (each
+    trainer checks the bytes it restored, exit 5 otherwise);
+  - no process of an old attempt survives;
+  - the job's ledger adds up to its wall time, and nothing is lost.
+
+    python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
+    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | bad_input
+Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
+
+import argparse
+import csv
+import json
+import mmap
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TOKEN = "test-token-0123456789abcdef"
+POLICY = {"schema_version": 1, "policies": {
+    "checkpoint": {"type": "fixed", "interval": "1s"},
+    "hang_detection": {"factor": 5, "minimum": "3s"}}}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Job:
+    def __init__(self, build, scenario, nnodes, trainer):
+        self.build = build
+        self.nnodes = nnodes
+        self.trainer = trainer
+        self.steps = 150
+        self.dir = tempfile.mkdtemp(prefix="ctwin-cluster-%s-" % scenario)
+        self.name = "cluster-%s-%d" % (scenario, os.getpid())
+        self.port = free_port()
+        self.trainer_port = free_port()
+        self.persist = os.path.join(self.dir, "persist")
+        os.makedirs(self.persist)
+        self.policy = os.path.join(self.dir, "policy.json")
+        with open(self.policy, "w") as f:
+            json.dump(POLICY, f)
+        self.master = None
+        self.agents = {}
+        self.env = dict(os.environ, CTWIN_JOB_TOKEN=TOKEN, PYTHONPATH=build)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def start_master(self, extra=()):
+        log = open(self.path("master.log"), "a")
+        self.master = subprocess.Popen(
+            [os.path.join(self.build, "ctwin-live"), "master", "--policy", self.policy, "--nnodes", str(self.nnodes),
+             "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
+             "--report-interval", "0.2s", "--agent-timeout", "5s", "--trainer-port", str(self.trainer_port),
+             "--job", self.name, *extra],
+            stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                return self.status()
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the master did not come up: " + open(self.path("master.log")).read())
+
+    def trainer_command(self, node, faults):
+        if self.trainer == "ddp":
+            return [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "gpt", "train.py"),
+                    "--steps", "40", "--checkpoint-every", "5"] + faults
+        return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
+                "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
+
+    def start_agent(self, key, node_id, faults=(), spare=False):
+        shm = self.path("shm-%s" % key)
+        os.makedirs(shm, exist_ok=True)
+        log = open(self.path("agent-%s.log" % key), "a")
+        args = [os.path.join(self.build, "ctwin-live"), "agent", "--policy", self.policy, "--master", "127.0.0.1:%d" % self.port,
+                "--host", "host-%s" % key, "--address", "127.0.0.1", "--no-nvml", "--no-metrics", "--name", self.name,
+                "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "60s", "--stop-grace", "5s",
+                "--events", self.path("node-%s.csv" % key)]
+        if node_id is not None:
+            args += ["--node-id", str(node_id)]
+        if spare:
+            args += ["--spare"]
+        # Its own session: the test can kill an agent together with its trainer, as a lost node.
+        self.agents[key] = subprocess.Popen(args + ["--"] + self.trainer_command(node_id, list(faults)), stdout=log,
+                                            stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+
+    def status(self):
+        request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % self.port, headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(request, timeout=2) as r:
+            return json.loads(r.read())
+
+    def wait_for(self, what, predicate, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                s = self.status()
+                if predicate(s):
+                    return s
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError("timed out waiting for " + what + "\n" + self.logs())
+
+    def wait_master(self, timeout=120):
+        try:
+            return self.master.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the master did not finish\n" + self.logs())
+
+    def logs(self):
+        out = []
+        for name in sorted(os.listdir(self.dir)):
+            if name.endswith(".log"):
+                out.append("== %s\n%s" % (name, open(self.path(name)).read()[-3000:]))
+        return "\n".join(out)
+
+    def trainers_alive(self):
+        """Processes of this job's trainers (found by $CTWIN_FLASH_NAME in their environment)."""
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if ("CTWIN_FLASH_NAME=" + self.name).encode() in env:
+                generation = [e for e in env if e.startswith(b"CTWIN_GENERATION=")]
+                found.append((int(pid), generation[0].split(b"=")[1].decode() if generation else "?"))
+        return found
+
+    def rows(self, path):
+        with open(path) as f:
+            return list(csv.DictReader(f))
+
+    def stop_everything(self):
+        for p in [self.master] + list(self.agents.values()):
+            if p and p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL) if p is not self.master else p.kill()
+                except OSError:
+                    pass
+        for pid, _ in self.trainers_alive():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def check(condition, message, job):
+    if not condition:
+        raise AssertionError(message + "\n" + job.logs())
+
+
+def ledger_adds_up(job, path):
+    rows = job.rows(path)
+    end = [r for r in rows if r["kind"] == "end"]
+    check(len(end) == 1, path + ": no end row", job)
+    wall_us = round(float(end[0]["time_s"]) * 1e6)
+    parts = [r["detail"].split("=") for r in rows if r["kind"] == "ledger"]
+    total_us = sum(round(float(v) * 1e6) for _, v in parts)
+    check(abs(total_us - wall_us) <= len(parts), "%s: the ledger adds up to %d us, the wall time is %d us" % (path, total_us, wall_us), job)
+    return {k: float(v) for k, v in parts}, rows
+
+
+def restores_agree(job, generation_rows):
+    """Every node's restore rows of the last restart name the same step."""
+    steps = {}
+    for key in job.agents:
+        path = job.path("node-%s.csv" % key)
+        if not os.path.exists(path):
+            continue
+        restores = [r for r in job.rows(path) if r["kind"] == "restore"]
+        if restores:
+            steps[key] = restores[-1]["detail"].split("step=")[1].split()[0]
+    check(len(set(steps.values())) == 1, "the nodes restored different steps: %s" % steps, job)
+    return int(next(iter(steps.values())))
+
+
+def finish_and_check(job, interruptions):
+    code = job.wait_master()
+    check(code == 0, "the master exited %d" % code, job)
+    for key, p in job.agents.items():
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("agent %s did not exit\n%s" % (key, job.logs()))
+    ledger, rows = ledger_adds_up(job, job.path("job.csv"))
+    faults = [r for r in rows if r["kind"] == "interrupted"]
+    check(len(faults) == interruptions, "expected %d interruptions, the log has %d" % (interruptions, len(faults)), job)
+    check(ledger["productive"] > 0, "no productive time", job)
+    left = job.trainers_alive()
+    check(not left, "trainer processes survived: %s" % left, job)
+    return ledger, rows
+
+
+def run_crash(job):
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+    s = job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    # While generation 2 runs, no trainer of generation 1 is left anywhere.
+    time.sleep(0.5)
+    old = [p for p in job.trainers_alive() if p[1] == "1"]
+    check(not old, "generation 1 trainers survive: %s" % old, job)
+    _, rows = finish_and_check(job, 1)
+    step = restores_agree(job, rows)
+    check(step == s["restore_step"] and step >= 0, "the nodes restored %d, the master committed %d" % (step, s["restore_step"]), job)
+    check(any(r["kind"] == "fault" and r["detail"].startswith("software_bug") for r in rows), "no software_bug fault row", job)
+
+
+def run_hang(job):
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--hang-at-step", "40"] if n == job.nnodes - 1 else [])
+    s = job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+    check(s["cause"] == "nccl_hang", "the cause is %s, not nccl_hang" % s["cause"], job)
+
+
+def run_agent_loss(job):
+    job.steps = 400  # the trainers are not in lockstep: none may finish while the job waits for the lost node
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.start_agent("spare", None, spare=True)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    # The node dies: its agent and its trainer, at once.
+    os.killpg(job.agents["1"].pid, signal.SIGKILL)
+    job.agents["1"].wait()
+    del job.agents["1"]
+    s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+    check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+    check(s["cause"] == "node_lost", "the cause is %s, not node_lost" % s["cause"], job)
+
+
+def run_master_kill(job):
+    job.steps = 400
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "250"] if n == 0 else [])
+    before = job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 20)["step"]
+    job.master.kill()
+    job.master.wait()
+    time.sleep(1.5)  # the trainers keep training meanwhile
+    alive = job.trainers_alive()
+    check(len(alive) == job.nnodes, "without the master, %d trainers run, not %d" % (len(alive), job.nnodes), job)
+    s = job.start_master()
+    check(s["resumed"], "the restarted master did not resume its journal", job)
+    s = job.wait_for("progress after the resume", lambda s: s["step"] > before + 20)
+    check(s["generation"] == 1, "the resume restarted the job (generation %d)" % s["generation"], job)
+    job.wait_for("the crash's restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+    check(any("resumed from its journal" in r["detail"] for r in rows), "the log does not say the master resumed", job)
+
+
+def slot_state(path):
+    try:
+        with open(path, "rb") as f:
+            with mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ) as m:
+                return int.from_bytes(m[8:12], "little")
+    except (OSError, ValueError):
+        return -1
+
+
+def run_save_kill(job):
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 25)
+    # Node 1's trainer is killed while it writes a snapshot (its slot's state is Writing).
+    slots = [job.path("shm-1", "ctwin-flash-%s-r1-s%d" % (job.name, i)) for i in range(2)]
+    victim = [pid for pid, _ in job.trainers_alive() if ("host-1" in open("/proc/%d/cmdline" % pid, "rb").read().decode(errors="replace")
+                                                       or True)]
+    deadline = time.time() + 30
+    killed = False
+    while time.time() < deadline and not killed:
+        if any(slot_state(p) == 1 for p in slots):
+            for pid, _ in job.trainers_alive():
+                try:
+                    with open("/proc/%d/environ" % pid, "rb") as f:
+                        if b"NODE_RANK=1" in f.read().split(b"\0"):
+                            os.kill(pid, signal.SIGKILL)
+                            killed = True
+                except OSError:
+                    pass
+    check(killed, "never caught node 1 in a save (victims %s)" % victim, job)
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+
+
+def run_bad_input(job):
+    # A bad policy file: exit 2, naming the file.
+    bad = job.path("bad.json")
+    with open(bad, "w") as f:
+        f.write('{"schema_version": 1, "policies": {"checkpoint": {"type": "sometimes"}}}')
+    r = subprocess.run([os.path.join(job.build, "ctwin-live"), "master", "--policy", bad, "--nnodes", "2", "--bind", "127.0.0.1:0"],
+                       env=job.env, capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "bad.json" in r.stderr and "/policies/checkpoint" in r.stderr,
+          "a bad policy file: exit %d, %s" % (r.returncode, r.stderr), job)
+    # No token at all: exit 2 before anything listens.
+    r = subprocess.run([os.path.join(job.build, "ctwin-live"), "master", "--policy", job.policy, "--nnodes", "2", "--bind", "127.0.0.1:0"],
+                       env={k: v for k, v in job.env.items() if k != "CTWIN_JOB_TOKEN"}, capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "token" in r.stderr, "no token: exit %d, %s" % (r.returncode, r.stderr), job)
+    job.start_master()
+    # A wrong token: the agent is refused, exits 2 and says why; the master never counts it.
+    wrong = dict(job.env, CTWIN_JOB_TOKEN="not-the-job-token-at-all")
+    r = subprocess.run([os.path.join(job.build, "ctwin-live"), "agent", "--policy", job.policy, "--master", "127.0.0.1:%d" % job.port,
+                        "--no-nvml", "--no-metrics", "--", "true"], env=wrong, capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "refused" in r.stderr, "a wrong token: exit %d, %s" % (r.returncode, r.stderr), job)
+    check(all("agent" not in n for n in job.status()["nodes"]), "a refused agent holds a rank", job)
+    # Malformed messages: 400 naming the field.
+    for body, pointer in [('{"protocol": 1, "agent": "x", "status": {"generation": -3, "state": "running"}}', "/status/generation"),
+                          ('{"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "dancing"}}', "/status/state"),
+                          ('{"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "running"}, "lines": [{"age_s": "soon", "line": "x"}]}',
+                           "/lines/0/age_s"),
+                          ('[1, 2', "not JSON")]:
+        request = urllib.request.Request("http://127.0.0.1:%d/v1/report" % job.port, data=body.encode(), method="POST",
+                                         headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=2)
+            check(False, "a malformed report was accepted: " + body, job)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode()
+            check(e.code == 400 and pointer in text, "malformed report: HTTP %d %s" % (e.code, text), job)
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % job.port, headers={"Authorization": "Bearer wrong"})
+    try:
+        urllib.request.urlopen(request, timeout=2)
+        check(False, "the status was served with a wrong token", job)
+    except urllib.error.HTTPError as e:
+        check(e.code == 401, "a wrong token: HTTP %d" % e.code, job)
+    job.master.send_signal(signal.SIGTERM)
+    check(job.master.wait(10) == 0, "the master did not stop on SIGTERM", job)
+
+
+SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
+             "save_kill": (run_save_kill, 2), "bad_input": (run_bad_input, 2)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build")
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("--trainer", choices=["synthetic", "ddp"], default="synthetic")
+    parser.add_argument("--nnodes", type=int)
+    a = parser.parse_args()
+    if a.trainer == "ddp":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("SKIP: no torch (python3-torch)")
+            return 77
+    run, nnodes = SCENARIOS[a.scenario]
+    job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer)
+    try:
+        run(job)
+    except AssertionError as e:
+        print("FAILED:", e)
+        return 1
+    finally:
+        job.stop_everything()
+    print("passed:", a.scenario, "in", job.dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
