@@ -376,6 +376,23 @@ void JobMaster::record(Micros at, EventKind kind, const std::string& note, int n
   journal_dirty_ = true;
 }
 
+MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
+  MetricsSnapshot s;
+  s.ledger = ledger_.ledger();
+  s.rolled_back_us = ledger_.rolled_back_us();
+  s.wall_s = static_cast<double>(ledger_.at(now)) / 1e6;
+  s.step = book_.step();
+  s.checkpoint_step = book_.saved_step();
+  s.restarts = restarts_;
+  s.trainer_up = phase_ == Phase::Running;
+  s.interruptions = interruptions_;
+  s.generation = generation_;
+  for (const NodeState state : {NodeState::Waiting, NodeState::Running, NodeState::Stopped, NodeState::Finished}) s.nodes[to_string(state)] = nodes_in(state);
+  s.nodes["vacant"] = vacancies();
+  s.spares = spares();
+  return s;
+}
+
 nlohmann::json JobMaster::status(Clock::time_point now) const {
   static const char* phases[] = {"rendezvous", "gathering", "running", "done"};
   nlohmann::json nodes = nlohmann::json::array();

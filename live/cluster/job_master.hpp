@@ -28,6 +28,7 @@
 #include "live/cluster/protocol.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/live_metrics.hpp"
 #include "live/supervisor/progress_book.hpp"
 #include "models/scenario.hpp"
 #include "policies/controller.hpp"
@@ -84,6 +85,8 @@ class JobMaster {
   int nodes_in(NodeState state) const;
   int spares() const;
   Micros wall_us(Clock::time_point now) const { return ledger_.at(now); }
+  //! The job's metrics now (live/supervisor/live_metrics.hpp).
+  MetricsSnapshot metrics(Clock::time_point now) const;
 
  private:
   enum class Phase { Rendezvous, Gathering, Running, Done };

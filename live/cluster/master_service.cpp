@@ -80,7 +80,7 @@ MasterService::~MasterService() {
   delete http_;
 }
 
-void MasterService::run(const std::atomic<bool>& stop) {
+void MasterService::run(const std::atomic<bool>& stop, LiveMetrics* metrics) {
   std::optional<JobMaster::Clock::time_point> done_at;
   double linger_s = 0;
   for (;;) {
@@ -88,6 +88,7 @@ void MasterService::run(const std::atomic<bool>& stop) {
       std::lock_guard lock(mutex_);
       const auto now = JobMaster::Clock::now();
       master_.tick(now);
+      if (metrics) metrics->publish(master_.metrics(now));
       if (master_.done() && !done_at) done_at = now;
       linger_s = 3 * master_.report_interval_s() + 1;
       if (stop) {

@@ -19,7 +19,8 @@ class MasterService {
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
   int port() const { return port_; }
-  void run(const std::atomic<bool>& stop);
+  //! `metrics`: published from the master's state a few times a second (null: none).
+  void run(const std::atomic<bool>& stop, LiveMetrics* metrics = nullptr);
 
  private:
   struct Http;

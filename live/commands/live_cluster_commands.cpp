@@ -102,6 +102,8 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   master_->add_option("--report-interval", m.report_interval, "agents report this often (default 1s)");
   master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long lost its node (default 30s)");
   master_->add_option("--max-restarts", m.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
+  master_->add_option("--metrics", m.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9401; port 0: any free port)");
+  master_->add_flag("--no-metrics", m.no_metrics, "no Prometheus endpoint");
 
   agent_ = parent.add_subcommand("agent", "a node's agent: joins the master, runs the trainer as the master's plan says, reports its faults");
   add_supervisor_options(agent_, agent_args_);
@@ -143,10 +145,22 @@ int LiveCommands::run_master() {
   }
   std::cerr << "ctwin master: job " << m.job << " on " << host << ":" << service->port() << ", " << m.nnodes << " nodes\n";
   if (!m.port_file.empty()) write_file_atomically(m.port_file, std::to_string(service->port()) + "\n");
+  std::unique_ptr<live::LiveMetrics> metrics;
+  if (!m.no_metrics) {
+    std::string metrics_host;
+    int metrics_port = 0;
+    if (!host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
+    try {
+      metrics = std::make_unique<live::LiveMetrics>(metrics_host, metrics_port, live::MetricsLabels{m.job, "master", o.host});
+      std::cerr << "ctwin master: metrics on http://" << metrics_host << ":" << metrics->port() << "/metrics\n";
+    } catch (const std::exception& e) {
+      std::cerr << "ctwin master: warning: no metrics: " << e.what() << "\n";  // the job matters more than its metrics
+    }
+  }
   g_stop = false;
   std::signal(SIGINT, [](int) { g_stop = true; });
   std::signal(SIGTERM, [](int) { g_stop = true; });
-  service->run(g_stop);
+  service->run(g_stop, metrics.get());
   service.reset();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);

@@ -63,8 +63,9 @@ class LiveCommands {
   int run_agent();
   CLI::App* master_ = nullptr;
   struct MasterArgs {
-    std::string policy, bind, token_file, job = "ctwin", events, journal, port_file;
+    std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401";
     std::optional<std::string> report_interval, agent_timeout;
+    bool no_metrics = false;
     int nnodes = 1, nproc_per_node = 1, trainer_port = 29500, max_restarts = 10;
   } master_args_;
   CLI::App* agent_ = nullptr;

@@ -25,8 +25,7 @@
 #include "live/supervisor/progress_book.hpp"
 #include "core/step_lines.hpp"
 #include "core/wall_clock.hpp"
-#include "live/supervisor/metrics_server.hpp"
-#include "live/supervisor/supervisor_metrics.hpp"
+#include "live/supervisor/live_metrics.hpp"
 #include "live/supervisor/trainer_process.hpp"
 #include "policies/fault_classes.hpp"
 #include "policies/runtime_health.hpp"
@@ -73,7 +72,7 @@ class Supervision {
     if (!o.kernel_log.empty()) tail_ = std::make_unique<KernelLogTail>(o.kernel_log, watch_ ? watch_->pci_bus_ids() : std::vector<std::string>{});
     if (o.metrics_port >= 0) {
       try {
-        metrics_ = std::make_unique<MetricsServer>(o.metrics_host, o.metrics_port);
+        metrics_ = std::make_unique<LiveMetrics>(o.metrics_host, o.metrics_port, MetricsLabels{o.flash_name, std::to_string(o.node), host()});
         std::cerr << "ctwin: metrics on http://" << o.metrics_host << ":" << metrics_->port() << "/metrics\n";
       } catch (const std::exception& e) {
         std::cerr << "ctwin: warning: no metrics: " << e.what() << "\n";  // the run matters more than its metrics
@@ -586,16 +585,25 @@ class Supervision {
     finished_ = true;
   }
 
-  //! The metrics' newest text for the server's own thread: at most every 200 ms, and at the end.
+  //! The metrics, for the exposer's own threads: at most every 200 ms, and at the end.
   void publish_metrics(bool now) {
     if (!metrics_) return;
     const auto t = Clock::now();
     if (!now && t - metrics_published_ < std::chrono::milliseconds(200)) return;
     metrics_published_ = t;
-    MetricsSnapshot s{ledger_.ledger(), seconds_between(start_, t), book_.step(), book_.saved_step(), restarts_,
-                      trainer_ && trainer_->running(), hang_.timeout_s(), interruptions_, health_counts_, {}};
+    MetricsSnapshot s;
+    s.ledger = ledger_.ledger();
+    s.rolled_back_us = ledger_.rolled_back_us();
+    s.wall_s = seconds_between(start_, t);
+    s.step = book_.step();
+    s.checkpoint_step = book_.saved_step();
+    s.restarts = restarts_;
+    s.trainer_up = trainer_ && trainer_->running();
+    s.hang_timeout_s = hang_.timeout_s();
+    s.interruptions = interruptions_;
+    s.health_events = health_counts_;
     if (watch_) s.gpus = watch_->readings();
-    metrics_->publish(metrics_text(s));
+    metrics_->publish(s);
   }
 
   enum class Phase { Launching, Running };
@@ -611,7 +619,7 @@ class Supervision {
   HangDetector hang_;
   std::unique_ptr<HealthWatch> watch_;
   std::unique_ptr<KernelLogTail> tail_;
-  std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<LiveMetrics> metrics_;
   Clock::time_point metrics_published_{};
   std::unique_ptr<TrainerProcess> trainer_;
   Phase phase_ = Phase::Launching;

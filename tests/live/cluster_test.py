@@ -44,6 +44,7 @@ class Job:
         self.name = "cluster-%s-%d" % (scenario, os.getpid())
         self.port = free_port()
         self.trainer_port = free_port()
+        self.metrics_port = free_port()
         self.persist = os.path.join(self.dir, "persist")
         os.makedirs(self.persist)
         self.policy = os.path.join(self.dir, "policy.json")
@@ -62,7 +63,7 @@ class Job:
             [os.path.join(self.build, "ctwin-live"), "master", "--policy", self.policy, "--nnodes", str(self.nnodes),
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
              "--report-interval", "0.2s", "--agent-timeout", "5s", "--trainer-port", str(self.trainer_port),
-             "--job", self.name, *extra],
+             "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, *extra],
             stdout=log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -79,14 +80,15 @@ class Job:
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
                 "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
 
-    def start_agent(self, key, node_id, faults=(), spare=False):
+    def start_agent(self, key, node_id, faults=(), spare=False, metrics_port=None):
         shm = self.path("shm-%s" % key)
         os.makedirs(shm, exist_ok=True)
         log = open(self.path("agent-%s.log" % key), "a")
         args = [os.path.join(self.build, "ctwin-live"), "agent", "--policy", self.policy, "--master", "127.0.0.1:%d" % self.port,
-                "--host", "host-%s" % key, "--address", "127.0.0.1", "--no-nvml", "--no-metrics", "--name", self.name,
+                "--host", "host-%s" % key, "--address", "127.0.0.1", "--no-nvml", "--name", self.name,
                 "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "60s", "--stop-grace", "5s",
                 "--events", self.path("node-%s.csv" % key)]
+        args += ["--metrics", "127.0.0.1:%d" % metrics_port] if metrics_port else ["--no-metrics"]
         if node_id is not None:
             args += ["--node-id", str(node_id)]
         if spare:
@@ -206,11 +208,29 @@ def finish_and_check(job, interruptions):
     return ledger, rows
 
 
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=2) as r:
+        return r.read().decode()
+
+
+def check_metrics(job, text, labels):
+    """Prometheus' linter passes, and the series carry the job, node and host labels."""
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), "promtool: %s %s\n%s" % (r.stdout, r.stderr, text), job)
+    check("ctwin_build_info{" + labels in text and "ctwin_ledger_seconds_total{" + labels in text, "no series with " + labels + "\n" + text, job)
+
+
 def run_crash(job):
     job.start_master()
+    agent_metrics = free_port()
     for n in range(job.nnodes):
-        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [], metrics_port=agent_metrics if n == 0 else None)
     s = job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    master_text = scrape(job.metrics_port)
+    check_metrics(job, master_text, 'host="%s",job="%s",node="master"' % (socket.gethostname(), job.name))
+    check('ctwin_interruptions_total{host="%s",job="%s",node="master",class="software_bug"} 1' % (socket.gethostname(), job.name)
+          in master_text, "the master does not count the crash\n" + master_text, job)
+    check_metrics(job, scrape(agent_metrics), 'host="host-0",job="%s",node="0"' % job.name)
     # While generation 2 runs, no trainer of generation 1 is left anywhere.
     time.sleep(0.5)
     old = [p for p in job.trainers_alive() if p[1] == "1"]

@@ -1,0 +1,125 @@
+#include "live/supervisor/live_metrics.hpp"
+
+#include <stdexcept>
+
+#ifdef CTWIN_HAVE_PROMETHEUS
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#endif
+
+#ifndef CTWIN_VERSION
+#define CTWIN_VERSION "unknown"
+#endif
+
+namespace ctwin::live {
+
+const char* ctwin_version() { return CTWIN_VERSION; }
+
+#ifdef CTWIN_HAVE_PROMETHEUS
+
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+
+//! A counter set from a total that never decreases (the difference is added).
+void advance(prometheus::Counter& counter, double total) {
+  if (total > counter.Value()) counter.Increment(total - counter.Value());
+}
+
+}  // namespace
+
+struct LiveMetrics::State {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::map<std::string, std::string> labels;
+  prometheus::Family<prometheus::Gauge>* gauges[12] = {};
+  prometheus::Family<prometheus::Counter>* counters[5] = {};
+
+  prometheus::Family<prometheus::Gauge>& gauge(int i, const char* name, const char* help) {
+    if (!gauges[i]) gauges[i] = &BuildGauge().Name(name).Help(help).Labels(labels).Register(*registry);
+    return *gauges[i];
+  }
+  prometheus::Family<prometheus::Counter>& counter(int i, const char* name, const char* help) {
+    if (!counters[i]) counters[i] = &BuildCounter().Name(name).Help(help).Labels(labels).Register(*registry);
+    return *counters[i];
+  }
+};
+
+LiveMetrics::LiveMetrics(const std::string& host, int port, const MetricsLabels& labels) : state_(std::make_unique<State>()) {
+  state_->labels = {{"job", labels.job}, {"node", labels.node}, {"host", labels.host}};
+  // civetweb's options: the explicit address, a few threads, 1 s for a request (a scraper that
+  // trickles its request is dropped), nothing but /metrics.
+  try {
+    state_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", host + ":" + std::to_string(port), "num_threads", "4", "request_timeout_ms", "1000"});
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot serve metrics on " + host + ":" + std::to_string(port) + ": " + e.what());
+  }
+  state_->exposer->RegisterCollectable(state_->registry);
+  state_->gauge(0, "ctwin_build_info", "the ctwin that serves these metrics (always 1)").Add({{"version", ctwin_version()}}).Set(1);
+}
+
+LiveMetrics::~LiveMetrics() = default;
+
+int LiveMetrics::port() const {
+  const auto ports = state_->exposer->GetListeningPorts();
+  return ports.empty() ? -1 : ports.front();
+}
+
+void LiveMetrics::publish(const MetricsSnapshot& s) {
+  State& m = *state_;
+  const double charged = static_cast<double>(s.ledger.total()) / 1e6;
+  const double productive = static_cast<double>(s.ledger[Category::Productive]) / 1e6;
+  m.gauge(1, "ctwin_goodput_ratio", "productive share of the wall time accounted so far").Add({}).Set(charged > 0 ? productive / charged : 0);
+  m.gauge(2, "ctwin_wall_seconds", "seconds since the run started").Add({}).Set(s.wall_s);
+  auto& ledger = m.counter(0, "ctwin_ledger_seconds_total", "wall time by ledger category as charged (productive includes what restores rolled back)");
+  const double rolled_back = static_cast<double>(s.rolled_back_us) / 1e6;
+  for (std::size_t c = 0; c < kCategoryCount; ++c) {
+    double seconds = static_cast<double>(s.ledger.us[c]) / 1e6;
+    if (c == static_cast<std::size_t>(Category::Productive)) seconds += rolled_back;
+    if (c == static_cast<std::size_t>(Category::LostProgress)) seconds -= rolled_back;
+    advance(ledger.Add({{"category", kCategoryKeys[c]}}), seconds);
+  }
+  advance(m.counter(1, "ctwin_rolled_back_seconds_total", "productive time that restores rolled back (lost progress)").Add({}), rolled_back);
+  m.gauge(3, "ctwin_trainer_step", "the last step the trainer finished").Add({}).Set(static_cast<double>(s.step));
+  m.gauge(4, "ctwin_checkpoint_step", "the step of the last checkpoint saved").Add({}).Set(static_cast<double>(s.checkpoint_step));
+  m.gauge(5, "ctwin_trainer_up", "1 while the trainer runs").Add({}).Set(s.trainer_up ? 1 : 0);
+  advance(m.counter(2, "ctwin_restarts_total", "restarts of the trainer (the job, at the master)").Add({}), s.restarts);
+  if (s.hang_timeout_s >= 0) m.gauge(6, "ctwin_hang_timeout_seconds", "silence after which the trainer counts as hung").Add({}).Set(s.hang_timeout_s);
+  for (const auto& [name, n] : s.interruptions)
+    advance(m.counter(3, "ctwin_interruptions_total", "interruptions by fault class").Add({{"class", name}}), static_cast<double>(n));
+  for (const auto& [kind, n] : s.health_events)
+    advance(m.counter(4, "ctwin_health_events_total", "health monitor events by kind").Add({{"kind", kind}}), static_cast<double>(n));
+  if (s.generation >= 0) m.gauge(7, "ctwin_job_generation", "the job's attempt, counted by the master").Add({}).Set(static_cast<double>(s.generation));
+  for (const auto& [state, n] : s.nodes) m.gauge(8, "ctwin_job_nodes", "the job's node ranks by their agent's state").Add({{"state", state}}).Set(n);
+  if (s.spares >= 0) m.gauge(9, "ctwin_job_spares", "hot spares waiting").Add({}).Set(s.spares);
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    const GpuReading& r = s.gpus[g];
+    const std::string gpu = std::to_string(g);
+    m.gauge(10, "ctwin_gpu_lost", "1 when NVML says the GPU is lost").Add({{"gpu", gpu}}).Set(r.lost);
+    auto& readings = m.gauge(11, "ctwin_gpu_reading", "NVML readings by kind (volatile ECC counts, remap pending, temperature, SM clock ratio, clock event reasons)");
+    readings.Add({{"gpu", gpu}, {"kind", "ecc_corrected"}}).Set(static_cast<double>(r.ecc_corrected));
+    readings.Add({{"gpu", gpu}, {"kind", "ecc_uncorrected"}}).Set(static_cast<double>(r.ecc_uncorrected));
+    readings.Add({{"gpu", gpu}, {"kind", "remap_pending"}}).Set(r.remap_pending ? 1 : 0);
+    readings.Add({{"gpu", gpu}, {"kind", "temperature_celsius"}}).Set(r.temperature_c);
+    readings.Add({{"gpu", gpu}, {"kind", "sm_clock_ratio"}}).Set(r.sm_max_mhz ? static_cast<double>(r.sm_clock_mhz) / r.sm_max_mhz : 0);
+    readings.Add({{"gpu", gpu}, {"kind", "clock_event_reasons"}}).Set(static_cast<double>(r.throttle_reasons));
+  }
+}
+
+#else
+
+struct LiveMetrics::State {};
+LiveMetrics::LiveMetrics(const std::string&, int, const MetricsLabels&) {
+  throw std::runtime_error("built without prometheus-cpp (Debian's prometheus-cpp-dev)");
+}
+LiveMetrics::~LiveMetrics() = default;
+int LiveMetrics::port() const { return -1; }
+void LiveMetrics::publish(const MetricsSnapshot&) {}
+
+#endif
+
+}  // namespace ctwin::live

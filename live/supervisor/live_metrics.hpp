@@ -1,0 +1,63 @@
+#pragma once
+//! Prometheus metrics of a node's supervisor (`ctwin live run`, `ctwin live agent`) and of the job
+//! master, on prometheus-cpp: its registry, and its exposer serving GET /metrics from threads of its
+//! own, bound to the address given (127.0.0.1 unless the operator says otherwise), each request
+//! given 1 s, so that no scraper can hold supervision up.
+//!
+//! Counters never decrease, so `rate()` holds across restores: `ctwin_ledger_seconds_total` counts
+//! each category's time as it was charged, and the productive time a restore rolled back is
+//! counted again in `ctwin_rolled_back_seconds_total` (the ledger's productive = the counter's
+//! productive - rolled back; its lost progress = the counter's + rolled back). Every series has the
+//! labels job, node and host (a scrape config keeps `job` with `honor_labels: true`).
+//! Without prometheus-cpp (a bare GPU machine) the constructor throws and the run goes on unmeasured.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ledger.hpp"
+#include "live/health/nvml_monitor.hpp"
+
+namespace ctwin::live {
+
+struct MetricsSnapshot {
+  Ledger ledger;                          //!< charged up to the last mark
+  Micros rolled_back_us = 0;              //!< productive time moved to lost progress by restores, in all
+  double wall_s = 0;
+  std::int64_t step = -1, checkpoint_step = -1;
+  int restarts = 0;
+  bool trainer_up = false;
+  double hang_timeout_s = -1;             //!< < 0: not shown (the master)
+  std::map<std::string, long> interruptions, health_events;
+  std::vector<GpuReading> gpus;
+  // The master's: the generation and the nodes by state (empty: not shown).
+  std::int64_t generation = -1;
+  std::map<std::string, int> nodes;
+  int spares = -1;
+};
+
+struct MetricsLabels {
+  std::string job = "ctwin", node, host;
+};
+
+class LiveMetrics {
+ public:
+  //! Serves on `host:port` (port 0: any free one). Throws std::runtime_error when it cannot.
+  LiveMetrics(const std::string& host, int port, const MetricsLabels& labels);
+  ~LiveMetrics();
+  LiveMetrics(const LiveMetrics&) = delete;
+  LiveMetrics& operator=(const LiveMetrics&) = delete;
+  int port() const;
+  void publish(const MetricsSnapshot& s);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+//! The ctwin version the metrics' ctwin_build_info names.
+const char* ctwin_version();
+
+}  // namespace ctwin::live
