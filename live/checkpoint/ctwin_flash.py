@@ -32,6 +32,8 @@ def _load(path=None):
     lib.ctwin_flash_open.restype = ctypes.c_void_p
     lib.ctwin_flash_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
     lib.ctwin_flash_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.ctwin_flash_register_described.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                                   ctypes.c_char_p]
     lib.ctwin_flash_save.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
     lib.ctwin_flash_restore.restype = ctypes.c_int64
     lib.ctwin_flash_restore.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
@@ -94,10 +96,28 @@ class FlashCheckpoint:
         if rc != 0:
             raise FlashCheckpointError(rc, self._lib.ctwin_flash_error(self._h).decode())
 
-    def register(self, name, buffer):
+    def register(self, name, buffer, description=None):
+        """A buffer to save and restore in place; `description` (what the bytes are) goes into the manifests."""
         address, nbytes, device = _pointer_of(buffer)
-        self._check(self._lib.ctwin_flash_register(self._h, name.encode(), ctypes.c_void_p(address), nbytes, device))
+        self._check(self._lib.ctwin_flash_register_described(self._h, name.encode(), ctypes.c_void_p(address), nbytes, device,
+                                                             (description or "").encode()))
         self._keep.append(buffer)
+
+    def register_tensor(self, name, tensor):
+        """A torch tensor (CPU, or CUDA through the engine's plugin), described by its dtype and shape."""
+        if not tensor.is_contiguous():
+            raise ValueError(f"{name}: the tensor must be contiguous")
+        device = tensor.device.index if tensor.is_cuda else -1
+        description = "dtype=%s shape=%s" % (str(tensor.dtype).replace("torch.", ""), ",".join(str(d) for d in tensor.shape))
+        self._check(self._lib.ctwin_flash_register_described(self._h, name.encode(), ctypes.c_void_p(tensor.data_ptr()),
+                                                             tensor.numel() * tensor.element_size(), device, description.encode()))
+        self._keep.append(tensor)
+
+    def register_state_dict(self, prefix, state):
+        """Every tensor of a (nested) state_dict, by its path: model.state_dict() and optimizer.state_dict()
+        restore in place, and the checkpoint on disk reads back with read_state_dict() alone."""
+        for path, tensor in _tensors_of(state, prefix):
+            self.register_tensor(path, tensor)
 
     def save(self, step):
         """Copies the buffers into shared memory; returns the seconds the caller was stalled."""
@@ -116,10 +136,20 @@ class FlashCheckpoint:
     def restore(self, group=None):
         """(step, "memory" | "disk") of the newest checkpoint every rank has, or (None, "none").
 
+        Under a job master ($CTWIN_RESTORE_STEP), exactly the step it committed for every rank.
         With torch.distributed initialised (or a `group` given), the ranks agree through it on the
         newest step they all hold, so that ranks on different hosts never resume from different
         steps; without it, the ranks are compared through the shared-memory slots this host sees."""
         source = ctypes.c_int(0)
+        agreed = os.environ.get("CTWIN_RESTORE_STEP")
+        if agreed is not None:  # the job master's cross-node commit: exactly that step, -1 from scratch
+            step = int(agreed)
+            if step < 0:
+                return None, "none"
+            restored = self._lib.ctwin_flash_restore_step(self._h, step, ctypes.byref(source))
+            if restored != step:
+                raise FlashCheckpointError(1, f"cannot restore the job's step {step}: " + self._lib.ctwin_flash_error(self._h).decode())
+            return restored, _SOURCES[source.value]
         dist = _distributed(group)
         if dist is None:
             step = self._lib.ctwin_flash_restore(self._h, ctypes.byref(source))
@@ -162,6 +192,52 @@ class FlashCheckpoint:
 
     def __del__(self):
         self.close()
+
+
+def _tensors_of(state, prefix):
+    """(path, tensor) for every tensor in a nested dict/list, paths joined with '.'."""
+    items = state.items() if isinstance(state, dict) else enumerate(state) if isinstance(state, (list, tuple)) else ()
+    for key, value in items:
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+            yield path, value
+        else:
+            yield from _tensors_of(value, path)
+
+
+def read_manifest(persist_dir, step, rank):
+    """The manifest of `rank` at `step`: {name: (offset, bytes, description)} and the shard's path."""
+    folder = os.path.join(persist_dir, "step-%012d" % step)
+    buffers, shard = {}, None
+    with open(os.path.join(folder, "rank-%05d.manifest" % rank)) as f:
+        if f.readline().strip() != "ctwin-flash-manifest 1":
+            raise FlashCheckpointError(1, f"{folder}: not a ctwin manifest")
+        for line in f:
+            words = line.split(" ", 5)
+            if words[0] == "shard":
+                shard = os.path.join(folder, words[1])
+            elif words[0] == "buffer":
+                buffers[words[1]] = (int(words[2]), int(words[3]), words[5].strip() if len(words) > 5 else "")
+    return buffers, shard
+
+
+def read_state_dict(persist_dir, step, rank=0):
+    """A checkpoint on disk as {path: torch tensor}, from its manifest's dtype and shape alone."""
+    import torch
+
+    buffers, shard = read_manifest(persist_dir, step, rank)
+    with open(shard, "rb") as f:
+        payload = f.read()
+    out = {}
+    for name, (offset, nbytes, description) in buffers.items():
+        fields = dict(word.split("=", 1) for word in description.split() if "=" in word)
+        if "dtype" not in fields:
+            raise FlashCheckpointError(1, f"{shard}: buffer {name} says no dtype")
+        dtype = getattr(torch, fields["dtype"])
+        shape = [int(d) for d in fields.get("shape", "").split(",") if d]
+        out[name] = torch.frombuffer(bytearray(payload[offset:offset + nbytes]), dtype=dtype).reshape(shape) if nbytes else \
+            torch.empty(shape, dtype=dtype)
+    return out
 
 
 class Supervisor:

@@ -83,7 +83,7 @@ std::string render(const Manifest& m) {
   for (const auto& b : m.buffers) {
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", b.crc);
-    out << "buffer " << b.name << " " << b.offset << " " << b.bytes << " " << crc << "\n";
+    out << "buffer " << b.name << " " << b.offset << " " << b.bytes << " " << crc << (b.description.empty() ? "" : " " + b.description) << "\n";
   }
   out << "end\n";
   return out.str();
@@ -104,8 +104,12 @@ std::optional<Manifest> parse(std::istream& in) {
     else if (key == "shard") fields >> m.shard_file >> m.shard_bytes;
     else if (key == "buffer") {
       Manifest::Buffer b;
-      fields >> b.name >> b.offset >> b.bytes >> std::hex >> b.crc;
+      fields >> b.name >> b.offset >> b.bytes >> std::hex >> b.crc >> std::dec;
+      if (fields.fail()) return std::nullopt;
+      const auto rest = line.find_first_not_of(' ', static_cast<std::size_t>(fields.tellg()));
+      if (rest != std::string::npos) b.description = line.substr(rest);  // none is fine
       m.buffers.push_back(b);
+      continue;
     } else if (key == "end") {
       ended = true;
       break;
@@ -164,7 +168,7 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   m.shard_file = fs::path(rank_file(step, "shard")).filename().string();
   m.shard_bytes = slot.payload_bytes();
   for (const auto& b : layout.buffers)
-    m.buffers.push_back({b.name, b.offset, b.bytes, crc32c(0, slot.payload() + b.offset, b.bytes)});
+    m.buffers.push_back({b.name, b.offset, b.bytes, crc32c(0, slot.payload() + b.offset, b.bytes), b.description});
   const std::string text = render(m);
   try {
     write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes());

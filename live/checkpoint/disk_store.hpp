@@ -7,7 +7,7 @@
 //!
 //! Manifest (text, one record per line):
 //!   ctwin-flash-manifest 1 / step S / rank R / world W / layout HASH / shard FILE BYTES /
-//!   buffer NAME OFFSET BYTES CRC32C (one per buffer) / end
+//!   buffer NAME OFFSET BYTES CRC32C [DESCRIPTION] (one per buffer; e.g. "dtype=float32 shape=64,32") / end
 
 #include <cstdint>
 #include <optional>
@@ -28,6 +28,7 @@ struct Manifest {
     std::string name;
     std::uint64_t offset = 0, bytes = 0;
     std::uint32_t crc = 0;
+    std::string description;  //!< the rest of its line: what the bytes are (dtype, shape), when the trainer said
   };
   std::vector<Buffer> buffers;
 };

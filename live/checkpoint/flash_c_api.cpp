@@ -61,6 +61,10 @@ int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, siz
   return guarded(h, [&] { h->engine->register_buffer(buffer_name ? buffer_name : "", ptr, bytes, device); });
 }
 
+int ctwin_flash_register_described(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device, const char* description) {
+  return guarded(h, [&] { h->engine->register_buffer(buffer_name ? buffer_name : "", ptr, bytes, device, description ? description : ""); });
+}
+
 int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds) {
   return guarded(h, [&] {
     const auto stats = h->engine->save(step);

@@ -35,6 +35,10 @@ typedef struct ctwin_flash ctwin_flash;
 ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int rank, int world, int keep_last,
                               const char* shm_dir);
 int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device);
+/* The same, with what the bytes are ("dtype=float32 shape=64,32"; one line, at most 95 characters),
+ * written into every manifest so that a checkpoint on disk describes itself. */
+int ctwin_flash_register_described(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device,
+                                   const char* description);
 /* Copies every buffer into shared memory and returns; the disk copy follows in the background.
  * seconds (may be NULL): how long the trainer was stalled. */
 int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds);

@@ -62,14 +62,14 @@ const ctwin_backend_v1* Engine::device_copies() const {
   }
 }
 
-void Engine::register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device) {
+void Engine::register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device, const std::string& description) {
   if (ptr == nullptr && bytes > 0) throw FlashError(ErrorKind::Usage, "buffer '" + name + "' has a null pointer");
   if (device >= 0) device_copies();  // fail now, not at the first save
-  std::vector<std::pair<std::string, std::uint64_t>> named;
-  for (const auto& b : buffers_) named.emplace_back(b.name, b.bytes);
-  named.emplace_back(name, bytes);
-  layout_ = Layout::of(named);  // checks the name
-  buffers_.push_back({name, ptr, bytes, device});
+  std::vector<BufferSpec> specs;
+  for (const auto& b : buffers_) specs.push_back({b.name, b.bytes, 0, b.description});
+  specs.push_back({name, bytes, 0, description});
+  layout_ = Layout::of(specs);  // checks the name and the description
+  buffers_.push_back({name, ptr, bytes, device, description});
   for (auto& slot : slots_) slot = ShmSlot();  // a new layout: slots are (re)opened at the next save
 }
 

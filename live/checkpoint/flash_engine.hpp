@@ -57,7 +57,9 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   //! `device` -1: host memory; else the CUDA device holding `ptr` (copies through the plugin).
-  void register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device = -1);
+  //! `description`: what the bytes are ("dtype=float32 shape=64,32"), kept in every manifest so that
+  //! a checkpoint on disk describes itself.
+  void register_buffer(const std::string& name, void* ptr, std::uint64_t bytes, int device = -1, const std::string& description = {});
   SaveStats save(std::int64_t step);
   //! The steps this rank can restore, newest first: complete snapshots of this layout in its
   //! memory slots, and checkpoints complete for every rank on disk.
@@ -91,6 +93,7 @@ class Engine {
     void* ptr;
     std::uint64_t bytes;
     int device;
+    std::string description;
   };
   void ensure_slots();
   int newest_slot(const std::vector<ShmSlot*>& slots) const;

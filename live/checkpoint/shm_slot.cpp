@@ -18,7 +18,7 @@ namespace ctwin::flash {
 
 namespace {
 
-constexpr char kMagic[8] = {'C', 'T', 'W', 'F', 'L', 'S', 'H', '1'};
+constexpr char kMagic[8] = {'C', 'T', 'W', 'F', 'L', 'S', 'H', '2'};  // 2: buffers carry a description
 constexpr std::uint64_t kPage = 4096;
 constexpr std::size_t kNameBytes = 112;
 
@@ -37,6 +37,7 @@ struct Entry {
   char name[kNameBytes];
   std::uint64_t offset;
   std::uint64_t bytes;
+  char description[kLongestDescription + 1];
 };
 
 std::uint64_t align_up(std::uint64_t x, std::uint64_t to) { return (x + to - 1) / to * to; }
@@ -54,13 +55,17 @@ std::string system_error_text(const std::string& path, const std::string& what, 
   return path + ": " + what + ": " + std::strerror(error_number);
 }
 
-Layout Layout::of(const std::vector<std::pair<std::string, std::uint64_t>>& named_sizes) {
+Layout Layout::of(const std::vector<BufferSpec>& specs) {
   Layout layout;
   std::uint64_t hash = 1469598103934665603ull;
   auto mix = [&hash](const void* p, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) hash = (hash ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ull;
   };
-  for (const auto& [name, bytes] : named_sizes) {
+  for (const auto& spec : specs) {
+    const std::string& name = spec.name;
+    const std::uint64_t bytes = spec.bytes;
+    if (spec.description.size() > kLongestDescription || spec.description.find('\n') != std::string::npos)
+      throw FlashError(ErrorKind::Usage, "buffer '" + name + "': a description has one line of at most " + std::to_string(kLongestDescription) + " characters");
     if (name.empty() || name.size() >= kNameBytes)
       throw FlashError(ErrorKind::Usage, "buffer name '" + name + "' must have 1 to " + std::to_string(kNameBytes - 1) + " characters");
     for (const char c : name)
@@ -68,10 +73,11 @@ Layout Layout::of(const std::vector<std::pair<std::string, std::uint64_t>>& name
         throw FlashError(ErrorKind::Usage, "buffer name '" + name + "' may hold printable characters only, no spaces");
     for (const auto& b : layout.buffers)
       if (b.name == name) throw FlashError(ErrorKind::Usage, "buffer '" + name + "' is registered twice");
-    layout.buffers.push_back({name, bytes, layout.payload_bytes});
+    layout.buffers.push_back({name, bytes, layout.payload_bytes, spec.description});
     layout.payload_bytes = align_up(layout.payload_bytes + bytes, kPage);
     mix(name.data(), name.size() + 1);
     mix(&bytes, sizeof bytes);
+    if (!spec.description.empty()) mix(spec.description.data(), spec.description.size() + 1);
   }
   layout.hash = hash;
   return layout;
@@ -198,7 +204,8 @@ Layout ShmSlot::recorded_layout() const {
   const Header* h = header_of(base_);
   const Entry* e = entries_of(base_);
   for (std::uint32_t i = 0; i < h->buffer_count; ++i)
-    layout.buffers.push_back({std::string(e[i].name, ::strnlen(e[i].name, kNameBytes)), e[i].bytes, e[i].offset});
+    layout.buffers.push_back({std::string(e[i].name, ::strnlen(e[i].name, kNameBytes)), e[i].bytes, e[i].offset,
+                              std::string(e[i].description, ::strnlen(e[i].description, sizeof e[i].description))});
   layout.payload_bytes = h->payload_bytes;
   layout.hash = h->layout_hash;
   return layout;
@@ -228,6 +235,8 @@ void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int
     std::memcpy(e[i].name, layout.buffers[i].name.data(), layout.buffers[i].name.size());
     e[i].offset = layout.buffers[i].offset;
     e[i].bytes = layout.buffers[i].bytes;
+    std::memset(e[i].description, 0, sizeof e[i].description);
+    std::memcpy(e[i].description, layout.buffers[i].description.data(), std::min(layout.buffers[i].description.size(), kLongestDescription));
   }
 }
 

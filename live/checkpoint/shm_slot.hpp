@@ -18,14 +18,19 @@ struct BufferSpec {
   std::string name;
   std::uint64_t bytes = 0;
   std::uint64_t offset = 0;  //!< in the payload; 4 KiB aligned
+  //! What the bytes are, for a reader with nothing else (e.g. "dtype=float32 shape=64,32"); may be empty.
+  std::string description;
 };
+
+inline constexpr std::size_t kLongestDescription = 95;
 
 //! The buffers' names, sizes and payload offsets, in registration order.
 struct Layout {
   std::vector<BufferSpec> buffers;
   std::uint64_t payload_bytes = 0;
-  std::uint64_t hash = 0;  //!< FNV-1a over names and sizes: slots and shards of another layout are not restored
-  static Layout of(const std::vector<std::pair<std::string, std::uint64_t>>& named_sizes);
+  std::uint64_t hash = 0;  //!< FNV-1a over names, sizes and descriptions: slots and shards of another layout are not restored
+  //! Offsets and the hash for `buffers` (their name, bytes and description).
+  static Layout of(const std::vector<BufferSpec>& buffers);
 };
 
 enum class SlotState : std::uint32_t { Empty = 0, Writing = 1, Complete = 2 };

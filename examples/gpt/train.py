@@ -1,0 +1,167 @@
+"""A small GPT-style language model trained with PyTorch DDP (gloo on CPU, NCCL on GPU), with flash
+checkpoints of its model and optimizer state_dict, for `ctwin live master` / `ctwin live agent`
+(and `ctwin live run`). Under an agent, one process per node:
+
+    ctwin live agent ... -- python3 examples/gpt/train.py --steps 200
+
+or several per node through torchrun, with the agent's placeholders:
+
+    ctwin live agent ... -- torchrun --nnodes {nnodes} --node_rank {node_rank} --nproc_per_node 2 \\
+        --master_addr {master_addr} --master_port {master_port} examples/gpt/train.py
+
+Every tensor of model.state_dict() and optimizer.state_dict() is registered with the flash engine
+(in place: a restore writes into the live parameters), and each manifest on disk names its dtype
+and shape, so ctwin_flash.read_state_dict(dir, step, rank) rebuilds the state_dict from disk alone.
+The data of step s on rank r is a function of (s, r): a restored run repeats exactly what it lost.
+Faults for tests: --crash-at-step, --hang-at-step, --nan-at-step, on attempt 0 ($CTWIN_ATTEMPT) of
+the rank --fault-rank only."""
+
+import argparse
+import math
+import os
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.environ.get("CTWIN_PYTHONPATH", os.path.join(here, "..", "..", "build")))
+from ctwin_flash import FlashCheckpoint, Supervisor  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attention = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x, mask):
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab, width, heads, layers, context):
+        super().__init__()
+        self.tokens, self.positions = nn.Embedding(vocab, width), nn.Embedding(context, width)
+        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+        self.register_buffer("mask", torch.triu(torch.full((context, context), float("-inf")), diagonal=1), persistent=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.tokens(idx) + self.positions(torch.arange(t, device=idx.device))
+        for block in self.blocks:
+            x = block(x, self.mask[:t, :t])
+        return self.head(self.norm(x))
+
+
+def batch(step, rank, args, device):
+    """Step s's batch on rank r: a noisy repeating pattern the model can learn, a function of (s, r)."""
+    g = torch.Generator().manual_seed(step * 1000003 + rank)
+    start = torch.randint(0, args.vocab, (args.batch, 1), generator=g)
+    seq = (start + torch.arange(args.context + 1) * 3) % args.vocab
+    noise = torch.rand(seq.shape, generator=g) < 0.05
+    seq = torch.where(noise, torch.randint(0, args.vocab, seq.shape, generator=g), seq)
+    return seq[:, :-1].to(device), seq[:, 1:].to(device)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--checkpoint-every", type=int, default=10)
+    p.add_argument("--vocab", type=int, default=64)
+    p.add_argument("--width", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--context", type=int, default=32)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--name", default=os.environ.get("CTWIN_FLASH_NAME", "gpt"))
+    p.add_argument("--persist-dir", default=os.environ.get("CTWIN_FLASH_PERSIST_DIR"))
+    p.add_argument("--crash-at-step", type=int, default=-1)
+    p.add_argument("--hang-at-step", type=int, default=-1)
+    p.add_argument("--nan-at-step", type=int, default=-1)
+    p.add_argument("--fault-rank", type=int, default=0, help="the global rank the faults strike")
+    args = p.parse_args()
+
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    attempt = int(os.environ.get("CTWIN_ATTEMPT", "0"))
+    faulty = attempt == 0 and rank == args.fault_rank
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
+    torch.set_num_threads(1)
+    if world > 1:
+        dist.init_process_group("nccl" if cuda else "gloo")
+    torch.manual_seed(0)  # every rank starts from the same weights
+    model = GPT(args.vocab, args.width, args.heads, args.layers, args.context).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    # The optimizer's state exists before registration: a step with zero gradients changes nothing.
+    for param in model.parameters():
+        param.grad = torch.zeros_like(param)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
+
+    sup = Supervisor()
+    ckpt = FlashCheckpoint(args.name, args.persist_dir, rank=rank, world=world, shm_dir=os.environ.get("CTWIN_SHM_DIR"))
+    ckpt.register_state_dict("model", model.state_dict())
+    ckpt.register_state_dict("optimizer", optimizer.state_dict()["state"])
+    t0 = time.time()
+    restored, source = ckpt.restore()
+    sup.restored(restored, source, time.time() - t0)
+    step = restored or 0
+    print(f"gpt: rank {rank}/{world} attempt {attempt} starts at step {step} ({source})", file=sys.stderr, flush=True)
+
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    saved = restored
+    while step < args.steps:
+        s = step + 1
+        started = time.time()
+        if faulty and s == args.crash_at_step:
+            print(f"gpt: injected crash in step {s}", file=sys.stderr, flush=True)
+            os.abort()
+        if faulty and s == args.hang_at_step:
+            print(f"gpt: injected hang in step {s}", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(3600)
+        x, y = batch(s, rank, args, device)
+        loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
+        if faulty and s == args.nan_at_step:
+            loss = loss * float("nan")
+        if not math.isfinite(loss.item()):
+            sup.nan(s)
+            print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
+            return 4
+        optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        optimizer.step()
+        step = s
+        sup.step(s, time.time() - started)
+        if rank == 0 and s % 10 == 0:
+            print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
+        if s % args.checkpoint_every == 0 or stop:
+            sup.checkpoint(s, ckpt.save(s))
+            saved = s
+        if stop:
+            sup.stopped(s)
+            return 0
+    if args.persist_dir and saved is not None:
+        ckpt.wait_persisted(saved)
+    sup.done(step)
+    ckpt.close()
+    if world > 1:
+        dist.barrier()
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
