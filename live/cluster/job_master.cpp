@@ -84,7 +84,7 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
     faults_.push_back({a.rank, report.status.generation, *report.fault, at});
     if (phase_ == Phase::Running && report.status.generation == generation_) on_fault(a.rank, *report.fault, now);
   }
-  if (phase_ == Phase::Running) {
+  if (phase_ == Phase::Running && report.status.state == NodeState::Finished) {  // the others' states only matter then
     bool all_finished = true;
     for (const auto& id : slots_) {
       const Agent* held = id.empty() ? nullptr : &agents_.at(id);

@@ -48,6 +48,7 @@ struct Cause {
   int gpu = -1, xid = -1;
   std::string detail;
   bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
+  std::optional<Clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
 };
 
 class Supervision {
@@ -199,7 +200,7 @@ class Supervision {
     ledger_.charge(Category::Detection, t);
     char detail[96];
     std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
-    Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang)};
+    Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang), last_message_};
     interrupt(cause, t);
   }
 
@@ -448,7 +449,7 @@ class Supervision {
     record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
     persist_left_behind();
     if (coordination_) {  // the master decides for the job: one decision, every node restarts
-      coordination_->fault({cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(t, Clock::now())});
+      coordination_->fault({cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now())});
       if (await_run()) launch();
       return;
     }
