@@ -29,7 +29,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.environ.get("CTWIN_PYTHONPATH", os.path.join(here, "..", "..", "build")))
+# ctwin_flash.py: $CTWIN_PYTHONPATH, else the build folder (from the source tree), else an installed prefix's lib/ctwin.
+for folder in (os.path.join(here, "..", "..", "..", "lib", "ctwin"), os.path.join(here, "..", "..", "build"), os.environ.get("CTWIN_PYTHONPATH")):
+    if folder:
+        sys.path.insert(0, folder)
 from ctwin_flash import FlashCheckpoint, Supervisor  # noqa: E402
 
 

@@ -25,7 +25,10 @@ const ctwin_backend_v1* load(std::string& why) {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("CTWIN_CUDA_PLUGIN"); env && *env) candidates.emplace_back(env);
   else {
-    if (const std::string here = own_folder(); !here.empty()) candidates.push_back(here + "/libctwin_cuda.so");
+    if (const std::string here = own_folder(); !here.empty()) {
+      candidates.push_back(here + "/libctwin_cuda.so");               // the build folder
+      candidates.push_back(here + "/../lib/ctwin/libctwin_cuda.so");  // an installed prefix
+    }
     candidates.emplace_back("libctwin_cuda.so");
   }
   for (const auto& path : candidates) {

@@ -248,7 +248,14 @@ def run_crash(job):
     check_metrics(job, master_text, 'host="%s",job="%s",node="master"' % (socket.gethostname(), job.name))
     check('ctwin_interruptions_total{host="%s",job="%s",node="master",class="software_bug"} 1' % (socket.gethostname(), job.name)
           in master_text, "the master does not count the crash\n" + master_text, job)
-    check_metrics(job, scrape(agent_metrics), 'host="host-0",job="%s",node="0"' % job.name)
+    agent_text = scrape(agent_metrics)
+    check_metrics(job, agent_text, 'host="host-0",job="%s",node="0"' % job.name)
+    # The Grafana dashboard asks only for series the master and the agents serve.
+    import re
+    dashboard = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "grafana", "ctwin.json")).read()
+    served = set(re.findall(r"^# TYPE (ctwin_\w+)", master_text + agent_text, re.M)) | {"ctwin_gpu_reading", "ctwin_health_events_total"}
+    asked = set(re.findall(r"ctwin_[a-z_]+(?=\{)", dashboard))
+    check(asked <= served, "the dashboard asks for series nobody serves: %s" % sorted(asked - served), job)
     # While generation 2 runs, no trainer of generation 1 is left anywhere.
     time.sleep(0.5)
     old = [p for p in job.trainers_alive() if p[1] == "1"]  # launchers included
