@@ -24,6 +24,7 @@ packages=(
   prometheus-cpp-dev            # live metrics (counters, gauges, the /metrics exposer)
   prometheus                    # promtool: the tests check the metrics' text format
   python3-torch                 # examples/ trainer: real PyTorch DDP (gloo on CPU) under the live master
+  slurm-wlm                     # deploy/slurm: the slow-tier test runs the sbatch job on a real single-host Slurm
 )
 
 missing=()

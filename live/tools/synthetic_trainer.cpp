@@ -45,6 +45,7 @@ struct Options {
   std::uint64_t state_bytes = 64ull << 20;
   int device = -1;  // -1: CPU
   int gemm_n = 128, gemms_per_step = 1, fault_attempt = 0;
+  int fault_rank = -1;  // -1: faults on every rank; else only on the job's rank ($RANK) this is
   double step_ms = 0, slowdown = 1;
   std::string name, persist_dir, shm_dir = "/dev/shm";
 };
@@ -98,7 +99,7 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
                "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
                "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
                "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
-               "  [--slow-from-step S --slowdown F] [--fault-attempt A]\n",
+               "  [--slow-from-step S --slowdown F] [--fault-attempt A] [--fault-rank R]\n",
                why.c_str());
   std::exit(2);
 }
@@ -140,6 +141,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--slow-from-step") o.slow_from = static_cast<long long>(need_number());
     else if (flag == "--slowdown") o.slowdown = need_number();
     else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
+    else if (flag == "--fault-rank") o.fault_rank = static_cast<int>(need_number());
     else usage("unknown option " + flag);
   }
   if (o.steps < 1 || o.checkpoint_every < 1 || o.gemm_n < 1 || o.gemms_per_step < 0 || o.slowdown < 1 || o.state_bytes < kStripes)
@@ -227,7 +229,8 @@ void sleep_until(Clock::time_point t) { std::this_thread::sleep_until(t); }
 int run(const Options& o) {
   const char* attempt_env = std::getenv("CTWIN_ATTEMPT");
   const int attempt = attempt_env ? std::atoi(attempt_env) : 0;
-  const bool faulty = attempt == o.fault_attempt;
+  const char* job_rank = std::getenv("RANK");
+  const bool faulty = attempt == o.fault_attempt && (o.fault_rank < 0 || (job_rank && std::atoi(job_rank) == o.fault_rank));
 
   State state(o.state_bytes, o.device);
   ctwin::flash::EngineOptions eo;
