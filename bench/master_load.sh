@@ -13,12 +13,12 @@ printf '{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "inte
 "$here/build/ctwin-live" master --policy "$work/policy.json" --nnodes "$agents" --bind 127.0.0.1:0 --port-file "$work/port" \
   --journal "$work/journal.json" --events "$work/job.csv" --report-interval 1s --agent-timeout 60s --no-metrics 2> "$work/master.log" &
 master=$!
-trap 'kill $master 2>/dev/null; kill $fake 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $master $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-"$here/build/ctwin_fake_agents" --master "127.0.0.1:$(cat "$work/port")" --agents "$agents" --seconds $((window + 40)) > "$work/fake.log" 2> "$work/fake.err" &
+"$here/build/ctwin_fake_agents" --master "127.0.0.1:$(cat "$work/port")" --agents "$agents" --seconds $((window + 200)) > "$work/fake.log" 2> "$work/fake.err" &
 fake=$!
 # Rendezvous, then the job runs: measure once every agent runs.
-for _ in $(seq 300); do grep -q "running=$agents/$agents" "$work/fake.log" 2>/dev/null && break; sleep 0.2; done
+for _ in $(seq 900); do grep -q "running=$agents/$agents" "$work/fake.log" 2>/dev/null && break; sleep 0.2; done
 grep -q "running=$agents/$agents" "$work/fake.log" || { echo "the agents never all ran"; tail -3 "$work/fake.log"; exit 1; }
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$master/stat"; }

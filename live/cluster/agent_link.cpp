@@ -1,6 +1,11 @@
 #include "live/cluster/agent_link.hpp"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <limits>
@@ -17,16 +22,84 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 AgentLink::AgentLink(std::string master_host, int master_port, std::string token, JoinRequest join)
     : host_(std::move(master_host)), token_(std::move(token)), port_(master_port), join_(std::move(join)) {
+  open_datagrams();
   thread_ = std::thread([this] { loop(); });
+}
+
+void AgentLink::tell_news(bool by_http) {
+  urgent_ |= by_http;
+  news_pending_ = true;
+  wake_.notify_all();
+  if (news_[1] >= 0) [[maybe_unused]] const auto sent = ::write(news_[1], "!", 1);
+}
+
+void AgentLink::open_datagrams() {
+  if (::pipe2(news_, O_CLOEXEC | O_NONBLOCK) != 0) news_[0] = news_[1] = -1;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host_.c_str(), std::to_string(port_).c_str(), &hints, &found) != 0 || !found) return;
+  udp_ = ::socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (udp_ >= 0 && ::connect(udp_, found->ai_addr, found->ai_addrlen) != 0) ::close(udp_), udp_ = -1;  // then HTTP only
+  ::freeaddrinfo(found);
+}
+
+bool AgentLink::heartbeat_will_do() const {
+  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty()) return false;
+  if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
+  if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
+  return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable;
+}
+
+void AgentLink::send_heartbeat() {
+  Heartbeat h;
+  {
+    std::lock_guard lock(mutex_);
+    news_pending_ = false;
+    h = {join_.agent, ++seq_, status_.generation, status_.state, status_.step, plan_->generation, plan_->what};
+  }
+  const std::string datagram = encode(h, token_);
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
+  if (::send(udp_, datagram.data(), datagram.size(), 0) < 0) return;
+  // The master answers only when this node's plan changed (or it does not know this agent). The
+  // wait for an answer is the interval's wait, cut short by an answer or by news from the node.
+  char buffer[kLargestDatagram + 1];
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_ || urgent_ || fault_ || news_pending_) return;
+    }
+    pollfd ready[2] = {{udp_, POLLIN, 0}, {news_[0], POLLIN, 0}};
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+    if (::poll(ready, news_[0] >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left_ms, 1000))) <= 0) continue;
+    if (ready[1].revents & POLLIN)
+      while (::read(news_[0], buffer, sizeof buffer) > 0) {
+      }
+    if (!(ready[0].revents & POLLIN)) continue;
+    const ssize_t n = ::recv(udp_, buffer, sizeof buffer, 0);
+    if (n <= 0) continue;
+    const auto answer = decode_answer(std::string(buffer, static_cast<std::size_t>(n)), token_);
+    if (!answer || answer->agent != join_.agent) continue;
+    std::lock_guard lock(mutex_);
+    if (answer->unknown) joined_ = false;  // join again, by HTTP
+    else plan_stale_ = true;               // fetch the new plan, by HTTP
+    urgent_ = true;
+    return;
+  }
 }
 
 AgentLink::~AgentLink() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    tell_news(false);
   }
-  wake_.notify_all();
   thread_.join();
+  if (udp_ >= 0) ::close(udp_);
+  for (const int fd : news_)
+    if (fd >= 0) ::close(fd);
 }
 
 std::optional<Plan> AgentLink::plan() {
@@ -47,11 +120,14 @@ void AgentLink::status(const NodeStatus& status) {
   const bool changed = status.state != status_.state || status.generation != status_.generation ||
                        (status.restorable && status.restorable != status_.restorable);
   status_ = status;
-  if (changed) urgent_ = true, wake_.notify_all();
+  // A stop says what it holds, by HTTP; running or finished can go in a datagram, but now.
+  const bool by_http = status.state == NodeState::Stopped || status.state == NodeState::Waiting || status.restorable;
+  if (changed) tell_news(by_http);
 }
 
 void AgentLink::trainer_line(const std::string& line) {
   std::lock_guard lock(mutex_);
+  if (plan_ && plan_->node_rank != 0) return;  // only node rank 0's lines keep the job's ledger
   lines_.emplace_back(Clock::now(), line.substr(0, kLongestLine));
   while (lines_.size() > kMostLines) lines_.pop_front();  // a master away for long: the oldest go
 }
@@ -59,8 +135,7 @@ void AgentLink::trainer_line(const std::string& line) {
 void AgentLink::fault(const FaultReport& fault) {
   std::lock_guard lock(mutex_);
   fault_ = {Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fault.age_s)), fault};
-  urgent_ = true;
-  wake_.notify_all();
+  tell_news(true);
 }
 
 std::string AgentLink::refused() const {
@@ -123,6 +198,8 @@ bool AgentLink::send_report() {
     const auto now = Clock::now();
     report.agent = join_.agent;
     report.status = status_;
+    reported_ = status_;
+    reported_at_ = now;
     for (const auto& [at, line] : lines_) report.lines.push_back({seconds_between(at, now), line});
     lines_sent = lines_.size();
     if (fault_) {
@@ -145,6 +222,7 @@ bool AgentLink::send_report() {
   if (with_fault) fault_.reset();
   try {
     plan_ = parse_plan(*body);
+    plan_stale_ = false;
   } catch (const ProtocolError& e) {
     refused_ = std::string("the master's plan is not the protocol: ") + e.what();
   }
@@ -154,18 +232,23 @@ bool AgentLink::send_report() {
 void AgentLink::loop() {
   double backoff_s = 0.1;
   for (;;) {
-    bool joined = false;
+    bool joined = false, datagram = false;
     {
       std::unique_lock lock(mutex_);
       if (stopping_ || !refused_.empty()) return;
       joined = joined_;
+      datagram = heartbeat_will_do();
+    }
+    if (datagram) {
+      send_heartbeat();  // it waited the interval (or less, when there is news)
+      continue;
     }
     const bool ok = joined ? send_report() : send_join();
     std::unique_lock lock(mutex_);
     if (stopping_ || !refused_.empty()) return;
     backoff_s = ok ? 0.1 : std::min(backoff_s * 2, interval_s_);
     const double wait_s = ok ? interval_s_ : backoff_s;
-    wake_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_ || (urgent_ && ok); });
+    wake_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_ || ((urgent_ || news_pending_) && ok); });
   }
 }
 

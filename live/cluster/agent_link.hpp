@@ -1,7 +1,10 @@
 #pragma once
 //! The agent's link to the job master (`ctwin live agent`): joins, then reports from its own
 //! thread every interval, or at once after a fault or a change of state, and keeps the newest
-//! plan for the supervisor (live/supervisor/coordination.hpp). A master that cannot be reached is
+//! plan for the supervisor (live/supervisor/coordination.hpp). A report that would say nothing new
+//! but the step goes as one UDP datagram (heartbeat_datagram.hpp); the master answers only when
+//! this node's plan changed, and the link then reports by HTTP to fetch it. Only node rank 0's
+//! trainer lines are sent (the master keeps the job's ledger from them). A master that cannot be reached is
 //! waited for: the trainer keeps running, the trainer's lines wait in a bounded queue, and an agent
 //! the master no longer knows (it restarted without its journal) joins again.
 
@@ -12,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/protocol.hpp"
 
 namespace ctwin::live::cluster {
@@ -38,6 +42,10 @@ class AgentLink final : public Coordination {
   void loop();
   bool send_report();
   bool send_join();
+  //! Whether this round's report may be a datagram: joined, a plan in hand, nothing new to say.
+  bool heartbeat_will_do() const;
+  void send_heartbeat();
+  void open_datagrams();
 
   std::string host_, token_;
   int port_;
@@ -51,6 +59,15 @@ class AgentLink final : public Coordination {
   std::deque<std::pair<Clock::time_point, std::string>> lines_;
   std::optional<std::pair<Clock::time_point, FaultReport>> fault_;
   std::string refused_;
+  NodeStatus reported_;                 //!< the status the last HTTP report carried
+  Clock::time_point reported_at_{};
+  bool plan_stale_ = false;             //!< a datagram answer said the plan changed
+  int udp_ = -1;
+  int news_[2] = {-1, -1};              //!< a pipe: news from the node cuts a heartbeat's wait short
+  std::uint64_t seq_ = 0;
+  //! With the lock held: wake the link now; `by_http`: what changed needs a report, not a datagram.
+  void tell_news(bool by_http);
+  bool news_pending_ = false;
   std::thread thread_;
 };
 

@@ -84,7 +84,12 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
     faults_.push_back({a.rank, report.status.generation, *report.fault, at});
     if (phase_ == Phase::Running && report.status.generation == generation_) on_fault(a.rank, *report.fault, now);
   }
-  if (phase_ == Phase::Running && report.status.state == NodeState::Finished) {  // the others' states only matter then
+  status_changed(a, now);
+  return plan_for(a);
+}
+
+void JobMaster::status_changed(const Agent& a, Clock::time_point now) {
+  if (phase_ == Phase::Running && a.status.state == NodeState::Finished) {  // the others' states only matter then
     bool all_finished = true;
     for (const auto& id : slots_) {
       const Agent* held = id.empty() ? nullptr : &agents_.at(id);
@@ -93,7 +98,26 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
     if (all_finished) finish(0, "every node finished at step " + std::to_string(book_.step()), now);
   }
   if (phase_ == Phase::Gathering) try_to_run(now);
-  return plan_for(a);
+}
+
+std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::time_point now) {
+  const auto it = agents_.find(h.agent);
+  if (it == agents_.end()) return HeartbeatAnswer{h.agent, h.seq, true, 0, PlanKind::Wait};
+  Agent& a = it->second;
+  if (h.seq <= a.seq) return std::nullopt;  // replayed, or overtaken by a newer one
+  a.seq = h.seq;
+  a.last_seen = now;
+  // Running and finished carry nothing but the step; a stop comes by HTTP, with the steps it holds.
+  if (h.state == NodeState::Running || h.state == NodeState::Finished) {
+    const bool changed = h.state != a.status.state || h.generation != a.status.generation;
+    a.status = {h.generation, h.state, h.step, std::nullopt};
+    if (changed) status_changed(a, now);
+  } else if (h.generation == a.status.generation && h.state == a.status.state) {
+    a.status.step = h.step;
+  }
+  const Plan p = plan_for(a);
+  if (p.generation == h.known_generation && p.what == h.known_plan) return std::nullopt;
+  return HeartbeatAnswer{h.agent, h.seq, false, p.generation, p.what};
 }
 
 //! Node rank 0's trainer speaks for the job's progress (its ledger), as a node's rank 0 does for the node.
@@ -114,24 +138,26 @@ void JobMaster::take_lines(const Report& report, Clock::time_point now) {
     if (at > until) break;
     last_line_at_ = at;
     book_.apply(m, at);
+    journal_dirty_ = true;
   }
-  journal_dirty_ = true;
 }
 
 void JobMaster::tick(Clock::time_point now) {
-  if (phase_ != Phase::Done) {
-    for (auto& [id, a] : agents_)
-      if (!a.evicted && seconds_between(a.last_seen, now) > o_.agent_timeout_s) {
-        if (a.rank >= 0) {
-          lose(a, "silent for " + std::to_string(static_cast<long>(seconds_between(a.last_seen, now))) + " s", now);
-          break;  // the map changes below: one per tick
-        }
-        agents_.erase(id);  // a silent spare is simply gone
-        journal_dirty_ = true;
-        break;
-      }
-    if (phase_ == Phase::Gathering) try_to_run(now);
+  // Silence is looked for once a second: the agent timeout is seconds long, and a pass over
+  // 10,000 agents 20 times a second would cost more than their heartbeats.
+  if (phase_ != Phase::Done && now - silence_checked_ >= std::chrono::seconds(1)) {
+    silence_checked_ = now;
+    std::vector<std::string> silent;
+    for (const auto& [id, a] : agents_)
+      if (!a.evicted && seconds_between(a.last_seen, now) > o_.agent_timeout_s) silent.push_back(id);
+    for (const auto& id : silent) {
+      Agent& a = agents_.at(id);
+      if (a.rank >= 0) lose(a, "silent for " + std::to_string(static_cast<long>(seconds_between(a.last_seen, now))) + " s", now);
+      else agents_.erase(id);  // a silent spare is simply gone
+      journal_dirty_ = true;
+    }
   }
+  if (phase_ == Phase::Gathering) try_to_run(now);
   log_.flush();
   if (journal_dirty_ && now - journal_written_ > std::chrono::milliseconds(200)) write_journal(now);
 }

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/protocol.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
@@ -63,6 +65,9 @@ class JobMaster {
   JoinReply join(const JoinRequest& request, Clock::time_point now);
   //! Takes an agent's report; answers with what its node does now. Throws UnknownAgent.
   Plan report(const Report& report, Clock::time_point now);
+  //! A steady-state heartbeat datagram (heartbeat_datagram.hpp): the agent is alive at `step`.
+  //! The answer, when there is one: its plan changed (it reports by HTTP next), or it is unknown.
+  std::optional<HeartbeatAnswer> heartbeat(const Heartbeat& h, Clock::time_point now);
   //! Agents gone silent, the journal and the log's writes: call it a few times a second.
   void tick(Clock::time_point now);
 
@@ -94,6 +99,7 @@ class JobMaster {
     std::string id, host, address;
     std::int64_t node_id = -1;
     int rank = -1;                 //!< -1: a spare
+    std::uint64_t seq = 0;         //!< its last heartbeat datagram's (older ones are replays)
     bool evicted = false;
     Clock::time_point last_seen;
     NodeStatus status;
@@ -108,6 +114,8 @@ class JobMaster {
 
   Plan plan_for(const Agent& a) const;
   void take_lines(const Report& report, Clock::time_point now);
+  //! After an agent's state changed: every node finished, or gathering may go on.
+  void status_changed(const Agent& a, Clock::time_point now);
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
@@ -132,13 +140,13 @@ class JobMaster {
   ProgressBook book_;
   Phase phase_ = Phase::Rendezvous;
   std::int64_t generation_ = 0, restore_step_ = -2, start_utc_us_ = 0;
-  std::map<std::string, Agent> agents_;
+  std::unordered_map<std::string, Agent> agents_;
   std::vector<std::string> slots_;  //!< the agent holding each node rank ("" vacant)
   std::vector<Fault> faults_;
   std::string cause_;               //!< the fault class that ended the last generation
   bool decided_ = false;            //!< this gathering's decision is made
   bool waited_for_spare_ = false;   //!< since the decision, a rank had no node
-  Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{};
+  Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{}, silence_checked_{};
   bool journal_dirty_ = false, resumed_ = false;
   int restarts_ = 0, exit_code_ = 0;
   std::string reason_;

@@ -1,10 +1,13 @@
 #pragma once
 //! The job master on the network: cpp-httplib's server on an explicit address, every request
-//! checked against the job's token, the JobMaster fed under one lock (live/cluster/protocol.hpp).
+//! checked against the job's token, and a UDP socket on the same address and port for the agents'
+//! steady-state heartbeats (heartbeat_datagram.hpp, each MAC'd with the token); the JobMaster is
+//! fed under one lock (live/cluster/protocol.hpp).
 
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "live/cluster/job_master.hpp"
 
@@ -24,11 +27,15 @@ class MasterService {
 
  private:
   struct Http;
+  void serve_datagrams();
   JobMaster& master_;
   std::string token_;
   std::mutex mutex_;
   Http* http_;
   int port_ = 0;
+  int udp_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread datagrams_;
 };
 
 //! Compares in time that does not depend on where the strings differ.

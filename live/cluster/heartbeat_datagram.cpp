@@ -1,0 +1,145 @@
+#include "live/cluster/heartbeat_datagram.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "live/cluster/master_service.hpp"
+
+namespace ctwin::live::cluster {
+
+namespace {
+
+//! HMAC-SHA256 (RFC 2104) with the key's inner and outer blocks hashed once per token and thread:
+//! a datagram then costs two SHA-256 runs over a few dozen bytes, not a key schedule each time.
+class Hmac {
+ public:
+  explicit Hmac(const std::string& key) : key_(key), inner_(EVP_MD_CTX_new()), outer_(EVP_MD_CTX_new()), work_(EVP_MD_CTX_new()) {
+    unsigned char block[64] = {};
+    if (key.size() > sizeof block) {
+      unsigned int n = 0;
+      EVP_Digest(key.data(), key.size(), block, &n, EVP_sha256(), nullptr);
+    } else {
+      std::copy(key.begin(), key.end(), block);
+    }
+    unsigned char pad[64];
+    for (int i = 0; i < 64; ++i) pad[i] = block[i] ^ 0x36;
+    EVP_DigestInit_ex(inner_, EVP_sha256(), nullptr);
+    EVP_DigestUpdate(inner_, pad, sizeof pad);
+    for (int i = 0; i < 64; ++i) pad[i] = block[i] ^ 0x5c;
+    EVP_DigestInit_ex(outer_, EVP_sha256(), nullptr);
+    EVP_DigestUpdate(outer_, pad, sizeof pad);
+  }
+  ~Hmac() {
+    EVP_MD_CTX_free(inner_);
+    EVP_MD_CTX_free(outer_);
+    EVP_MD_CTX_free(work_);
+  }
+  Hmac(const Hmac&) = delete;
+  Hmac& operator=(const Hmac&) = delete;
+  const std::string& key() const { return key_; }
+  void sign(const std::string& text, unsigned char (&digest)[32]) {
+    unsigned int n = 0;
+    EVP_MD_CTX_copy_ex(work_, inner_);
+    EVP_DigestUpdate(work_, text.data(), text.size());
+    EVP_DigestFinal_ex(work_, digest, &n);
+    EVP_MD_CTX_copy_ex(work_, outer_);
+    EVP_DigestUpdate(work_, digest, 32);
+    EVP_DigestFinal_ex(work_, digest, &n);
+  }
+
+ private:
+  std::string key_;
+  EVP_MD_CTX *inner_, *outer_, *work_;
+};
+
+std::string mac_of(const std::string& text, const std::string& token) {
+  thread_local std::unique_ptr<Hmac> hmac;
+  if (!hmac || hmac->key() != token) hmac = std::make_unique<Hmac>(token);
+  unsigned char digest[32];
+  hmac->sign(text, digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex(32, '0');
+  for (int i = 0; i < 16; ++i) hex[2 * i] = kHex[digest[i] >> 4], hex[2 * i + 1] = kHex[digest[i] & 15];
+  return hex;
+}
+
+std::string signed_text(const std::string& text, const std::string& token) { return text + " " + mac_of(text, token); }
+
+//! The words of a datagram whose MAC holds, nullopt otherwise.
+std::optional<std::vector<std::string>> verified_words(const std::string& datagram, const std::string& token) {
+  if (datagram.size() > kLargestDatagram) return std::nullopt;
+  const auto space = datagram.rfind(' ');
+  if (space == std::string::npos) return std::nullopt;
+  const std::string text = datagram.substr(0, space);
+  if (!same_secret(datagram.substr(space + 1), mac_of(text, token))) return std::nullopt;
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    if (end > at) words.emplace_back(text, at, end - at);
+    at = end + 1;
+  }
+  if (words.size() < 4 || words[1] != "1") return std::nullopt;
+  return words;
+}
+
+template <class T>
+bool number(const std::string& word, T& out) {
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), out);
+  return error == std::errc() && end == word.data() + word.size();
+}
+
+}  // namespace
+
+std::string encode(const Heartbeat& h, const std::string& token) {
+  std::ostringstream out;
+  out << "ctwin-heartbeat 1 " << h.agent << ' ' << h.seq << ' ' << h.generation << ' ' << to_string(h.state) << ' ' << h.step << ' '
+      << h.known_generation << ' ' << to_string(h.known_plan);
+  return signed_text(out.str(), token);
+}
+
+std::string encode(const HeartbeatAnswer& a, const std::string& token) {
+  std::ostringstream out;
+  if (a.unknown) out << "ctwin-unknown 1 " << a.agent << ' ' << a.seq;
+  else out << "ctwin-plan 1 " << a.agent << ' ' << a.seq << ' ' << a.generation << ' ' << to_string(a.plan);
+  return signed_text(out.str(), token);
+}
+
+std::optional<Heartbeat> decode_heartbeat(const std::string& datagram, const std::string& token) {
+  const auto words = verified_words(datagram, token);
+  if (!words || words->size() != 9 || (*words)[0] != "ctwin-heartbeat") return std::nullopt;
+  Heartbeat h;
+  h.agent = (*words)[2];
+  const auto state = node_state_named((*words)[5]);
+  const auto plan = plan_kind_named((*words)[8]);
+  if (!state || !plan || !number((*words)[3], h.seq) || !number((*words)[4], h.generation) || !number((*words)[6], h.step) ||
+      !number((*words)[7], h.known_generation) || h.agent.size() > 64)
+    return std::nullopt;
+  h.state = *state;
+  h.known_plan = *plan;
+  return h;
+}
+
+std::optional<HeartbeatAnswer> decode_answer(const std::string& datagram, const std::string& token) {
+  const auto words = verified_words(datagram, token);
+  if (!words) return std::nullopt;
+  HeartbeatAnswer a;
+  a.agent = (*words)[2];
+  if (!number((*words)[3], a.seq)) return std::nullopt;
+  if ((*words)[0] == "ctwin-unknown" && words->size() == 4) {
+    a.unknown = true;
+    return a;
+  }
+  if ((*words)[0] != "ctwin-plan" || words->size() != 6) return std::nullopt;
+  const auto plan = plan_kind_named((*words)[5]);
+  if (!plan || !number((*words)[4], a.generation)) return std::nullopt;
+  a.plan = *plan;
+  return a;
+}
+
+}  // namespace ctwin::live::cluster

@@ -1,0 +1,134 @@
+// The job master's logic without the network (JobMaster, in-process, time passed in), and the
+// heartbeat datagrams' authentication: rendezvous, the cross-node commit, one fault stopping every
+// node, a silent agent replaced by a spare, forged and replayed datagrams dropped.
+
+#include <catch2/catch.hpp>
+
+#include "live/cluster/heartbeat_datagram.hpp"
+#include "live/cluster/job_master.hpp"
+#include "models/scenario_loader.hpp"
+#include "policies/recovery_controller.hpp"
+
+using namespace ctwin;
+using namespace ctwin::live;
+using namespace ctwin::live::cluster;
+using Clock = JobMaster::Clock;
+
+namespace {
+
+const std::string kToken = "unit-test-token-0123456789";
+
+Scenario policy() {
+  return parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}}})", "policy.json");
+}
+
+Report report(const std::string& agent, std::int64_t generation, NodeState state, std::optional<std::vector<std::int64_t>> restorable = {}) {
+  Report r;
+  r.agent = agent;
+  r.status = {generation, state, -1, std::move(restorable)};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign one is dropped", "[live][cluster]") {
+  const Heartbeat h{"agent-7", 42, 3, NodeState::Running, 1200, 3, PlanKind::Run};
+  const std::string datagram = encode(h, kToken);
+  const auto back = decode_heartbeat(datagram, kToken);
+  REQUIRE(back);
+  CHECK(back->agent == "agent-7");
+  CHECK(back->seq == 42);
+  CHECK(back->step == 1200);
+  CHECK(back->known_plan == PlanKind::Run);
+  CHECK_FALSE(decode_heartbeat(datagram, "another-token-0123456789"));  // not this job's
+  std::string altered = datagram;
+  altered[datagram.find("1200")] = '9';  // a step changed on the way
+  CHECK_FALSE(decode_heartbeat(altered, kToken));
+  CHECK_FALSE(decode_heartbeat("ctwin-heartbeat 1 a 1 1 running 5 1 run 00000000000000000000000000000000", kToken));
+  CHECK_FALSE(decode_heartbeat(std::string(600, 'x'), kToken));
+  const auto answer = decode_answer(encode(HeartbeatAnswer{"agent-7", 42, false, 4, PlanKind::Stop}, kToken), kToken);
+  REQUIRE(answer);
+  CHECK(answer->generation == 4);
+  CHECK(answer->plan == PlanKind::Stop);
+  CHECK(decode_answer(encode(HeartbeatAnswer{"agent-7", 43, true, 0, PlanKind::Wait}, kToken), kToken)->unknown);
+}
+
+TEST_CASE("job master: rendezvous, the newest step every node holds, one fault stops every node", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  CHECK(m.join({"a", 1, "h1", "10.0.0.1", false}, now).node_rank == 1);  // the rank it asked for
+  CHECK(m.report(report("a", 0, NodeState::Waiting), now).what == PlanKind::Wait);  // one node short
+  CHECK(m.join({"b", -1, "h0", "10.0.0.2", false}, now).node_rank == 0);
+  CHECK(m.join({"c", -1, "h2", "10.0.0.3", false}, now).node_rank == -1);  // a spare
+  // Gathering generation 1: both stop and say what they hold; the job runs from the newest common step.
+  CHECK(m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{30, 20}), now).what == PlanKind::Stop);
+  const Plan run = m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{20, 10}), now);
+  CHECK(run.what == PlanKind::Run);
+  CHECK(run.generation == 1);
+  CHECK(run.restore_step == 20);
+  CHECK(run.master_addr == "10.0.0.2");  // node rank 0's address
+  // A crash on node rank 1: the next plan of every node is stop, generation 2.
+  Report crash = report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{40, 30});
+  crash.fault = FaultReport{"software_bug", "exit 1", -1, -1, 0.5};
+  now += std::chrono::seconds(1);
+  CHECK(m.report(crash, now).what == PlanKind::Stop);
+  // Node rank 0 learns it from its heartbeat's answer, and a replayed heartbeat is ignored.
+  const auto answer = m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run}, now);
+  REQUIRE(answer);
+  CHECK(answer->generation == 2);
+  CHECK(answer->plan == PlanKind::Stop);
+  CHECK_FALSE(m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run}, now));
+  CHECK(m.heartbeat({"nobody", 1, 1, NodeState::Running, 1, 1, PlanKind::Run}, now)->unknown);
+  // Both stopped for generation 2 (a killed during its save of 40 holds 30 whole): the commit is 30.
+  CHECK(m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{30, 20}), now).what == PlanKind::Stop);
+  const Plan again = m.report(report("b", 2, NodeState::Stopped, std::vector<std::int64_t>{40, 30}), now);
+  CHECK(again.what == PlanKind::Run);
+  CHECK(again.restore_step == 30);
+  CHECK(m.restarts() == 1);
+  CHECK(m.interruptions().at("software_bug") == 1);
+}
+
+TEST_CASE("job master: an agent gone silent loses its node, a hot spare takes its rank", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 5;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.join({"spare", -1, "h2", "", true}, now);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  CHECK(m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now).restore_step == -1);  // from scratch
+  // b falls silent; a and the spare go on reporting.
+  for (int second = 1; second <= 7; ++second) {
+    now += std::chrono::seconds(1);
+    m.report(report("a", 1, NodeState::Running), now);
+    m.report(report("spare", 1, NodeState::Waiting), now);
+    m.tick(now);
+  }
+  CHECK(m.interruptions().at("node_lost") == 1);
+  m.report(report("spare", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  // Once node rank 0 has stopped, the decision is made: the spare takes rank 1 and the job runs.
+  const Plan a = m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  CHECK(a.what == PlanKind::Run);
+  CHECK(a.generation == 2);
+  CHECK(m.report(report("spare", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now).node_rank == 1);
+  CHECK(m.status(now)["nodes"][1]["host"] == "h2");
+}
+
+TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
+                    Catch::Contains("/status/state"));
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "running"}})"),
+                    Catch::Contains("/protocol"));
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
+                    Catch::Contains("/extra"));
+  CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
+  CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
+}
