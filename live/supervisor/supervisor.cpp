@@ -14,12 +14,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <set>
 
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/health/health_watch.hpp"
 #include "live/health/kernel_log_tail.hpp"
 #include "live/supervisor/heartbeat.hpp"
+#include "live/supervisor/job_launch.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
 #include "live/supervisor/progress_book.hpp"
@@ -121,7 +121,7 @@ class Supervision {
         {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
     std::vector<std::string> argv = o_.trainer;
-    if (coordination_) job_environment(env, argv);
+    if (coordination_) add_job_environment(plan_, env, argv);
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
     book_.launched();
@@ -195,7 +195,11 @@ class Supervision {
   void check_hang(Clock::time_point t) {
     if (!trainer_->running()) return;
     const double silent = seconds_between(last_message_, t);
-    const double limit = phase_ == Phase::Launching ? o_.startup_timeout_s : hang_.timeout_s();
+    // A trainer that said done is on its way out (the last persist, its collectives' teardown,
+    // torchrun's exit barrier): it is silent by design, and gets the stop grace, not the hang timeout.
+    const double limit = phase_ == Phase::Launching ? o_.startup_timeout_s
+                         : book_.done()             ? std::max(hang_.timeout_s(), o_.stop_grace_s)
+                                                    : hang_.timeout_s();
     if (silent <= limit) return;
     ledger_.charge(Category::Detection, t);
     char detail[96];
@@ -205,56 +209,13 @@ class Supervision {
   }
 
   // --- under a job master ------------------------------------------------------------------
-  //! The torchrun-compatible environment of the master's plan, and its placeholders in the command
-  //! line, so that `torchrun --nnodes {nnodes} --node_rank {node_rank} ...` and a plain
-  //! `srun python train.py` both find the job.
-  void job_environment(std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv) const {
-    const Plan& p = plan_;
-    const std::pair<std::string, std::string> words[] = {
-        {"{nnodes}", std::to_string(p.nnodes)},          {"{node_rank}", std::to_string(p.node_rank)},
-        {"{nproc_per_node}", std::to_string(p.nproc_per_node)}, {"{master_addr}", p.master_addr},
-        {"{master_port}", std::to_string(p.master_port)}};
-    for (auto& arg : argv)
-      for (const auto& [word, value] : words)
-        for (auto at = arg.find(word); at != std::string::npos; at = arg.find(word, at + value.size())) arg.replace(at, word.size(), value);
-    env.insert(env.end(), {{"MASTER_ADDR", p.master_addr},
-                           {"MASTER_PORT", std::to_string(p.master_port)},
-                           {"NNODES", std::to_string(p.nnodes)},
-                           {"NODE_RANK", std::to_string(p.node_rank)},
-                           {"GROUP_RANK", std::to_string(p.node_rank)},
-                           {"WORLD_SIZE", std::to_string(p.nnodes * p.nproc_per_node)},
-                           {"RANK", std::to_string(p.node_rank * p.nproc_per_node)},
-                           {"LOCAL_RANK", "0"},
-                           {"LOCAL_WORLD_SIZE", std::to_string(p.nproc_per_node)},
-                           {"CTWIN_GENERATION", std::to_string(p.generation)}});
-    if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
-  }
-
   //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).
   int rank_base() const { return coordination_ ? std::max(plan_.node_rank, 0) * o_.flash_ranks : 0; }
   int world() const { return coordination_ ? std::max(plan_.nnodes, 1) * o_.flash_ranks : o_.flash_ranks; }
 
-  //! The checkpoint steps every rank of this node can restore (memory slots or disk), newest first.
   std::optional<std::vector<std::int64_t>> node_restorable() const {
     if (o_.flash_ranks <= 0 || plan_.node_rank < 0) return std::nullopt;
-    std::vector<std::int64_t> on_disk;
-    if (!o_.persist_dir.empty()) {
-      try {
-        on_disk = flash::DiskStore(o_.persist_dir, rank_base(), world(), 2).complete_steps();
-      } catch (const std::exception&) {  // an unreadable disk holds nothing restorable
-      }
-    }
-    std::optional<std::set<std::int64_t>> common;
-    for (int r = 0; r < o_.flash_ranks; ++r) {
-      std::set<std::int64_t> mine(on_disk.begin(), on_disk.end());
-      for (int slot = 0; slot < 2; ++slot) {
-        const auto found = flash::ShmSlot::open_existing(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank_base() + r}.path(slot), false);
-        if (found.valid() && found.summary().state == flash::SlotState::Complete) mine.insert(found.summary().step);
-      }
-      if (!common) common = std::move(mine);
-      else std::erase_if(*common, [&](std::int64_t step) { return !mine.count(step); });
-    }
-    return std::vector<std::int64_t>(common->rbegin(), common->rend());
+    return steps_every_rank_holds({o_.shm_dir, o_.flash_name, rank_base()}, o_.flash_ranks, o_.persist_dir, world());
   }
 
   //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it

@@ -428,3 +428,14 @@ TEST_CASE("live run: the log starts with the wall clock and the host, and Slurm 
   for (const auto& e : r.log.events) CHECK((e.node == 3 || e.node == -1 || e.kind == ctwin::EventKind::Ledger));
   CHECK(r.observed().start == start[0]->detail);
 }
+
+TEST_CASE("live run: a trainer silent after saying done is on its way out, not hung", "[live][supervisor]") {
+  // The hang timeout here is 1 s; the trainer exits 3 s after `done` (as a DDP job restored at its
+  // last step does, in its teardown): it finished, with no interruption.
+  LiveRun r("slow-exit");
+  r.run_command("--no-nvml --no-metrics --stop-grace 20s", "python3 " + ctwin::test::repo_file("tests/live/slow_exit_trainer.py") + " 3");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.rows("interrupted").empty());
+  CHECK(r.output.find("the trainer finished at step 10") != std::string::npos);
+}

@@ -1,0 +1,51 @@
+#include "live/supervisor/job_launch.hpp"
+
+#include <set>
+
+#include "live/checkpoint/disk_store.hpp"
+
+namespace ctwin::live {
+
+void add_job_environment(const Plan& p, std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv) {
+  const std::pair<std::string, std::string> words[] = {
+      {"{nnodes}", std::to_string(p.nnodes)},                  {"{node_rank}", std::to_string(p.node_rank)},
+      {"{nproc_per_node}", std::to_string(p.nproc_per_node)}, {"{master_addr}", p.master_addr},
+      {"{master_port}", std::to_string(p.master_port)}};
+  for (auto& arg : argv)
+    for (const auto& [word, value] : words)
+      for (auto at = arg.find(word); at != std::string::npos; at = arg.find(word, at + value.size())) arg.replace(at, word.size(), value);
+  env.insert(env.end(), {{"MASTER_ADDR", p.master_addr},
+                         {"MASTER_PORT", std::to_string(p.master_port)},
+                         {"NNODES", std::to_string(p.nnodes)},
+                         {"NODE_RANK", std::to_string(p.node_rank)},
+                         {"GROUP_RANK", std::to_string(p.node_rank)},
+                         {"WORLD_SIZE", std::to_string(p.nnodes * p.nproc_per_node)},
+                         {"RANK", std::to_string(p.node_rank * p.nproc_per_node)},
+                         {"LOCAL_RANK", "0"},
+                         {"LOCAL_WORLD_SIZE", std::to_string(p.nproc_per_node)},
+                         {"CTWIN_GENERATION", std::to_string(p.generation)}});
+  if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
+}
+
+std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world) {
+  std::vector<std::int64_t> on_disk;
+  if (!persist_dir.empty()) {
+    try {
+      on_disk = flash::DiskStore(persist_dir, first.rank, world, 2).complete_steps();
+    } catch (const std::exception&) {  // an unreadable disk holds nothing restorable
+    }
+  }
+  std::optional<std::set<std::int64_t>> common;
+  for (int r = 0; r < ranks; ++r) {
+    std::set<std::int64_t> mine(on_disk.begin(), on_disk.end());
+    for (int slot = 0; slot < 2; ++slot) {
+      const auto found = flash::ShmSlot::open_existing(flash::SlotLocation{first.shm_dir, first.name, first.rank + r}.path(slot), false);
+      if (found.valid() && found.summary().state == flash::SlotState::Complete) mine.insert(found.summary().step);
+    }
+    if (!common) common = std::move(mine);
+    else std::erase_if(*common, [&](std::int64_t step) { return !mine.count(step); });
+  }
+  return common ? std::vector<std::int64_t>(common->rbegin(), common->rend()) : std::vector<std::int64_t>{};
+}
+
+}  // namespace ctwin::live

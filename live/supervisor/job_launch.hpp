@@ -1,0 +1,28 @@
+#pragma once
+//! What a node under a job master needs to launch its part of the job and to say what it can
+//! restore: the torchrun-compatible environment of the master's plan, and the checkpoint steps
+//! every rank of this node holds complete.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "live/checkpoint/shm_slot.hpp"
+#include "live/supervisor/coordination.hpp"
+
+namespace ctwin::live {
+
+//! Adds the plan's MASTER_ADDR, MASTER_PORT, NNODES, NODE_RANK, GROUP_RANK, WORLD_SIZE, RANK,
+//! LOCAL_RANK, LOCAL_WORLD_SIZE, CTWIN_GENERATION and CTWIN_RESTORE_STEP to `env`, and fills
+//! `{nnodes}`, `{node_rank}`, `{nproc_per_node}`, `{master_addr}`, `{master_port}` in `argv`, so
+//! that `torchrun --nnodes {nnodes} --node_rank {node_rank} ...` and a plain `srun python train.py`
+//! both find the job.
+void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv);
+
+//! The steps all `ranks` ranks from `first.rank` on can restore, newest first: complete snapshots in
+//! their shared-memory slots, and steps complete for every rank of `world` in `persist_dir` (empty: none).
+std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world);
+
+}  // namespace ctwin::live
