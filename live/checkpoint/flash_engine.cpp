@@ -334,6 +334,13 @@ void Engine::persist_loop() {
 
 bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
   if (!store_) throw FlashError(ErrorKind::Usage, "no persist folder was given");
+  // On disk already, from an earlier attempt (a trainer restored at its last step saves nothing
+  // new, and waiting for its own persister would wait for ever).
+  if (store_->manifest(step)) {
+    std::lock_guard lock(mutex_);
+    persisted_step_ = std::max(persisted_step_, step);
+    return true;
+  }
   if (!options_.persist_in_background) {  // the caller persists in its own thread
     const PersistAttempt attempt = attempt_persist(location_, *store_, persisted_step_);
     std::lock_guard lock(mutex_);

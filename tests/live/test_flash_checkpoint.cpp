@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -110,6 +111,26 @@ TEST_CASE("flash checkpoint: save returns with the state in shared memory, resto
   CHECK(f.holds(3));
   // keep_last = 2: steps 2 and 3 stay on disk.
   CHECK(f.step_folders() == std::vector<std::string>{"step-000000000002", "step-000000000003"});
+}
+
+TEST_CASE("flash checkpoint: a step an earlier attempt persisted counts as persisted at once", "[live][flash]") {
+  // A trainer restored at its last step saves nothing new, then waits for that step to be on
+  // disk before it says done: it is, and the wait must not last until the timeout.
+  Fixture f;
+  {
+    Engine engine(f.options());
+    f.attach(engine);
+    f.fill(7);
+    engine.save(7);
+    REQUIRE(engine.wait_persisted(7, 30));
+  }
+  Engine restarted(f.options());
+  f.attach(restarted);
+  REQUIRE(restarted.restore().step == 7);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(restarted.wait_persisted(7, 60));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));  // not the 60 s timeout
+  CHECK(restarted.persisted_step() == 7);
 }
 
 TEST_CASE("flash checkpoint: without shared memory the newest verified disk checkpoint is restored", "[live][flash]") {
