@@ -127,9 +127,8 @@ TEST_CASE("flash checkpoint: a step an earlier attempt persisted counts as persi
   Engine restarted(f.options());
   f.attach(restarted);
   REQUIRE(restarted.restore().step == 7);
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK(restarted.wait_persisted(7, 60));
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));  // not the 60 s timeout
+  // No time to wait at all: only a step already on disk can be reported persisted.
+  CHECK(restarted.wait_persisted(7, 0));
   CHECK(restarted.persisted_step() == 7);
 }
 
