@@ -1,7 +1,8 @@
 // ctwin_fake_agents: N lightweight agents that speak the real protocol to a job master (each one
 // an AgentLink, the agent's own link: join, then a report every interval), with no trainer. For
 // bench/master_load.sh: the master's CPU and memory with 1,000 agents.
-//   ctwin_fake_agents --master 127.0.0.1:PORT --agents 1000 --seconds 60   (token: $CTWIN_JOB_TOKEN)
+//   ctwin_fake_agents --master 127.0.0.1:PORT --agents 1000 [--first 0] --seconds 60   (token: $CTWIN_JOB_TOKEN)
+// Each agent holds three descriptors; master_load.sh runs several of these processes for 10,000.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,12 +15,13 @@
 
 int main(int argc, char** argv) {
   std::string master = "127.0.0.1:29400";
-  int agents = 1000;
+  int agents = 1000, first = 0;
   double seconds = 60;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--master") master = value;
     else if (flag == "--agents") agents = std::atoi(value.c_str());
+    else if (flag == "--first") first = std::atoi(value.c_str());
     else if (flag == "--seconds") seconds = std::atof(value.c_str());
   }
   const char* token = std::getenv("CTWIN_JOB_TOKEN");
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
   }
   using namespace ctwin::live;
   std::vector<std::unique_ptr<cluster::AgentLink>> links;
-  for (int a = 0; a < agents; ++a) {
+  for (int a = first; a < first + agents; ++a) {
     cluster::JoinRequest join{"fake-" + std::to_string(a), a, "fake-host-" + std::to_string(a), "127.0.0.1", false};
     links.push_back(std::make_unique<cluster::AgentLink>(master.substr(0, colon), std::atoi(master.c_str() + colon + 1), token, join));
   }

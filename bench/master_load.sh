@@ -13,13 +13,23 @@ printf '{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "inte
 "$here/build/ctwin-live" master --policy "$work/policy.json" --nnodes "$agents" --bind 127.0.0.1:0 --port-file "$work/port" \
   --journal "$work/journal.json" --events "$work/job.csv" --report-interval 1s --agent-timeout 60s --no-metrics 2> "$work/master.log" &
 master=$!
-trap 'kill $master $fake 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+trap ' kill $master ${fake:-} 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-"$here/build/ctwin_fake_agents" --master "127.0.0.1:$(cat "$work/port")" --agents "$agents" --seconds $((window + 200)) > "$work/fake.log" 2> "$work/fake.err" &
-fake=$!
+# At most 3,000 agents per process: each holds three descriptors, and a process may have 20,000.
+fakes=()
+for first in $(seq 0 3000 $((agents - 1))); do
+  n=$(( agents - first < 3000 ? agents - first : 3000 ))
+  "$here/build/ctwin_fake_agents" --master "127.0.0.1:$(cat "$work/port")" --first "$first" --agents "$n" --seconds $((window + 300)) \
+    > "$work/fake-$first.log" 2> "$work/fake-$first.err" &
+  fakes+=($!)
+done
+fake="${fakes[*]}"
 # Rendezvous, then the job runs: measure once every agent runs.
-for _ in $(seq 900); do grep -q "running=$agents/$agents" "$work/fake.log" 2>/dev/null && break; sleep 0.2; done
-grep -q "running=$agents/$agents" "$work/fake.log" || { echo "the agents never all ran"; tail -3 "$work/fake.log"; exit 1; }
+running() { local total=0 n; for log in "$work"/fake-*.log; do n=$(tail -1 "$log" 2>/dev/null | sed -n 's/.*running=\([0-9]*\).*/\1/p'); total=$((total + ${n:-0})); done; echo $total; }
+t_start=$(date +%s.%N)
+for _ in $(seq 1500); do [ "$(running)" -ge "$agents" ] && break; sleep 0.2; done
+[ "$(running)" -ge "$agents" ] || { echo "the agents never all ran: $(running)/$agents"; tail -3 "$work"/fake-*.err; exit 1; }
+echo "all $agents agents running $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t_start" "$(date +%s.%N)") s after they started"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$master/stat"; }
 c0=$(cpu); t0=$(date +%s.%N)
