@@ -1,9 +1,22 @@
 #include "policies/checkpoint_policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "models/network_domains.hpp"
+
 namespace ctwin {
+
+double implied_job_mtbf_s(const Scenario& s) {
+  double rate = 0;  // interruptions per second
+  for (const auto& f : s.faults) {
+    const bool stops = f.effect == Effect::Crash || f.effect == Effect::Hang || f.effect == Effect::Sdc ||
+                       (f.effect == Effect::Flap && f.action_us >= f.detection_us);
+    if (stops) rate += f.rate.per_component_second * static_cast<double>(component_count(s, f));
+  }
+  return rate > 0 ? 1 / rate : 1e12;
+}
 
 double young_interval_s(double save_s, double mtbf_s) { return std::sqrt(2 * save_s * mtbf_s); }
 
@@ -38,6 +51,35 @@ std::unique_ptr<IntervalPolicy> make_checkpoint_policy(const CheckpointPolicySpe
     case CheckpointPolicySpec::Kind::Adaptive: return std::make_unique<AdaptivePolicy>(mtbf_s, spec.prior_weight);
   }
   throw std::invalid_argument("unknown checkpoint policy");
+}
+
+std::int64_t steps_per_interval(double interval_s, double step_s) {
+  if (!(step_s > 0) || !(interval_s > 0)) return 1;
+  return std::clamp<std::int64_t>(std::llround(interval_s / step_s), 1, std::int64_t{1} << 40);
+}
+
+bool CheckpointCadence::saves_at(std::int64_t step, std::int64_t default_every) const {
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it)
+    if (step >= it->from) return it->every > 0 && (step - it->from) % it->every == 0;
+  return default_every > 0 && step % default_every == 0;
+}
+
+std::optional<CadenceChange> next_cadence(const CheckpointCadence& current, std::int64_t every, std::int64_t step, std::int64_t lead_steps,
+                                          double hysteresis) {
+  if (every < 1) return std::nullopt;
+  if (!current.changes.empty()) {
+    const std::int64_t now_every = current.changes.back().every;
+    if (std::abs(static_cast<double>(every - now_every)) <= hysteresis * static_cast<double>(now_every)) return std::nullopt;
+  }
+  std::int64_t from = std::max<std::int64_t>(step, 0) + std::max<std::int64_t>(lead_steps, 1);
+  if (!current.changes.empty()) from = std::max(from, current.changes.back().from + 1);
+  return CadenceChange{from, every};
+}
+
+void CheckpointCadence::add(const CadenceChange& change) {
+  changes.push_back(change);
+  if (changes.size() > kKept) changes.erase(changes.begin());
+  ++revision;
 }
 
 }  // namespace ctwin

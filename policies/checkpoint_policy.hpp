@@ -4,7 +4,10 @@
 //! adaptive policy that estimates the MTBF online from the failures seen (Gamma prior) and takes
 //! Daly's interval for it. Simulation, not these formulas, decides which is best (`ctwin optimize`).
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/units.hpp"
 #include "models/scenario.hpp"
@@ -75,5 +78,37 @@ class AdaptivePolicy final : public IntervalPolicy {
 //! The policy a scenario's `policies.checkpoint` names. `job_mtbf_s` is the MTBF the scenario's
 //! fault rates imply, used when the section gives none.
 std::unique_ptr<IntervalPolicy> make_checkpoint_policy(const CheckpointPolicySpec& spec, double job_mtbf_s);
+
+//! The job's mean time between interruptions that the fault rates imply: every class that stops
+//! the job (crash, hang, SDC, a flap the watchdog catches, a network part that cuts a node out).
+double implied_job_mtbf_s(const Scenario& scenario);
+
+// --- the interval, live: in steps, the same on every rank -----------------------------------------
+
+//! From step `from` on, a save every `every` steps (one at `from` itself).
+struct CadenceChange {
+  std::int64_t from = 0, every = 0;
+};
+
+//! Which steps a live job saves. Ranks of a synchronous job must save the same steps (a restore
+//! takes the newest step every rank holds), so the live master turns the policy's interval into
+//! steps and each change into a step number ahead of the job, far enough that every node has heard
+//! of it before it applies. Before the first change, the trainer's own cadence holds.
+struct CheckpointCadence {
+  static constexpr std::size_t kKept = 4;  //!< the newest changes (a rank restored before the last one goes by the ones before)
+  std::int64_t revision = 0;               //!< one more at each change
+  std::vector<CadenceChange> changes;      //!< oldest first
+  bool saves_at(std::int64_t step, std::int64_t default_every) const;
+  void add(const CadenceChange& change);
+};
+
+//! Steps of `step_s` in a compute interval of `interval_s`, at least one.
+std::int64_t steps_per_interval(double interval_s, double step_s);
+
+//! The change to `every` steps a job at `step` should make, or nullopt: none when it differs from
+//! the current cadence by no more than `hysteresis` (a fraction), so that noise in the measured
+//! costs does not move the cadence at every report. It applies `lead_steps` ahead.
+std::optional<CadenceChange> next_cadence(const CheckpointCadence& current, std::int64_t every, std::int64_t step, std::int64_t lead_steps,
+                                          double hysteresis = 0.1);
 
 }  // namespace ctwin

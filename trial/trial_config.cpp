@@ -9,16 +9,6 @@
 
 namespace ctwin {
 
-double implied_job_mtbf_s(const Scenario& s) {
-  double rate = 0;  // interruptions per second
-  for (const auto& f : s.faults) {
-    const bool stops = f.effect == Effect::Crash || f.effect == Effect::Hang || f.effect == Effect::Sdc ||
-                       (f.effect == Effect::Flap && f.action_us >= f.detection_us);
-    if (stops) rate += f.rate.per_component_second * static_cast<double>(component_count(s, f));
-  }
-  return rate > 0 ? 1 / rate : 1e12;
-}
-
 TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs) {
   TrialConfig c;
   c.job_nodes = scenario.job.nodes;

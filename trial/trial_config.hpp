@@ -62,8 +62,4 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
 //! cannot keep up with the snapshots (each then skips to the newest, and storage lags behind).
 std::vector<std::string> checkpoint_warnings(const TrialConfig& config);
 
-//! The job's mean time between interruptions that the fault rates imply: every class that stops
-//! the job (crash, hang, SDC, a flap the watchdog catches, a network part that cuts a node out).
-double implied_job_mtbf_s(const Scenario& scenario);
-
 }  // namespace ctwin

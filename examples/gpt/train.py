@@ -150,7 +150,7 @@ def main():
         sup.step(s, time.time() - started)
         if rank == 0 and s % 10 == 0:
             print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
-        if s % args.checkpoint_every == 0 or stop:
+        if sup.checkpoint_due(s, args.checkpoint_every) or stop:  # the master's policy, else --checkpoint-every
             sup.checkpoint(s, ckpt.save(s))
             saved = s
         if stop:

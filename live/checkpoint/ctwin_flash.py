@@ -14,6 +14,7 @@ arrays. Registered objects are kept alive by the wrapper; their memory must not 
 """
 
 import ctypes
+import json
 import os
 
 _SOURCES = {0: "none", 1: "memory", 2: "disk"}
@@ -253,7 +254,7 @@ class Supervisor:
         for step in ...:
             ...                                  # one training step, `seconds` long
             sup.step(step, seconds)
-            if step % every == 0:
+            if sup.checkpoint_due(step, every):  # the master's cadence, else every `every` steps
                 sup.checkpoint(step, ckpt.save(step))  # save returns the stall
         sup.done(step)
     """
@@ -263,6 +264,9 @@ class Supervisor:
         self.rank = int(rank if rank is not None else os.environ.get("LOCAL_RANK", "0"))
         self.attempt = int(os.environ.get("CTWIN_ATTEMPT", "0"))
         self._socket = None
+        self._control = os.environ.get("CTWIN_CONTROL_FILE")
+        self._control_stamp = None
+        self._cadence = []  # (from, every), oldest first
         if self.path:
             import socket
 
@@ -276,6 +280,32 @@ class Supervisor:
             self._socket.sendto(f"{line} rank={self.rank}".encode(), self.path)
         except OSError:
             self._socket = None  # the supervisor is gone (or never was): training goes on
+
+    def checkpoint_due(self, step, every):
+        """True when `step` is one to save. Under a job master, its checkpoint policy's cadence
+        ($CTWIN_CONTROL_FILE, policies/checkpoint_policy.hpp CheckpointCadence: from step `from` on,
+        every `every` steps, each change announced ahead of the job so that every rank saves the same
+        steps); before its first change, and when unsupervised, every `every` steps."""
+        self._read_cadence()
+        for change in reversed(self._cadence):
+            if step >= change[0]:
+                return (step - change[0]) % change[1] == 0
+        return every > 0 and step % every == 0
+
+    def _read_cadence(self):
+        if not self._control:
+            return
+        try:
+            st = os.stat(self._control)
+            stamp = (st.st_ino, st.st_mtime_ns)  # rewritten by rename: a new inode
+            if stamp == self._control_stamp:
+                return
+            with open(self._control) as f:
+                cadence = json.load(f)
+            self._cadence = [(int(c["from"]), int(c["every"])) for c in cadence["changes"] if int(c["every"]) > 0]
+            self._control_stamp = stamp
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # not written yet, or unreadable: the cadence known so far holds
 
     def restored(self, step, source, seconds=0.0):
         self._say(f"restored {-1 if step is None else int(step)} {source} {float(seconds):.6f}")

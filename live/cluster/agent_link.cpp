@@ -58,7 +58,7 @@ void AgentLink::send_heartbeat() {
   {
     std::lock_guard lock(mutex_);
     news_pending_ = false;
-    h = {join_.agent, ++seq_, status_.generation, status_.state, status_.step, plan_->generation, plan_->what};
+    h = {join_.agent, ++seq_, status_.generation, status_.state, status_.step, plan_->generation, plan_->what, plan_->cadence.revision};
   }
   const std::string datagram = encode(h, token_);
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));

@@ -99,7 +99,7 @@ bool number(const std::string& word, T& out) {
 std::string encode(const Heartbeat& h, const std::string& token) {
   std::ostringstream out;
   out << "ctwin-heartbeat 1 " << h.agent << ' ' << h.seq << ' ' << h.generation << ' ' << to_string(h.state) << ' ' << h.step << ' '
-      << h.known_generation << ' ' << to_string(h.known_plan);
+      << h.known_generation << ' ' << to_string(h.known_plan) << ' ' << h.known_cadence;
   return signed_text(out.str(), token);
 }
 
@@ -112,13 +112,13 @@ std::string encode(const HeartbeatAnswer& a, const std::string& token) {
 
 std::optional<Heartbeat> decode_heartbeat(const std::string& datagram, const std::string& token) {
   const auto words = verified_words(datagram, token);
-  if (!words || words->size() != 9 || (*words)[0] != "ctwin-heartbeat") return std::nullopt;
+  if (!words || words->size() != 10 || (*words)[0] != "ctwin-heartbeat") return std::nullopt;
   Heartbeat h;
   h.agent = (*words)[2];
   const auto state = node_state_named((*words)[5]);
   const auto plan = plan_kind_named((*words)[8]);
   if (!state || !plan || !number((*words)[3], h.seq) || !number((*words)[4], h.generation) || !number((*words)[6], h.step) ||
-      !number((*words)[7], h.known_generation) || h.agent.size() > 64)
+      !number((*words)[7], h.known_generation) || !number((*words)[9], h.known_cadence) || h.agent.size() > 64)
     return std::nullopt;
   h.state = *state;
   h.known_plan = *plan;

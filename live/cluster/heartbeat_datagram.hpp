@@ -30,6 +30,7 @@ struct Heartbeat {
   std::int64_t step = -1;
   std::int64_t known_generation = 0;  //!< the plan the agent follows
   PlanKind known_plan = PlanKind::Wait;
+  std::int64_t known_cadence = 0;  //!< the checkpoint cadence's revision it follows
 };
 
 //! The master's answer: the plan changed (`plan` set), or the agent is unknown (`unknown`).

@@ -25,6 +25,8 @@ void JobMaster::write_journal(Clock::time_point now) {
     agents.push_back({{"id", id}, {"host", a.host}, {"address", a.address}, {"node_id", a.node_id}, {"rank", a.rank}, {"evicted", a.evicted},
                       {"actions", a.actions}});
   const LiveLedger::Saved saved = ledger_.saved();
+  nlohmann::json cadence_changes = nlohmann::json::array();
+  for (const auto& c : cadence_.changes) cadence_changes.push_back({c.from, c.every});
   nlohmann::json at_step = nlohmann::json::array();
   for (const auto& [step, us] : saved.productive_at_step) at_step.push_back({step, us});
   const nlohmann::json j = {
@@ -42,6 +44,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"exit_code", exit_code_},
       {"reason", reason_},
       {"interruptions", interruptions_},
+      {"cadence", {{"revision", cadence_.revision}, {"changes", cadence_changes}}},
       {"agents", agents},
       {"ledger", {{"us", saved.ledger.us}, {"mark", saved.mark}, {"rolled_back_us", saved.rolled_back_us}, {"at_step", at_step}}},
       {"log", {{"classes", log_.class_names()}, {"rows", log_.row_texts()}}}};
@@ -73,6 +76,10 @@ void JobMaster::read_journal(Clock::time_point now) {
     exit_code_ = j.at("exit_code").get<int>();
     reason_ = j.at("reason").get<std::string>();
     interruptions_ = j.at("interruptions").get<std::map<std::string, long>>();
+    if (const auto c = j.find("cadence"); c != j.end()) {
+      cadence_.revision = c->at("revision").get<std::int64_t>();
+      for (const auto& change : c->at("changes")) cadence_.changes.push_back({change.at(0).get<std::int64_t>(), change.at(1).get<std::int64_t>()});
+    }
     for (const auto& a : j.at("agents")) {
       Agent agent;
       agent.id = a.at("id").get<std::string>();

@@ -28,6 +28,7 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
       book_(ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) { record(at, kind, note, 0, -1, {}, speed); }) {
   assert(o_.nnodes >= 1 && o_.nproc_per_node >= 1);
   slots_.assign(static_cast<std::size_t>(o_.nnodes), "");
+  interval_policy_ = make_checkpoint_policy(scenario_.checkpoint_policy, implied_job_mtbf_s(scenario_));
   start_utc_us_ = utc_now_us();
   read_journal(now);
   if (!resumed_) record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job);
@@ -116,7 +117,7 @@ std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::t
     a.status.step = h.step;
   }
   const Plan p = plan_for(a);
-  if (p.generation == h.known_generation && p.what == h.known_plan) return std::nullopt;
+  if (p.generation == h.known_generation && p.what == h.known_plan && p.cadence.revision == h.known_cadence) return std::nullopt;
   return HeartbeatAnswer{h.agent, h.seq, false, p.generation, p.what};
 }
 
@@ -158,6 +159,7 @@ void JobMaster::tick(Clock::time_point now) {
     }
   }
   if (phase_ == Phase::Gathering) try_to_run(now);
+  update_cadence(now);
   log_.flush();
   if (journal_dirty_ && now - journal_written_ > std::chrono::milliseconds(200)) write_journal(now);
 }
@@ -355,6 +357,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.restore_step = restore_step_;
   p.actions = a.actions;
   p.cause = cause_;
+  p.cadence = cadence_;
   if (phase_ == Phase::Done) {
     p.what = PlanKind::Exit;
     p.exit_code = exit_code_;

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <optional>
 #include <stdexcept>
@@ -33,6 +34,7 @@
 #include "live/supervisor/live_metrics.hpp"
 #include "live/supervisor/progress_book.hpp"
 #include "models/scenario.hpp"
+#include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
 
 namespace ctwin::live::cluster {
@@ -129,6 +131,10 @@ class JobMaster {
   Agent* agent_at(int rank);
   int vacancies() const;
 
+  //! Running: the checkpoint policy's interval for the costs measured so far, as a cadence in
+  //! steps for every trainer (job_cadence.cpp).
+  void update_cadence(Clock::time_point now);
+
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);
 
@@ -151,6 +157,9 @@ class JobMaster {
   int restarts_ = 0, exit_code_ = 0;
   std::string reason_;
   std::map<std::string, long> interruptions_;
+  std::unique_ptr<IntervalPolicy> interval_policy_;
+  CheckpointCadence cadence_;
+  Clock::time_point cadence_checked_{};
 };
 
 }  // namespace ctwin::live::cluster

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "live/supervisor/job_launch.hpp"
 #include "models/json_reader.hpp"
 
 namespace ctwin::live::cluster {
@@ -88,7 +89,7 @@ json to_json(const Plan& m) {
           {"node_rank", m.node_rank},     {"nnodes", m.nnodes},         {"nproc_per_node", m.nproc_per_node},
           {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
-          {"reason", m.reason}};
+          {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)}};
 }
 
 JoinRequest parse_join_request(const std::string& body) {
@@ -192,6 +193,24 @@ Plan parse_plan(const std::string& body) {
   m.cause = bounded_string(r, j, "", "cause", false, 64);
   m.exit_code = static_cast<int>(r.integer(j, "", "exit_code", false, 0, 255).value_or(0));
   m.reason = bounded_string(r, j, "", "reason", false, kLongestLine);
+  if (const json* c = r.object(j, "", "checkpoint_cadence", false)) {
+    m.cadence.revision = r.integer(*c, "/checkpoint_cadence", "revision", true, 0, kNewest).value_or(0);
+    const auto it = c->find("changes");
+    if (it == c->end() || !it->is_array() || it->size() > CheckpointCadence::kKept) {
+      r.problem("/checkpoint_cadence/changes", "expected an array of at most " + std::to_string(CheckpointCadence::kKept) + " changes");
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string at = "/checkpoint_cadence/changes/" + std::to_string(i);
+        if (!(*it)[i].is_object()) {
+          r.problem(at, "expected an object");
+          continue;
+        }
+        const auto from = r.integer((*it)[i], at, "from", true, 0, kNewest);
+        const auto every = r.integer((*it)[i], at, "every", true, 1, kNewest);
+        if (from && every) m.cadence.changes.push_back({*from, *every});
+      }
+    }
+  }
   throw_problems(r, "plan");
   return m;
 }

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "policies/checkpoint_policy.hpp"
+
 namespace ctwin::live {
 
 enum class PlanKind { Wait, Stop, Run, Exit };
@@ -32,6 +34,8 @@ struct Plan {
   std::string cause;                 //!< the fault class that ended the last generation
   int exit_code = 0;                 //!< Exit
   std::string reason;
+  //! Which steps the trainers save (the checkpoint policy's interval, in steps); no changes: their own.
+  CheckpointCadence cadence;
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };

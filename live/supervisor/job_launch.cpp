@@ -1,7 +1,16 @@
 #include "live/supervisor/job_launch.hpp"
 
-#include <set>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/atomic_file.hpp"
 #include "live/checkpoint/disk_store.hpp"
 
 namespace ctwin::live {
@@ -46,6 +55,47 @@ std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& firs
     else std::erase_if(*common, [&](std::int64_t step) { return !mine.count(step); });
   }
   return common ? std::vector<std::int64_t>(common->rbegin(), common->rend()) : std::vector<std::int64_t>{};
+}
+
+nlohmann::json cadence_to_json(const CheckpointCadence& cadence) {
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : cadence.changes) changes.push_back({{"from", c.from}, {"every", c.every}});
+  return {{"revision", cadence.revision}, {"changes", changes}};
+}
+
+std::optional<CheckpointCadence> read_cadence_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  try {
+    CheckpointCadence c;
+    c.revision = j.at("revision").get<std::int64_t>();
+    for (const auto& change : j.at("changes")) c.changes.push_back({change.at("from").get<std::int64_t>(), change.at("every").get<std::int64_t>()});
+    return c;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+CadenceFile::CadenceFile() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/ctwin-control-XXXXXX";
+  if (!::mkdtemp(folder.data())) throw std::runtime_error("mkdtemp " + folder + ": " + std::strerror(errno));
+  folder_ = folder;
+  path_ = folder_ + "/cadence.json";
+}
+
+CadenceFile::~CadenceFile() {
+  ::unlink(path_.c_str());
+  ::rmdir(folder_.c_str());
+}
+
+void CadenceFile::publish(const CheckpointCadence& cadence) {
+  if (cadence.revision == revision_) return;
+  write_file_atomically(path_, cadence_to_json(cadence).dump() + "\n");
+  revision_ = cadence.revision;
 }
 
 }  // namespace ctwin::live

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "live/checkpoint/shm_slot.hpp"
 #include "live/supervisor/coordination.hpp"
 
@@ -24,5 +26,28 @@ void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, st
 //! The steps all `ranks` ranks from `first.rank` on can restore, newest first: complete snapshots in
 //! their shared-memory slots, and steps complete for every rank of `world` in `persist_dir` (empty: none).
 std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world);
+
+//! The checkpoint cadence as the protocol and the trainers' file write it:
+//! {"revision": R, "changes": [{"from": S, "every": N}, ...]}.
+nlohmann::json cadence_to_json(const CheckpointCadence& cadence);
+//! The cadence in a trainer's file; nullopt when absent or unreadable (the trainer keeps its own).
+std::optional<CheckpointCadence> read_cadence_file(const std::string& path);
+
+//! The master's checkpoint cadence for this node's trainers: a file ($CTWIN_CONTROL_FILE) in a
+//! folder of its own, rewritten atomically when the plan brings a new revision; each trainer reads
+//! it between steps (ctwin_flash.Supervisor.checkpoint_due), whatever launched it.
+class CadenceFile {
+ public:
+  CadenceFile();
+  ~CadenceFile();
+  CadenceFile(const CadenceFile&) = delete;
+  CadenceFile& operator=(const CadenceFile&) = delete;
+  const std::string& path() const { return path_; }
+  void publish(const CheckpointCadence& cadence);
+
+ private:
+  std::string folder_, path_;
+  std::int64_t revision_ = -1;
+};
 
 }  // namespace ctwin::live

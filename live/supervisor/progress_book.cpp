@@ -1,6 +1,16 @@
 #include "live/supervisor/progress_book.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace ctwin::live {
+
+double ProgressBook::save_s() const {
+  if (recent_saves_s_.empty()) return -1;
+  std::vector<double> v(recent_saves_s_.begin(), recent_saves_s_.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 
 void ProgressBook::launched() {
   steps_since_launch_ = 0;
@@ -28,6 +38,8 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
     case K::Checkpoint:
       ledger_.charge(Category::CheckpointSave, t);
       saved_step_ = m.step;
+      if (m.seconds >= 0) recent_saves_s_.push_back(m.seconds);
+      if (recent_saves_s_.size() > 15) recent_saves_s_.pop_front();
       record_(ledger_.at(t), EventKind::CheckpointDone, "step=" + std::to_string(m.step), 1.0);
       break;
     case K::Nan:
@@ -47,6 +59,7 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
 //! baseline, the excess is degraded time.
 void ProgressBook::on_step(const TrainerMessage& m, LiveLedger::Clock::time_point t) {
   const bool first_after_launch = steps_since_launch_ == 0;
+  if (!first_after_launch) last_step_s_ = m.seconds;
   ++steps_since_launch_;
   if (!first_after_launch) {  // the first step after a launch warms up
     switch (steps_.observe(m.seconds)) {

@@ -8,6 +8,7 @@
 //!   checkpoint, stopped, done: checkpoint save; nan: lost progress.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 
@@ -32,6 +33,11 @@ class ProgressBook {
   std::int64_t saved_step() const { return saved_step_; }
   std::int64_t nan_step() const { return nan_step_; }
   bool done() const { return done_; }
+  //! The node's step time (its baseline once known, else the last step's); 0 before the first step.
+  double step_s() const { return steps_.baseline_s() > 0 ? steps_.baseline_s() : last_step_s_; }
+  //! The median stall of the last saves (the trainer's `checkpoint` seconds: a first save's page
+  //! faults do not weigh on it for long); -1 before the first.
+  double save_s() const;
 
  private:
   void on_step(const TrainerMessage& m, LiveLedger::Clock::time_point t);
@@ -41,6 +47,8 @@ class ProgressBook {
   long steps_since_launch_ = 0;
   std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
   bool done_ = false;
+  double last_step_s_ = 0;
+  std::deque<double> recent_saves_s_;
 };
 
 }  // namespace ctwin::live

@@ -121,7 +121,12 @@ class Supervision {
         {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
     if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
     std::vector<std::string> argv = o_.trainer;
-    if (coordination_) add_job_environment(plan_, env, argv);
+    if (coordination_) {
+      add_job_environment(plan_, env, argv);
+      if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
+      cadence_->publish(plan_.cadence);
+      env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
+    }
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
     book_.launched();
@@ -265,6 +270,7 @@ class Supervision {
   void follow_plan() {
     coordination_->status({generation_, book_.done() ? NodeState::Finished : NodeState::Running, book_.step(), std::nullopt});
     const auto p = coordination_->plan();
+    if (p && cadence_ && p->generation == generation_) cadence_->publish(p->cadence);  // saves from a step ahead
     if (!p || p->generation <= generation_) return;
     const auto t = Clock::now();
     ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);
@@ -584,6 +590,7 @@ class Supervision {
   std::unique_ptr<LiveMetrics> metrics_;
   Clock::time_point metrics_published_{};
   std::unique_ptr<TrainerProcess> trainer_;
+  std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
   int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;

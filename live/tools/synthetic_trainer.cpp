@@ -12,6 +12,7 @@
 // Standard library and the portable live core only: it builds on a bare GPU machine.
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -24,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +34,9 @@
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
+#include "policies/checkpoint_policy.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -226,6 +232,27 @@ class State {
 
 void sleep_until(Clock::time_point t) { std::this_thread::sleep_until(t); }
 
+//! The master's checkpoint cadence when its file changed (a rename: a new inode or time).
+void read_cadence(ctwin::CheckpointCadence& cadence) {
+  static const char* path = std::getenv("CTWIN_CONTROL_FILE");
+  static struct stat seen {};
+  struct stat now {};
+  if (!path || ::stat(path, &now) != 0) return;
+  if (now.st_ino == seen.st_ino && now.st_mtim.tv_sec == seen.st_mtim.tv_sec && now.st_mtim.tv_nsec == seen.st_mtim.tv_nsec) return;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+  try {
+    ctwin::CheckpointCadence read;
+    read.revision = j.at("revision").get<std::int64_t>();
+    for (const auto& c : j.at("changes")) read.changes.push_back({c.at("from").get<std::int64_t>(), c.at("every").get<std::int64_t>()});
+    cadence = read;
+    seen = now;
+  } catch (const nlohmann::json::exception&) {  // unreadable: the cadence known so far holds
+  }
+}
+
 int run(const Options& o) {
   const char* attempt_env = std::getenv("CTWIN_ATTEMPT");
   const int attempt = attempt_env ? std::atoi(attempt_env) : 0;
@@ -275,9 +302,11 @@ int run(const Options& o) {
     saved = s;
     beat("checkpoint %lld %.6f", s, stats.seconds);
   };
+  ctwin::CheckpointCadence cadence;  // the master's ($CTWIN_CONTROL_FILE), read between steps
   while (step < o.steps) {
     const long long s = step + 1;
     const auto start = Clock::now();
+    read_cadence(cadence);
     state.gemms(o.gemm_n, o.gemms_per_step);
     if (o.step_ms > 0) sleep_until(start + std::chrono::microseconds(static_cast<long long>(o.step_ms * 1000)));
     if (faulty && o.slow_from >= 0 && s >= o.slow_from && o.slowdown > 1)
@@ -298,7 +327,7 @@ int run(const Options& o) {
     state.write_stripe(static_cast<int>(s % kStripes), stripe_value(s));
     step = s;
     beat("step %lld %.6f", s, std::chrono::duration<double>(Clock::now() - start).count());
-    if (s % o.checkpoint_every == 0 || checkpoint_requested.exchange(false)) save(s);
+    if (cadence.saves_at(s, o.checkpoint_every) || checkpoint_requested.exchange(false)) save(s);
     if (stop_requested) {
       if (saved != s) save(s);
       beat("stopped %lld", s);

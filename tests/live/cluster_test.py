@@ -6,7 +6,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
   - the job's ledger adds up to its wall time, and nothing is lost.
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
-    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | bad_input
+    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | bad_input
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -24,7 +24,7 @@ import urllib.request
 
 TOKEN = "test-token-0123456789abcdef"
 POLICY = {"schema_version": 1, "policies": {
-    "checkpoint": {"type": "fixed", "interval": "1s"},
+    "checkpoint": {"type": "fixed", "interval": "0.2s"},  # the master's cadence: ~10 synthetic steps
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
 
 
@@ -35,7 +35,7 @@ def free_port():
 
 
 class Job:
-    def __init__(self, build, scenario, nnodes, trainer):
+    def __init__(self, build, scenario, nnodes, trainer, policy=POLICY):
         self.build = build
         self.nnodes = nnodes
         self.trainer = trainer
@@ -49,7 +49,7 @@ class Job:
         os.makedirs(self.persist)
         self.policy = os.path.join(self.dir, "policy.json")
         with open(self.policy, "w") as f:
-            json.dump(POLICY, f)
+            json.dump(policy, f)
         self.master = None
         self.agents = {}
         self.env = dict(os.environ, CTWIN_JOB_TOKEN=TOKEN, PYTHONPATH=build)
@@ -356,6 +356,36 @@ def run_save_kill(job):
     restores_agree(job, rows)
 
 
+def run_cadence(job):
+    """The checkpoint interval comes from the policy (adaptive: Daly for the MTBF estimated online),
+    in steps every trainer follows from a step announced ahead; a crash shortens it."""
+    job.steps = 700
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "250"] if n == 1 else [])
+    _, rows = finish_and_check(job, 1)
+    changes = []  # (wall s, every, from, interruptions)
+    for r in rows:
+        if r["kind"] == "health" and r["detail"].startswith("checkpoint cadence "):
+            said = dict(w.split("=") for w in r["detail"].split()[2:])
+            changes.append((float(r["time_s"]), int(said["every"]), int(said["from_step"]), int(said["interruptions"])))
+    check(len(changes) >= 2, "the cadence never changed: %s" % changes, job)
+    crash_at = min(float(r["time_s"]) for r in rows if r["kind"] == "interrupted")
+    before = [c for c in changes if c[0] < crash_at]
+    after = [c for c in changes if c[0] > crash_at and c[3] == 1]
+    check(before and after and after[0][1] < before[-1][1],
+          "the interruption did not shorten the interval: before %s, after %s" % (before, after), job)
+    # Every node saved the cadence's steps once it applied: each of the next three multiples, and nothing between.
+    fits = [i for i, c in enumerate(changes) if c[2] + 3 * c[1] <= job.steps]
+    _, every, start, _ = changes[fits[-1]]
+    end = min([start + 3 * every] + [c[2] - 1 for c in changes[fits[-1] + 1:]])  # up to the next change
+    wanted = set(range(start, end + 1, every))
+    for key in job.agents:
+        saved = {int(r["detail"].split("step=")[1]) for r in job.rows(job.path("node-%s.csv" % key)) if r["kind"] == "checkpoint"}
+        window = {s for s in saved if start <= s <= end}
+        check(len(wanted) >= 2 and window == wanted, "node %s saved %s between steps %d and %d, not %s" % (key, sorted(window), start, end, sorted(wanted)), job)
+
+
 def run_bad_input(job):
     # A bad policy file: exit 2, naming the file.
     bad = job.path("bad.json")
@@ -401,7 +431,10 @@ def run_bad_input(job):
 
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
-             "save_kill": (run_save_kill, 2), "bad_input": (run_bad_input, 2)}
+             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "bad_input": (run_bad_input, 2)}
+CADENCE_POLICY = {"schema_version": 1, "policies": {
+    "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
+    "hang_detection": {"factor": 5, "minimum": "3s"}}}
 
 
 def main():
@@ -418,7 +451,7 @@ def main():
             print("SKIP: no torch (python3-torch)")
             return 77
     run, nnodes = SCENARIOS[a.scenario]
-    job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer)
+    job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer, CADENCE_POLICY if a.scenario == "cadence" else POLICY)
     try:
         run(job)
     except AssertionError as e:

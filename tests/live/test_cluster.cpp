@@ -7,6 +7,7 @@
 #include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/job_master.hpp"
 #include "models/scenario_loader.hpp"
+#include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
 
 using namespace ctwin;
@@ -32,7 +33,7 @@ Report report(const std::string& agent, std::int64_t generation, NodeState state
 }  // namespace
 
 TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign one is dropped", "[live][cluster]") {
-  const Heartbeat h{"agent-7", 42, 3, NodeState::Running, 1200, 3, PlanKind::Run};
+  const Heartbeat h{"agent-7", 42, 3, NodeState::Running, 1200, 3, PlanKind::Run, 5};
   const std::string datagram = encode(h, kToken);
   const auto back = decode_heartbeat(datagram, kToken);
   REQUIRE(back);
@@ -44,7 +45,7 @@ TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign o
   std::string altered = datagram;
   altered[datagram.find("1200")] = '9';  // a step changed on the way
   CHECK_FALSE(decode_heartbeat(altered, kToken));
-  CHECK_FALSE(decode_heartbeat("ctwin-heartbeat 1 a 1 1 running 5 1 run 00000000000000000000000000000000", kToken));
+  CHECK_FALSE(decode_heartbeat("ctwin-heartbeat 1 a 1 1 running 5 1 run 0 00000000000000000000000000000000", kToken));
   CHECK_FALSE(decode_heartbeat(std::string(600, 'x'), kToken));
   const auto answer = decode_answer(encode(HeartbeatAnswer{"agent-7", 42, false, 4, PlanKind::Stop}, kToken), kToken);
   REQUIRE(answer);
@@ -131,4 +132,53 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
                     Catch::Contains("/extra"));
   CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
   CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
+}
+
+TEST_CASE("job master: the checkpoint cadence comes from the policy, and shortens as interruptions come", "[live][cluster]") {
+  // Adaptive (Daly for the MTBF estimated online): prior 60 s, worth one failure.
+  const Scenario s = parse_policies_or_scenario(
+      R"({"schema_version": 1, "policies": {"checkpoint": {"type": "adaptive", "mtbf": "60s", "prior_weight": 1}}})", "policy.json");
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 1;
+  o.report_interval_s = 0.2;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  std::int64_t generation = 1, step = 0;
+  CHECK(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{}), now).what == PlanKind::Run);
+  // Node rank 0's trainer: 20 ms steps, a 10 ms save every 10 steps, for `seconds`.
+  const auto train = [&](double seconds) {
+    Plan plan;
+    for (int i = 0; i < static_cast<int>(seconds / 0.02); ++i) {
+      now += std::chrono::milliseconds(20);
+      Report r = report("a", generation, NodeState::Running);
+      ++step;
+      r.lines.push_back({0, "step " + std::to_string(step) + " 0.020000 rank=0"});
+      if (step % 10 == 0) r.lines.push_back({0, "checkpoint " + std::to_string(step) + " 0.010000 rank=0"});
+      plan = m.report(r, now);
+      m.tick(now);
+    }
+    return plan;
+  };
+  const Plan first = train(3);
+  REQUIRE(first.cadence.changes.size() == 1);
+  // Daly for a 10 ms save and an MTBF of (60 s + ~3 s) / 1: ~1.1 s, ~55 steps of 20 ms.
+  const std::int64_t every = first.cadence.changes.back().every;
+  CHECK(every == Approx(daly_interval_s(0.01, 61.5) / 0.02).epsilon(0.1));
+  CHECK(first.cadence.changes.back().from > step - 150);  // announced ahead of the job
+  // Three crashes in quick succession: the estimated MTBF falls to (60 + T) / 4, the cadence follows.
+  for (int crash = 0; crash < 3; ++crash) {
+    Report r = report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step});
+    r.fault = FaultReport{"software_bug", "exit 1", -1, -1, 0};
+    now += std::chrono::milliseconds(100);
+    m.report(r, now);
+    ++generation;
+    CHECK(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step}), now).what == PlanKind::Run);
+    train(1);
+  }
+  const Plan after = train(2);
+  REQUIRE(after.cadence.revision >= 2);
+  CHECK(after.cadence.changes.back().every < every * 0.7);
+  CHECK(after.cadence.changes.back().every == Approx(daly_interval_s(0.01, (60 + 9.0) / 4) / 0.02).epsilon(0.15));
 }

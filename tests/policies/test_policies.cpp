@@ -101,3 +101,29 @@ TEST_CASE("the hang timeout is five times the longest interval seen", "[policies
   CHECK(hang.is_hung(151));
   CHECK(HangDetector().timeout_s() == 60);  // nothing seen yet: the floor
 }
+
+TEST_CASE("checkpoint cadence: every rank saves the same steps, changes apply ahead, small ones are none", "[policies][checkpoint]") {
+  CHECK(steps_per_interval(1.0, 0.02) == 50);
+  CHECK(steps_per_interval(0.001, 0.02) == 1);  // at least every step
+  CHECK(steps_per_interval(1.0, 0) == 1);
+  CheckpointCadence cadence;
+  CHECK(cadence.saves_at(30, 10));  // before any change: the trainer's own
+  CHECK_FALSE(cadence.saves_at(35, 10));
+  const auto first = next_cadence(cadence, 25, 103, 7);
+  REQUIRE(first);
+  CHECK(first->from == 110);  // ahead of the job's step by the lead
+  cadence.add(*first);
+  CHECK(cadence.revision == 1);
+  CHECK(cadence.saves_at(100, 10));  // before `from`, the old rule
+  CHECK_FALSE(cadence.saves_at(105, 10));
+  CHECK(cadence.saves_at(110, 10));
+  CHECK(cadence.saves_at(135, 10));
+  CHECK_FALSE(cadence.saves_at(140, 10));
+  CHECK_FALSE(next_cadence(cadence, 27, 120, 7));  // within 10%: noise, no change
+  const auto second = next_cadence(cadence, 10, 104, 2);
+  REQUIRE(second);
+  CHECK(second->from == 111);  // never at or before the last change's step
+  for (int i = 0; i < 6; ++i) cadence.add({200 + i, 5});
+  CHECK(cadence.changes.size() == CheckpointCadence::kKept);
+  CHECK(cadence.revision == 7);
+}
