@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         link->status({plan->generation, NodeState::Running, step, std::nullopt});
         ++running;
       } else {
-        link->status({plan ? plan->generation : 0, NodeState::Stopped, -1, std::vector<std::int64_t>{}});
+        link->status({plan ? plan->generation : 0, NodeState::Stopped, -1, std::vector<std::int64_t>{}, plan ? plan->node_rank : -1});
       }
     }
     std::printf("t=%.0fs running=%d/%d\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), running, agents);

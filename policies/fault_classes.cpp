@@ -25,7 +25,9 @@ LiveFaultClass classify_xid(const Scenario& scenario, int xid) {
     if (x->catalog_class) return from_catalogue(*catalog_entry(x->catalog_class));
     return {"xid" + std::to_string(xid), x->effect, x->action};
   }
-  return {"xid" + std::to_string(xid), Effect::Crash, Act::Restart};  // not in NVIDIA's catalogue either
+  // Not in NVIDIA's catalogue either (a newer driver's, or a misread line): said so, and the GPU is
+  // reset, as NVIDIA advises for errors it does not document (with a bug report to its support).
+  return {"xid_unknown", Effect::Crash, Act::ResetGpu, false};
 }
 
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
@@ -37,9 +39,9 @@ LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
   const auto& named = scenario.live_stops;  // policies.live_stops, else the catalogue's names
   const Known known = stop == LiveStop::Crash  ? Known{named.crash ? named.crash->c_str() : "software_bug", Effect::Crash}
                       : stop == LiveStop::Hang ? Known{named.hang ? named.hang->c_str() : "nccl_hang", Effect::Hang}
-                      : stop == LiveStop::NanLoss
-                          ? Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc}
-                          : Known{named.node_lost ? named.node_lost->c_str() : "node_lost", Effect::Crash, Act::Replace};
+                      : stop == LiveStop::NanLoss  ? Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc}
+                      : stop == LiveStop::NodeLost ? Known{named.node_lost ? named.node_lost->c_str() : "node_lost", Effect::Crash, Act::Replace}
+                                                   : Known{"row_remap_pending", Effect::Crash, Act::ResetGpu};
   for (const auto& fc : scenario.faults)
     if (fc.name == known.name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);
@@ -50,7 +52,7 @@ LiveFaultClass classify_named(const Scenario& scenario, const std::string& name)
   for (const auto& fc : scenario.faults)
     if (fc.name == name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(name)) return from_catalogue(*entry);
-  for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost})
+  for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost, LiveStop::RemapPending})
     if (const LiveFaultClass c = classify_stop(scenario, stop); c.name == name) return c;
   return {name, Effect::Crash, Act::Restart};
 }

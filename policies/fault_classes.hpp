@@ -16,13 +16,15 @@ struct LiveFaultClass {
   std::string name;
   Effect effect = Effect::Crash;
   Act act = Act::Restart;  //!< the class's remediation (None: it stops nothing)
+  bool known = true;       //!< false: an Xid in neither the scenario, the catalogue nor NVIDIA's table
   //! Silent corruption: the checkpoints since it struck are bad, the run goes back past them.
   bool rolls_back() const { return effect == Effect::Sdc; }
 };
 
 //! What stopped a live job when no hardware said why.
 //! NodeLost: a node's agent went silent (the host died or left the network): its node is replaced.
-enum class LiveStop { Crash, Hang, NanLoss, NodeLost };
+//! RemapPending: stopped at a checkpoint for the GPU reset a pending row remap needs.
+enum class LiveStop { Crash, Hang, NanLoss, NodeLost, RemapPending };
 
 LiveFaultClass classify_xid(const Scenario& scenario, int xid);
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop);

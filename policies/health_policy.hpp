@@ -27,6 +27,9 @@ enum class Symptom : std::uint8_t {
 enum class HealthResponse : std::uint8_t {
   Fault,      //!< the job stops: the class of `xid` says what follows
   Warning,    //!< a failure may follow: ask for a checkpoint now
+  //! A row remap pending (Xid 63, NVML's remap-pending flag): the GPU needs a reset to apply it.
+  //! Not a plain restart: a checkpoint now, and at that boundary the job stops for a GPU reset.
+  ResetAtCheckpoint,
   Observe,    //!< counted and logged, nothing else
   SlowBegin,  //!< the GPU runs slow from now
   SlowEnd,

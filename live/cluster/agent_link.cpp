@@ -50,7 +50,8 @@ bool AgentLink::heartbeat_will_do() const {
   if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty()) return false;
   if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
   if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
-  return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable;
+  return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable &&
+         status_.node_rank == reported_.node_rank;
 }
 
 void AgentLink::send_heartbeat() {
@@ -130,7 +131,7 @@ std::optional<Plan> AgentLink::plan() {
 
 void AgentLink::status(const NodeStatus& status) {
   std::lock_guard lock(mutex_);
-  const bool changed = status.state != status_.state || status.generation != status_.generation ||
+  const bool changed = status.state != status_.state || status.generation != status_.generation || status.node_rank != status_.node_rank ||
                        (status.restorable && status.restorable != status_.restorable);
   status_ = status;
   // A stop says what it holds, by HTTP; running or finished can go in a datagram, but now.

@@ -216,6 +216,7 @@ void JobMaster::fill_vacancies(Clock::time_point now) {
     for (auto& [id, a] : agents_)
       if (a.rank < 0 && !a.evicted) {
         a.rank = static_cast<int>(r);
+        a.took_rank_in = generation_;
         slots_[r] = id;
         record(ledger_.at(now), EventKind::SpareAssigned, "host=" + a.host, static_cast<int>(r));
         std::cerr << "ctwin master: spare " << a.host << " takes node rank " << r << "\n";
@@ -241,6 +242,8 @@ void JobMaster::try_to_run(Clock::time_point now) {
   for (const auto& id : slots_) {
     const Agent& a = agents_.at(id);
     if (a.status.generation < generation_ || a.status.state == NodeState::Running) return;
+    // A spare given this rank at the decision: what it holds for the rank, once it has looked.
+    if (a.took_rank_in == generation_ && a.status.node_rank != a.rank) return;
     if (!a.status.restorable) continue;  // its trainer chooses its own restore
     std::set<std::int64_t> steps(a.status.restorable->begin(), a.status.restorable->end());
     if (!common) common = std::move(steps);
@@ -274,7 +277,9 @@ void JobMaster::decide(Clock::time_point now) {
   if (first) {
     cause_ = first->report.fault_class;
     // The node named the class (policies/fault_classes); its remediation is what the catalogue proposes.
-    const Act act = first->report.xid >= 0 ? classify_xid(scenario_, first->report.xid).act : classify_named(scenario_, cause_).act;
+    // An Xid's class, unless the node named another (a stop it planned, e.g. for a row remap's reset).
+    const LiveFaultClass by_xid = classify_xid(scenario_, first->report.xid);
+    const Act act = first->report.xid >= 0 && by_xid.name == cause_ ? by_xid.act : classify_named(scenario_, cause_).act;
     control::Event event;
     event.time_s = static_cast<double>(ledger_.at(now)) / 1e6;
     event.node = first->rank;

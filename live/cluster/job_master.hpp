@@ -103,6 +103,7 @@ class JobMaster {
     int rank = -1;                 //!< -1: a spare
     std::uint64_t seq = 0;         //!< its last heartbeat datagram's (older ones are replays)
     bool evicted = false;
+    std::int64_t took_rank_in = 0;  //!< the generation a spare took its rank in (it then says what it holds for it)
     Clock::time_point last_seen;
     NodeStatus status;
     std::vector<std::string> actions;  //!< named for this node in the current generation

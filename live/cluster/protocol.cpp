@@ -76,6 +76,7 @@ json to_json(const JoinReply& m) {
 json to_json(const Report& m) {
   json status = {{"generation", m.status.generation}, {"state", to_string(m.status.state)}, {"step", m.status.step}};
   status["restorable"] = m.status.restorable ? json(*m.status.restorable) : json(nullptr);
+  status["node_rank"] = m.status.node_rank;
   json lines = json::array();
   for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
   json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
@@ -128,7 +129,7 @@ Report parse_report(const std::string& body) {
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
   if (const json* s = r.object(j, "", "status", true)) {
-    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable"});
+    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank"});
     m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);
     if (const auto state = r.string(*s, "/status", "state", true)) {
       if (const auto known = node_state_named(*state)) m.status.state = *known;
@@ -136,6 +137,7 @@ Report parse_report(const std::string& body) {
     }
     m.status.step = r.integer(*s, "/status", "step", false, -1, kNewest).value_or(-1);
     m.status.restorable = read_steps(r, *s, "/status");
+    m.status.node_rank = static_cast<int>(r.integer(*s, "/status", "node_rank", false, -1, kMostNodes).value_or(-1));
   }
   if (const auto it = j.find("lines"); it != j.end()) {
     if (!it->is_array() || it->size() > kMostLines) {

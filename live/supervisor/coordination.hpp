@@ -54,6 +54,8 @@ struct NodeStatus {
   //! Stopped or waiting: the steps all of this node's ranks can restore, newest first; nullopt
   //! when the trainer keeps no flash checkpoints (it chooses its own restore).
   std::optional<std::vector<std::int64_t>> restorable;
+  //! The node rank `restorable` is for (a spare that was just given a rank says so once it has looked).
+  int node_rank = -1;
 };
 
 //! The supervisor's side of the link to a master (the agent implements it over HTTP). Calls do

@@ -102,6 +102,11 @@ class Supervision {
       }
       take_health();
       if (finished_) break;
+      if (reset_due_ && reset_due_->second) {  // the checkpoint the reset waited for is taken
+        const Cause cause = reset_due_->first;
+        reset_due_.reset();
+        if (trainer_->running()) interrupt(cause, Clock::now());
+      }
       check_hang(Clock::now());
       finish_persist(false);
       if (!finished_ && supervisor_stop_flag()) stop_on_request();
@@ -168,6 +173,7 @@ class Supervision {
     last_message_ = t;
     book_.apply(m, t);
     if (m.kind == K::Restored) phase_ = Phase::Running;
+    if (m.kind == K::Checkpoint && reset_due_) reset_due_->second = true;
   }
 
   void on_exit(int status, Clock::time_point t) {
@@ -230,7 +236,7 @@ class Supervision {
     for (;;) {
       const auto p = coordination_->plan();
       if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
-      NodeStatus status{p ? p->generation : 0, waiting, book_.step(), node_restorable()};
+      NodeStatus status{p ? p->generation : 0, waiting, book_.step(), node_restorable(), plan_.node_rank};
       if (p && p->generation > acted && !p->actions.empty()) {
         for (const auto& name : p->actions) carry_out_named(name);
         acted = p->generation;
@@ -326,6 +332,14 @@ class Supervision {
       case HealthResponse::Warning:
         record(at, EventKind::Health, seen, e.gpu);
         return checkpoint_now("after " + e.detail);
+      case HealthResponse::ResetAtCheckpoint:
+        record(at, EventKind::Health, seen, e.gpu, judged.xid);
+        if (reset_due_) return;
+        reset_due_.emplace(Cause{classify_stop(scenario_, LiveStop::RemapPending), e.gpu, judged.xid, seen}, false);
+        // Alone, the node is the job: it saves now. Under a master, a save of this node alone is no
+        // step the job can restore: the reset waits for the job's next checkpoint.
+        if (coordination_) return record(at, EventKind::Health, "GPU reset scheduled at the job's next checkpoint", e.gpu, judged.xid);
+        return checkpoint_now("for the GPU reset a row remap needs (" + e.detail + ")");
       case HealthResponse::Fault: break;
     }
     // NVML and the kernel log report the same Xid: one fault.
@@ -334,6 +348,11 @@ class Supervision {
     recent_.push_back({e.at, judged.xid, e.gpu});
     while (recent_.size() > 64) recent_.pop_front();
     const Cause cause{classify_xid(scenario_, judged.xid), e.gpu, judged.xid, seen, judged.trainer_can_save};
+    if (!cause.fault.known)
+      record(at, EventKind::Health,
+             "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
+                 ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
+             e.gpu, judged.xid);
     if (decide(cause).empty()) {
       record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
       checkpoint_now("after Xid " + std::to_string(judged.xid));
@@ -590,6 +609,8 @@ class Supervision {
   std::unique_ptr<LiveMetrics> metrics_;
   Clock::time_point metrics_published_{};
   std::unique_ptr<TrainerProcess> trainer_;
+  //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
+  std::optional<std::pair<Cause, bool>> reset_due_;
   std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;

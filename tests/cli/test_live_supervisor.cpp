@@ -253,26 +253,37 @@ TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's acti
   ::unsetenv("CTWIN_FAKE_NVML_STATE");
 }
 
-TEST_CASE("live run: a warning from NVML (a row remap pending) asks the trainer for a checkpoint now", "[live][supervisor][health]") {
-  const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-warn-" + std::to_string(::getpid()));
-  std::ofstream(state) << "gpus 1\n";
-  ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
-  ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
-  LiveRun r("warn");
-  std::thread warn([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::ofstream(state, std::ios::app) << "remap 0 1 0\n";
-  });
-  r.run("--health-interval 50ms --no-metrics", "--steps 100 --checkpoint-every 1000");  // no periodic save
-  warn.join();
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  bool requested = false;
-  for (const auto* e : r.rows("health")) requested |= e->detail == "checkpoint requested after row_remap_pending";
-  CHECK(requested);
-  REQUIRE(r.rows("checkpoint").size() == 1);  // the one asked for
-  CHECK(r.rows("checkpoint")[0]->detail != "step=100");
-  CHECK(r.rows("interrupted").empty());
+TEST_CASE("live run: a row remap pending (NVML's flag, or Xid 63) is a GPU reset at a checkpoint, not a plain restart",
+          "[live][supervisor][health]") {
+  const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-remap-" + std::to_string(::getpid()));
+  for (const std::string signal : {"remap 0 1 0", "xid 0 63"}) {
+    DYNAMIC_SECTION(signal) {
+      std::ofstream(state) << "gpus 1\n";
+      ::setenv("CTWIN_NVML_LIBRARY", CTWIN_FAKE_NVML, 1);
+      ::setenv("CTWIN_FAKE_NVML_STATE", state.c_str(), 1);
+      LiveRun r("remap");
+      std::thread strike([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        std::ofstream(state, std::ios::app) << signal << "\n";
+      });
+      r.run("--health-interval 50ms --no-metrics --reset-gpu-cmd 'nvidia-smi -r -i {gpu}'", "--steps 100 --checkpoint-every 1000");  // no periodic save
+      strike.join();
+      INFO(r.output);
+      REQUIRE(r.code == 0);
+      // A checkpoint asked for; at that step the job stops, the GPU is reset (dry-run), it restores that step.
+      REQUIRE(r.rows("checkpoint").size() >= 1);
+      const std::string saved = r.rows("checkpoint")[0]->detail;  // "step=N"
+      const auto faults = r.rows("fault");
+      REQUIRE(faults.size() == 1);
+      CHECK(faults[0]->detail.rfind("row_remap_pending ", 0) == 0);
+      CHECK(faults[0]->code == 63);
+      REQUIRE(r.rows("to_repair").size() == 1);
+      CHECK(r.rows("to_repair")[0]->detail.find("nvidia-smi -r -i 0 (dry-run)") != std::string::npos);
+      REQUIRE(r.rows("restore").size() == 1);
+      CHECK(r.rows("restore")[0]->detail.find(saved + " ") != std::string::npos);
+      CHECK(r.observed().interruptions.at("row_remap_pending") == 1);
+    }
+  }
   fs::remove(state);
   ::unsetenv("CTWIN_FAKE_NVML_STATE");
 }

@@ -21,7 +21,10 @@ TEST_CASE("health symptoms are faults, warnings, counts or slow spans", "[polici
     CHECK(judge_health(gone).xid == 79);
     CHECK_FALSE(judge_health(gone).trainer_can_save);  // asking a trainer on a lost GPU to save would only wait
   }
-  CHECK(judge_health(Symptom::RowRemapPending).response == HealthResponse::Warning);
+  // A row remap pending is a GPU reset at the next checkpoint, by NVML's flag or by its Xid 63.
+  CHECK(judge_health(Symptom::RowRemapPending).response == HealthResponse::ResetAtCheckpoint);
+  CHECK(judge_health(Symptom::Xid, 63).response == HealthResponse::ResetAtCheckpoint);
+  CHECK(judge_health(Symptom::RowRemapPending).xid == 63);
   CHECK(judge_health(Symptom::HotGpu).response == HealthResponse::Warning);
   for (Symptom counted : {Symptom::EccCorrected, Symptom::NvlinkErrors, Symptom::Baseline})
     CHECK(judge_health(counted).response == HealthResponse::Observe);
@@ -44,10 +47,13 @@ TEST_CASE("a live interruption takes the scenario's class, else the catalogue's"
   CHECK(classify_xid(scenario, 63).act == Act::None);
   CHECK(classify_xid(scenario, 62).act == Act::ResetGpu);
   CHECK(classify_xid(scenario, 95).name == "xid95_uncontained_ecc");
+  CHECK(classify_xid(scenario, 63).known);
+  // An Xid in no table is said to be unknown, and it is never silently a restart.
   const LiveFaultClass unknown = classify_xid(scenario, 999);
-
-  CHECK(unknown.name == "xid999");
-  CHECK(unknown.act == Act::Restart);
+  CHECK(unknown.name == "xid_unknown");
+  CHECK_FALSE(unknown.known);
+  CHECK(unknown.act == Act::ResetGpu);
+  CHECK(classify_named(scenario, "row_remap_pending").act == Act::ResetGpu);
 
   const LiveFaultClass nan = classify_stop(scenario, LiveStop::NanLoss);
   CHECK(nan.effect == Effect::Sdc);
