@@ -43,6 +43,8 @@ struct Event {
   int xid = -1;
   Action proposed;  //!< Fault: what the fault catalogue says to do
   const std::vector<std::pair<int, double>>* step_times = nullptr;  //!< StepTimes: (node, seconds per step)
+  //! StepTimes: (node, its pipeline stage and role); each node is compared within its group only.
+  const std::vector<std::pair<int, int>>* step_groups = nullptr;
 };
 
 //! Speed of a job running `active` of `total` replicas: from `table` (by active replicas) where it

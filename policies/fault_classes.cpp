@@ -41,7 +41,8 @@ LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
                       : stop == LiveStop::Hang ? Known{named.hang ? named.hang->c_str() : "nccl_hang", Effect::Hang}
                       : stop == LiveStop::NanLoss  ? Known{named.nan_loss ? named.nan_loss->c_str() : "sdc", Effect::Sdc}
                       : stop == LiveStop::NodeLost ? Known{named.node_lost ? named.node_lost->c_str() : "node_lost", Effect::Crash, Act::Replace}
-                                                   : Known{"row_remap_pending", Effect::Crash, Act::ResetGpu};
+                      : stop == LiveStop::RemapPending ? Known{"row_remap_pending", Effect::Crash, Act::ResetGpu}
+                                                       : Known{"straggler", Effect::Slow, Act::Replace};
   for (const auto& fc : scenario.faults)
     if (fc.name == known.name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);
@@ -52,7 +53,7 @@ LiveFaultClass classify_named(const Scenario& scenario, const std::string& name)
   for (const auto& fc : scenario.faults)
     if (fc.name == name) return from_scenario(fc);
   if (const auto* entry = catalog_entry(name)) return from_catalogue(*entry);
-  for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost, LiveStop::RemapPending})
+  for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost, LiveStop::RemapPending, LiveStop::Straggler})
     if (const LiveFaultClass c = classify_stop(scenario, stop); c.name == name) return c;
   return {name, Effect::Crash, Act::Restart};
 }

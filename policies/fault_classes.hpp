@@ -24,7 +24,8 @@ struct LiveFaultClass {
 //! What stopped a live job when no hardware said why.
 //! NodeLost: a node's agent went silent (the host died or left the network): its node is replaced.
 //! RemapPending: stopped at a checkpoint for the GPU reset a pending row remap needs.
-enum class LiveStop { Crash, Hang, NanLoss, NodeLost, RemapPending };
+//! Straggler: a node whose ranks compute slower than their peers of the same stage, evicted.
+enum class LiveStop { Crash, Hang, NanLoss, NodeLost, RemapPending, Straggler };
 
 LiveFaultClass classify_xid(const Scenario& scenario, int xid);
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop);

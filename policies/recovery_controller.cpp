@@ -54,7 +54,9 @@ void RecoveryController::decide(const control::Event& event, const control::Clus
     case control::Signal::StepTimes: {
       if (!stragglers_.evict || !event.step_times || view.step_s <= 0) return;
       const std::map<int, double> times(event.step_times->begin(), event.step_times->end());
-      const auto d = runtime_straggler(times, view.remaining_s / view.step_s, view.restart_cost_s, stragglers_.z_threshold);
+      std::map<int, int> groups;
+      if (event.step_groups) groups.insert(event.step_groups->begin(), event.step_groups->end());
+      const auto d = runtime_straggler(times, view.remaining_s / view.step_s, view.restart_cost_s, stragglers_.z_threshold, groups);
       if (d && d->evict) actions.push_back({Act::Replace, d->node, 0, -1});
       return;
     }

@@ -313,6 +313,12 @@ class Supervisor:
     def step(self, step, seconds):
         self._say(f"step {int(step)} {float(seconds):.6f}")
 
+    def section(self, step, seconds, group=0):
+        """This rank's compute time in `step`, collectives excluded (CUDA events on a GPU, wall time
+        on a CPU), and its group (pipeline stage and role, as one number). Every rank sends it: the
+        master compares ranks within their group and names a slow node (NVRx's straggler detection)."""
+        self._say(f"section {int(step)} {float(seconds):.6f} {int(group)}")
+
     def checkpoint(self, step, seconds):
         self._say(f"checkpoint {int(step)} {float(seconds):.6f}")
 

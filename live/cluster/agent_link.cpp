@@ -47,7 +47,7 @@ void AgentLink::open_datagrams() {
 }
 
 bool AgentLink::heartbeat_will_do() const {
-  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty()) return false;
+  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty()) return false;
   if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
   if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
   return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable &&
@@ -152,6 +152,12 @@ void AgentLink::fault(const FaultReport& fault) {
   tell_news(true);
 }
 
+void AgentLink::sections(const std::vector<RankSection>& sections) {
+  std::lock_guard lock(mutex_);
+  sections_ = sections;
+  tell_news(true);
+}
+
 std::string AgentLink::refused() const {
   std::lock_guard lock(mutex_);
   return refused_;
@@ -216,6 +222,8 @@ bool AgentLink::send_report() {
     reported_ = status_;
     reported_at_ = now;
     for (const auto& [at, line] : lines_) report.lines.push_back({seconds_between(at, now), line});
+    report.sections = std::move(sections_);
+    sections_.clear();
     lines_sent = lines_.size();
     if (fault_) {
       report.fault = fault_->second;

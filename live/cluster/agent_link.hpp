@@ -31,6 +31,7 @@ class AgentLink final : public Coordination {
   void status(const NodeStatus& status) override;
   void trainer_line(const std::string& line) override;
   void fault(const FaultReport& fault) override;
+  void sections(const std::vector<RankSection>& sections) override;
 
   //! Sends what is pending now, waiting at most `timeout_s` (the agent's last word before it exits).
   void flush(double timeout_s);
@@ -58,6 +59,7 @@ class AgentLink final : public Coordination {
   std::optional<Plan> plan_;
   std::deque<std::pair<Clock::time_point, std::string>> lines_;
   std::optional<std::pair<Clock::time_point, FaultReport>> fault_;
+  std::vector<RankSection> sections_;  //!< to go with the next report
   std::string refused_;
   NodeStatus reported_;                 //!< the status the last HTTP report carried
   Clock::time_point reported_at_{};

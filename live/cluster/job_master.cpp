@@ -80,6 +80,11 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   a.last_seen = now;
   a.status = report.status;
   if (a.rank == 0) take_lines(report, now);
+  if (!report.sections.empty()) {
+    a.sections = report.sections;
+    a.sections_at = now;
+    a.sections_generation = report.status.generation;
+  }
   if (report.fault && a.rank >= 0 && !a.evicted) {
     const Clock::time_point at = now - seconds(report.fault->age_s);
     faults_.push_back({a.rank, report.status.generation, *report.fault, at});
@@ -138,6 +143,11 @@ void JobMaster::take_lines(const Report& report, Clock::time_point now) {
     const Clock::time_point at = std::min(std::max(now - seconds(line.age_s), last_line_at_), now);
     if (at > until) break;
     last_line_at_ = at;
+    // What a restart costs: from the stop to this generation's first step (the job's start, at first).
+    if (m.kind == TrainerMessage::Kind::Step && timed_generation_ != generation_) {
+      timed_generation_ = generation_;
+      last_restart_s_ = seconds_between(gathering_since_, at);
+    }
     book_.apply(m, at);
     journal_dirty_ = true;
   }
@@ -160,6 +170,7 @@ void JobMaster::tick(Clock::time_point now) {
   }
   if (phase_ == Phase::Gathering) try_to_run(now);
   update_cadence(now);
+  look_for_stragglers(now);
   log_.flush();
   if (journal_dirty_ && now - journal_written_ > std::chrono::milliseconds(200)) write_journal(now);
 }

@@ -50,6 +50,8 @@ struct MasterOptions {
   int max_restarts = 10;
   std::string events_path;       //!< the job's event log (CSV); empty: none
   std::string journal_path;      //!< empty: no journal (a restarted master starts over)
+  double straggler_window_s = 30;  //!< ranks' compute times compared this often (policies.stragglers)
+  std::int64_t total_steps = 0;    //!< the run's length, for what evicting a straggler saves (0: as long again as so far)
 };
 
 //! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
@@ -107,6 +109,9 @@ class JobMaster {
     Clock::time_point last_seen;
     NodeStatus status;
     std::vector<std::string> actions;  //!< named for this node in the current generation
+    std::vector<RankSection> sections;  //!< its ranks' compute times, last reported
+    Clock::time_point sections_at{};
+    std::int64_t sections_generation = -1;
   };
   struct Fault {
     int rank;
@@ -135,6 +140,9 @@ class JobMaster {
   //! Running: the checkpoint policy's interval for the costs measured so far, as a cadence in
   //! steps for every trainer (job_cadence.cpp).
   void update_cadence(Clock::time_point now);
+  //! Running: ranks' compute times compared within their pipeline stage; a node named twice in a
+  //! row by the straggler policy is evicted (job_stragglers.cpp).
+  void look_for_stragglers(Clock::time_point now);
 
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);
@@ -161,6 +169,10 @@ class JobMaster {
   std::unique_ptr<IntervalPolicy> interval_policy_;
   CheckpointCadence cadence_;
   Clock::time_point cadence_checked_{};
+  Clock::time_point stragglers_checked_{};
+  int suspect_ = -1;               //!< the node the last window named
+  double last_restart_s_ = 30;     //!< what the last restart took (a planned stop costs about as much)
+  std::int64_t timed_generation_ = 0;
 };
 
 }  // namespace ctwin::live::cluster

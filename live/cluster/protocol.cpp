@@ -80,6 +80,11 @@ json to_json(const Report& m) {
   json lines = json::array();
   for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
   json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
+  if (!m.sections.empty()) {
+    json sections = json::array();
+    for (const auto& x : m.sections) sections.push_back({{"local_rank", x.local_rank}, {"group", x.group}, {"seconds", x.seconds}});
+    j["sections"] = sections;
+  }
   if (m.fault)
     j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu}, {"xid", m.fault->xid}, {"age_s", m.fault->age_s}};
   return j;
@@ -124,7 +129,7 @@ JoinReply parse_join_reply(const std::string& body) {
 Report parse_report(const std::string& body) {
   const json j = parse_body(body, "report");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault"});
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections"});
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
@@ -168,6 +173,25 @@ Report parse_report(const std::string& body) {
     fault.age_s = r.number(*f, "/fault", "age_s", false).value_or(0);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
     m.fault = fault;
+  }
+  if (const auto it = j.find("sections"); it != j.end()) {
+    if (!it->is_array() || it->size() > 4096) {
+      r.problem("/sections", "expected an array of at most 4096 ranks");
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string p = "/sections/" + std::to_string(i);
+        if (!(*it)[i].is_object()) {
+          r.problem(p, "expected an object");
+          continue;
+        }
+        RankSection x;
+        x.local_rank = static_cast<int>(r.integer((*it)[i], p, "local_rank", true, 0, 4095).value_or(0));
+        x.group = static_cast<int>(r.integer((*it)[i], p, "group", true, 0, 1'000'000).value_or(0));
+        x.seconds = r.number((*it)[i], p, "seconds", true, 0.0).value_or(0);
+        if (!(x.seconds <= 1e6)) r.problem(p + "/seconds", "must be at most 1e6 seconds");
+        m.sections.push_back(x);
+      }
+    }
   }
   throw_problems(r, "report");
   return m;

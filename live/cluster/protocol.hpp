@@ -46,6 +46,7 @@ struct Report {
   NodeStatus status;
   std::vector<TrainerLine> lines;
   std::optional<FaultReport> fault;
+  std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
 };
 
 //! A message that is not one of the protocol's: `what()` names the field (JSON pointer) and why.

@@ -101,6 +101,10 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   master_->add_option("--trainer-port", m.trainer_port, "the trainers' rendezvous port on node rank 0 (MASTER_PORT)")->check(CLI::Range(1, 65535));
   master_->add_option("--report-interval", m.report_interval, "agents report this often (default 1s)");
   master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long lost its node (default 30s)");
+  master_->add_option("--straggler-window", m.straggler_window,
+                      "ranks' compute times compared this often, when policies.stragglers.evict (default 30s)");
+  master_->add_option("--total-steps", m.total_steps, "the run's length in steps: what evicting a straggler saves (default: as long again as so far)")
+      ->check(CLI::Range(0LL, 1LL << 50));
   master_->add_option("--max-restarts", m.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
   master_->add_option("--metrics", m.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9401; port 0: any free port)");
   master_->add_flag("--no-metrics", m.no_metrics, "no Prometheus endpoint");
@@ -113,6 +117,7 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   agent_->add_option("--node-id", a.node_id, "the node rank to ask for (default: $SLURM_NODEID, a StatefulSet pod's ordinal, else any)");
   agent_->add_option("--address", a.address, "where this node's trainers are reached (default: --host)");
   agent_->add_flag("--spare", a.spare, "join as a hot spare");
+  agent_->add_option("--section-interval", a.section_interval, "send the ranks' compute times (section lines) this often (default 10s)");
 }
 
 int LiveCommands::run_master() {
@@ -125,8 +130,10 @@ int LiveCommands::run_master() {
   live::cluster::MasterOptions o;
   if (!token || !host_port(m.bind, "--bind", host, port) ||
       !cli::parse_positive_seconds(m.report_interval, "--report-interval", o.report_interval_s) ||
-      !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s))
+      !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s) ||
+      !cli::parse_positive_seconds(m.straggler_window, "--straggler-window", o.straggler_window_s))
     return cli::kExitBadInput;
+  o.total_steps = m.total_steps;
   o.job = m.job;
   o.host = this_host();
   o.nnodes = m.nnodes;
@@ -184,7 +191,9 @@ int LiveCommands::run_agent() {
   const auto token = job_token(a.token_file);
   std::string host;
   int port = 0;
-  if (!token || !host_port(a.master, "--master", host, port)) return cli::kExitBadInput;
+  if (!token || !host_port(a.master, "--master", host, port) ||
+      !cli::parse_positive_seconds(a.section_interval, "--section-interval", o.section_report_s))
+    return cli::kExitBadInput;
   live::cluster::JoinRequest join;
   join.agent = random_id();
   join.node_id = a.node_id ? *a.node_id : node_identity();

@@ -64,14 +64,16 @@ class LiveCommands {
   CLI::App* master_ = nullptr;
   struct MasterArgs {
     std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401";
-    std::optional<std::string> report_interval, agent_timeout;
+    std::optional<std::string> report_interval, agent_timeout, straggler_window;
     bool no_metrics = false;
     int nnodes = 1, nproc_per_node = 1, trainer_port = 29500, max_restarts = 10;
+    long long total_steps = 0;
   } master_args_;
   CLI::App* agent_ = nullptr;
   RunArgs agent_args_;
   struct AgentArgs {
     std::string master, token_file, address;
+    std::optional<std::string> section_interval;
     std::optional<long> node_id;
     bool spare = false;
   } agent_link_args_;

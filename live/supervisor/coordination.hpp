@@ -58,6 +58,13 @@ struct NodeStatus {
   int node_rank = -1;
 };
 
+//! One rank's compute time per step (collectives excluded), the median over the last report's
+//! window, and its group (pipeline stage and role): the master finds stragglers by rank.
+struct RankSection {
+  int local_rank = 0, group = 0;
+  double seconds = 0;
+};
+
 //! The supervisor's side of the link to a master (the agent implements it over HTTP). Calls do
 //! not block on the network: reports go out from the link's own thread.
 class Coordination {
@@ -70,6 +77,8 @@ class Coordination {
   virtual void trainer_line(const std::string& line) = 0;
   //! Sent at once, not at the next report.
   virtual void fault(const FaultReport& fault) = 0;
+  //! This node's ranks' compute times: sent with the next report (by HTTP).
+  virtual void sections(const std::vector<RankSection>& sections) = 0;
 };
 
 const char* to_string(PlanKind kind);

@@ -11,6 +11,10 @@
 //!   nan STEP                                 the loss went NaN or Inf: the step did not land
 //!   stopped STEP                             stopped on request (SIGTERM) after saving STEP
 //!   done STEP                                the run is complete
+//!   section STEP SECONDS GROUP               this rank's compute in the step, collectives excluded
+//!                                            (CUDA events on a GPU, wall time on a CPU), and its
+//!                                            group: its pipeline stage and role, as one number.
+//!                                            Every rank sends it: stragglers are found by rank.
 
 #include <cstdint>
 #include <cstdlib>
@@ -20,11 +24,12 @@
 namespace ctwin::live {
 
 struct TrainerMessage {
-  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Unknown } kind = Kind::Unknown;
+  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Section, Unknown } kind = Kind::Unknown;
   std::int64_t step = -1;
   double seconds = 0;
   std::string source;  //!< restored: memory, disk or none
   int rank = 0;        //!< the node-local rank that sent it (`rank=R`; 0 when not said)
+  int group = 0;       //!< section: the rank's pipeline stage and role
 };
 
 inline TrainerMessage parse_trainer_message(const std::string& line) {
@@ -39,11 +44,12 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
   else if (word == "nan") m.kind = TrainerMessage::Kind::Nan;
   else if (word == "stopped") m.kind = TrainerMessage::Kind::Stopped;
   else if (word == "done") m.kind = TrainerMessage::Kind::Done;
+  else if (word == "section") in >> m.seconds >> m.group, m.kind = TrainerMessage::Kind::Section;
   if (!in && m.kind != TrainerMessage::Kind::Nan && m.kind != TrainerMessage::Kind::Stopped && m.kind != TrainerMessage::Kind::Done)
     m.kind = TrainerMessage::Kind::Unknown;
   // Seconds become integer microseconds in the ledger: NaN, negative or beyond any run is not a
   // message (a float-to-integer conversion out of range is undefined behaviour).
-  if (!(m.seconds >= 0 && m.seconds <= 1e9)) m.kind = TrainerMessage::Kind::Unknown;
+  if (!(m.seconds >= 0 && m.seconds <= 1e9) || m.group < 0 || m.group > 1'000'000) m.kind = TrainerMessage::Kind::Unknown;
   if (const auto at = line.rfind(" rank="); at != std::string::npos) {
     char* end = nullptr;
     const long rank = std::strtol(line.c_str() + at + 6, &end, 10);

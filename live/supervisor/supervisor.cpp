@@ -133,6 +133,7 @@ class Supervision {
       env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
     }
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
+    sections_.clear();
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
     book_.launched();
     phase_ = Phase::Launching;
@@ -167,6 +168,7 @@ class Supervision {
     const TrainerMessage m = parse_trainer_message(line);
     using K = TrainerMessage::Kind;
     if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
+    if (m.kind == K::Section) return on_section(m, t);
     if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
     if (coordination_) coordination_->trainer_line(line);
     if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
@@ -174,6 +176,26 @@ class Supervision {
     book_.apply(m, t);
     if (m.kind == K::Restored) phase_ = Phase::Running;
     if (m.kind == K::Checkpoint && reset_due_) reset_due_->second = true;
+  }
+
+  //! Every rank's compute times, summed up for the master once a window (a median per rank).
+  void on_section(const TrainerMessage& m, Clock::time_point t) {
+    if (!coordination_) return;  // alone, there is no one to compare with but the node's own ranks
+    auto& [group, times] = sections_[m.rank];
+    group = m.group;
+    times.push_back(m.seconds);
+    if (times.size() > 64) times.pop_front();
+    if (seconds_between(sections_sent_, t) < o_.section_report_s) return;
+    sections_sent_ = t;
+    std::vector<RankSection> summary;
+    for (auto& [rank, entry] : sections_) {
+      std::vector<double> v(entry.second.begin(), entry.second.end());
+      if (v.empty()) continue;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      summary.push_back({rank, entry.first, v[v.size() / 2]});
+      entry.second.clear();
+    }
+    coordination_->sections(summary);
   }
 
   void on_exit(int status, Clock::time_point t) {
@@ -612,6 +634,8 @@ class Supervision {
   //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
   std::optional<std::pair<Cause, bool>> reset_due_;
   std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
+  std::map<int, std::pair<int, std::deque<double>>> sections_;  //!< by local rank: its group, its compute times
+  Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
   int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;

@@ -41,6 +41,7 @@ struct SupervisorOptions {
   double startup_timeout_s = 1800;         //!< launch to the `restored` line
   std::optional<double> hang_minimum_s;    //!< overrides the scenario's hang_detection minimum
   double stop_grace_s = 60;                //!< SIGTERM (save, then exit) before SIGKILL
+  double section_report_s = 10;            //!< under a master: each rank's compute time (median) this often
   bool nvml = true;                        //!< use NVML when it loads
   double health_interval_s = 1;
   double nvml_stall_s = 30;                //!< an NVML poll stuck this long is a fault

@@ -53,6 +53,7 @@ struct Options {
   int gemm_n = 128, gemms_per_step = 1, fault_attempt = 0;
   int fault_rank = -1;  // -1: faults on every rank; else only on the job's rank ($RANK) this is
   double step_ms = 0, slowdown = 1;
+  int group = 0;  //!< its pipeline stage and role, in its section lines
   std::string name, persist_dir, shm_dir = "/dev/shm";
 };
 
@@ -105,7 +106,7 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
                "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
                "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
                "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
-               "  [--slow-from-step S --slowdown F] [--fault-attempt A] [--fault-rank R]\n",
+               "  [--slow-from-step S --slowdown F] [--group G] [--fault-attempt A] [--fault-rank R]\n",
                why.c_str());
   std::exit(2);
 }
@@ -146,6 +147,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--nan-at-step") o.nan_at = static_cast<long long>(need_number());
     else if (flag == "--slow-from-step") o.slow_from = static_cast<long long>(need_number());
     else if (flag == "--slowdown") o.slowdown = need_number();
+    else if (flag == "--group") o.group = static_cast<int>(need_number());
     else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
     else if (flag == "--fault-rank") o.fault_rank = static_cast<int>(need_number());
     else usage("unknown option " + flag);
@@ -311,6 +313,8 @@ int run(const Options& o) {
     if (o.step_ms > 0) sleep_until(start + std::chrono::microseconds(static_cast<long long>(o.step_ms * 1000)));
     if (faulty && o.slow_from >= 0 && s >= o.slow_from && o.slowdown > 1)
       std::this_thread::sleep_for((Clock::now() - start) * (o.slowdown - 1));
+    // Its compute: the whole step here (no collectives); the master compares it within its group.
+    beat("section %lld %.6f %d", s, std::chrono::duration<double>(Clock::now() - start).count(), o.group);
     if (faulty && s == o.crash_at) {
       std::fprintf(stderr, "ctwin-synthetic-trainer: injected crash in step %lld\n", s);
       std::abort();

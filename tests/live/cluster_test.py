@@ -6,7 +6,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
   - the job's ledger adds up to its wall time, and nothing is lost.
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
-    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | bad_input
+    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | bad_input
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -85,7 +85,7 @@ class Job:
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
                 "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
 
-    def start_agent(self, key, node_id, faults=(), spare=False, metrics_port=None):
+    def start_agent(self, key, node_id, faults=(), spare=False, metrics_port=None, extra=()):
         shm = self.path("shm-%s" % key)
         os.makedirs(shm, exist_ok=True)
         log = open(self.path("agent-%s.log" % key), "a")
@@ -98,6 +98,7 @@ class Job:
             args += ["--node-id", str(node_id)]
         if spare:
             args += ["--spare"]
+        args += list(extra)
         # Its own session: the test can kill an agent together with its trainer, as a lost node.
         self.agents[key] = subprocess.Popen(args + ["--"] + self.trainer_command(node_id, list(faults)), stdout=log,
                                             stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
@@ -386,6 +387,64 @@ def run_cadence(job):
         check(len(wanted) >= 2 and window == wanted, "node %s saved %s between steps %d and %d, not %s" % (key, sorted(window), start, end, sorted(wanted)), job)
 
 
+def run_remap(job):
+    """A row remap pending on node 1 (its Xid 63 in the kernel log) waits for the job's next
+    checkpoint; there the job stops, node 1 resets the GPU (its own command, dry-run), and every node
+    restores that checkpoint: nothing is lost, and it is not a plain restart."""
+    job.steps = 400
+    kernel_log = job.path("kern-1.log")
+    open(kernel_log, "w").close()
+    job.start_master()
+    for n in range(job.nnodes):
+        extra = ["--kernel-log", kernel_log, "--reset-gpu-cmd", "nvidia-smi -r -i {gpu}"] if n == 1 else []
+        job.start_agent(str(n), n, extra=extra)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 60)
+    with open(kernel_log, "a") as f:
+        f.write("Nov 24 12:00:00 host-1 kernel: NVRM: Xid (PCI:0000:18:00): 63, pid=1, Row Remapper: New row marked for remapping\n")
+    s = job.wait_for("the reset's restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    check(s["cause"] == "row_remap_pending", "the cause is %s, not row_remap_pending" % s["cause"], job)
+    _, rows = finish_and_check(job, 1)
+    step = restores_agree(job, rows)
+    node1 = job.rows(job.path("node-1.csv"))
+    scheduled = [r for r in node1 if r["kind"] == "health" and "GPU reset scheduled" in r["detail"]]
+    resets = [r for r in node1 if r["kind"] == "to_repair" and "nvidia-smi -r" in r["detail"] and "(dry-run)" in r["detail"]]
+    check(scheduled and resets, "node 1 did not schedule and carry out the reset: %s" % [r["detail"] for r in node1 if r["kind"] in ("health", "to_repair")], job)
+    # The stop came at node 1's first checkpoint after the Xid (not at once: that would be a plain
+    # restart); the job restored that step, or the one before where node 0, not in lockstep with
+    # node 1 as real ranks are, had not saved it yet.
+    after = [r for r in node1 if r["kind"] == "checkpoint" and float(r["time_s"]) >= float(scheduled[0]["time_s"])]
+    fault = [r for r in node1 if r["kind"] == "fault" and r["detail"].startswith("row_remap_pending")]
+    check(after and fault and 0 <= float(fault[0]["time_s"]) - float(after[0]["time_s"]) < 0.5,
+          "the stop was not at the checkpoint: checkpoints %s, fault %s" % ([r["time_s"] for r in after[:1]], [r["time_s"] for r in fault]), job)
+    saved = int(after[0]["detail"].split("step=")[1].split()[0])
+    check(saved - 10 <= step <= saved, "restored step %d, the checkpoint after the Xid was %d" % (step, saved), job)
+
+
+def run_straggler(job):
+    """Nodes 0-2 are pipeline stage 0, node 3 the last stage, twice as long; node 1 turns 3x slower
+    at step 120. The ranks' compute times (section lines) are compared within their stage: node 1 is
+    named, measured again, evicted, and the spare takes its rank; the long last stage never is."""
+    job.steps = 500
+    job.start_master(["--straggler-window", "1s", "--total-steps", str(job.steps)])
+    for n in range(job.nnodes):
+        trainer = ["--group", "1", "--step-ms", "40"] if n == job.nnodes - 1 else ["--group", "0"]
+        if n == 1:
+            trainer += ["--slow-from-step", "120", "--slowdown", "3"]
+        job.start_agent(str(n), n, trainer, extra=["--section-interval", "0.5s"])
+    job.start_agent("spare", None, spare=True, extra=["--section-interval", "0.5s"])
+    s = job.wait_for("the straggler's eviction", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=90)
+    check(s["cause"] == "straggler", "the cause is %s, not straggler" % s["cause"], job)
+    check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+    fault = [r for r in rows if r["kind"] == "fault"]
+    check(len(fault) == 1 and fault[0]["node"] == "node-1", "the fault rows: %s" % [(r["node"], r["detail"]) for r in fault], job)
+    named = {r["node"] for r in rows if r["kind"] == "health" and r["detail"].startswith("straggler suspected")}
+    check("node-3" not in named, "the long last stage was suspected: %s" % named, job)
+    evicted = [r for r in job.rows(job.path("node-1.csv")) if r["kind"] == "evicted"]
+    check(evicted, "node 1 did not carry out its eviction", job)
+
+
 def run_bad_input(job):
     # A bad policy file: exit 2, naming the file.
     bad = job.path("bad.json")
@@ -431,10 +490,15 @@ def run_bad_input(job):
 
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
-             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "bad_input": (run_bad_input, 2)}
+             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4),
+             "bad_input": (run_bad_input, 2)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
+POLICIES = {"cadence": CADENCE_POLICY,
+            "straggler": {"schema_version": 1, "policies": {
+                "checkpoint": {"type": "fixed", "interval": "0.2s"}, "stragglers": {"evict": True, "observe": "1s"},
+                "hang_detection": {"factor": 5, "minimum": "3s"}}}}
 
 
 def main():
@@ -451,7 +515,7 @@ def main():
             print("SKIP: no torch (python3-torch)")
             return 77
     run, nnodes = SCENARIOS[a.scenario]
-    job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer, CADENCE_POLICY if a.scenario == "cadence" else POLICY)
+    job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer, POLICIES.get(a.scenario, POLICY))
     try:
         run(job)
     except AssertionError as e:

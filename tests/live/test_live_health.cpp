@@ -233,6 +233,13 @@ TEST_CASE("trainer heartbeat lines parse - anything else is ignored", "[live][su
   CHECK(parse_trainer_message("step x").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("step 3").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("loss 3.2").kind == TrainerMessage::Kind::Unknown);
+  const auto section = parse_trainer_message("section 31 0.0402 2 rank=5");  // a rank's compute, its stage
+  CHECK(section.kind == TrainerMessage::Kind::Section);
+  CHECK(section.seconds == Approx(0.0402));
+  CHECK(section.group == 2);
+  CHECK(section.rank == 5);
+  CHECK(parse_trainer_message("section 31 0.04").kind == TrainerMessage::Kind::Unknown);  // no group
+  CHECK(parse_trainer_message("section 31 0.04 -1").kind == TrainerMessage::Kind::Unknown);
   // Seconds that cannot become the ledger's microseconds are not messages.
   for (const char* hostile : {"step 31 nan", "step 31 inf", "step 31 -1", "step 31 1e300", "checkpoint 3 1e20",
                               "restored 30 memory nan", "step 99999999999999999999 0.5"})
