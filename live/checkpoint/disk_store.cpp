@@ -139,8 +139,15 @@ std::optional<std::int64_t> step_of(const std::string& name) {
 
 }  // namespace
 
-DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last)
-    : dir_(std::move(dir)), rank_(rank), world_(world), keep_last_(std::max(keep_last, 1)) {}
+DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated)
+    : dir_(std::move(dir)), rank_(rank), world_(world), keep_last_(std::max(keep_last, 1)), replicated_(replicated) {}
+
+int DiskStore::world_of(std::int64_t step) const {
+  std::ifstream in(rank_file(step, "manifest", 0));
+  if (!in) return 0;
+  const auto m = parse(in);
+  return m && m->step == step && m->world >= 1 ? m->world : 0;
+}
 
 std::string DiskStore::step_dir(std::int64_t step) const {
   char name[32];
@@ -148,9 +155,9 @@ std::string DiskStore::step_dir(std::int64_t step) const {
   return dir_ + "/" + name;
 }
 
-std::string DiskStore::rank_file(std::int64_t step, const char* suffix) const {
+std::string DiskStore::rank_file(std::int64_t step, const char* suffix, int rank) const {
   char name[32];
-  std::snprintf(name, sizeof name, "rank-%05d.%s", rank_, suffix);
+  std::snprintf(name, sizeof name, "rank-%05d.%s", rank, suffix);
   return step_dir(step) + "/" + name;
 }
 
@@ -188,10 +195,16 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
 }
 
 std::optional<Manifest> DiskStore::manifest(std::int64_t step) const {
-  std::ifstream in(rank_file(step, "manifest"));
+  int source = rank_;
+  if (replicated_) {  // saved at another world: this rank's replica-mate's shard
+    const int world = world_of(step);
+    if (world < 1) return std::nullopt;
+    source = rank_ % world;
+  }
+  std::ifstream in(rank_file(step, "manifest", source));
   if (!in) return std::nullopt;
   auto m = parse(in);
-  if (m && (m->step != step || m->rank != rank_)) return std::nullopt;
+  if (m && (m->step != step || m->rank != source)) return std::nullopt;
   return m;
 }
 
@@ -202,7 +215,9 @@ std::vector<std::int64_t> DiskStore::complete_steps() const {
     const auto step = step_of(entry.path().filename().string());
     if (!step) continue;
     bool all = true;
-    for (int r = 0; r < world_ && all; ++r) {
+    const int world = replicated_ ? world_of(*step) : world_;
+    if (world < 1) continue;
+    for (int r = 0; r < world && all; ++r) {
       char file[32];
       std::snprintf(file, sizeof file, "rank-%05d.manifest", r);
       all = fs::exists(entry.path() / file, ec);

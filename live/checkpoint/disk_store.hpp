@@ -35,7 +35,10 @@ struct Manifest {
 
 class DiskStore {
  public:
-  DiskStore(std::string dir, int rank, int world, int keep_last);
+  //! `replicated`: every data-parallel replica holds the same state (plain DDP), so a step saved at
+  //! another world size restores here: it is complete when every rank *of its own world* wrote it,
+  //! and this rank reads the shard of rank (rank mod that world). Elastic jobs shrink and regrow so.
+  DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated = false);
 
   //! Writes the complete slot (read under a shared lock by the caller) as step `step`; then prunes.
   //! Throws FlashError(Persist) naming the file; nothing of the failed step is left behind.
@@ -51,10 +54,14 @@ class DiskStore {
 
  private:
   std::string step_dir(std::int64_t step) const;
-  std::string rank_file(std::int64_t step, const char* suffix) const;
+  std::string rank_file(std::int64_t step, const char* suffix, int rank) const;
+  std::string rank_file(std::int64_t step, const char* suffix) const { return rank_file(step, suffix, rank_); }
+  //! The world size step `step` was saved at (from rank 0's manifest); 0 when unknown.
+  int world_of(std::int64_t step) const;
   void prune() const;
   std::string dir_;
   int rank_, world_, keep_last_;
+  bool replicated_ = false;
 };
 
 }  // namespace ctwin::flash

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -36,8 +37,9 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
                                                                                                  : "the folder does not exist") +
                                                   " (the shared-memory folder for the snapshots, e.g. /dev/shm)");
   location_ = {options_.shm_dir, options_.name, options_.rank};
+  if (const char* replicated = std::getenv("CTWIN_FLASH_REPLICATED"); replicated && std::string(replicated) == "1") options_.replicated = true;
   if (!options_.persist_dir.empty()) {
-    store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last);
+    store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last, options_.replicated);
     if (options_.persist_in_background) persister_ = std::thread([this] { persist_loop(); });
   }
 }

@@ -32,6 +32,9 @@ struct EngineOptions {
   int rank = 0, world = 1;
   int keep_last = 2;                //!< complete checkpoints kept on disk
   bool persist_in_background = true;
+  //! Data-parallel replicas hold the same state: a step saved at another world size restores
+  //! (DiskStore). Also set by $CTWIN_FLASH_REPLICATED=1, which an elastic job's agent exports.
+  bool replicated = false;
 };
 
 struct SaveStats {

@@ -2,6 +2,7 @@
 // the trainers keep running. One JSON document, rewritten atomically (core/atomic_file): a
 // generation is journaled before any agent hears of it; joins and progress at most 5 times a
 // second (an agent whose join was not journaled is told to join again).
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -44,6 +45,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"exit_code", exit_code_},
       {"reason", reason_},
       {"interruptions", interruptions_},
+      {"active_replicas", active_replicas_},
       {"cadence", {{"revision", cadence_.revision}, {"changes", cadence_changes}}},
       {"agents", agents},
       {"ledger", {{"us", saved.ledger.us}, {"mark", saved.mark}, {"rolled_back_us", saved.rolled_back_us}, {"at_step", at_step}}},
@@ -76,6 +78,8 @@ void JobMaster::read_journal(Clock::time_point now) {
     exit_code_ = j.at("exit_code").get<int>();
     reason_ = j.at("reason").get<std::string>();
     interruptions_ = j.at("interruptions").get<std::map<std::string, long>>();
+    active_replicas_ = std::clamp(j.value("active_replicas", total_replicas_), 1, total_replicas_);
+    book_.set_share(static_cast<double>(active_replicas_) / total_replicas_);
     if (const auto c = j.find("cadence"); c != j.end()) {
       cadence_.revision = c->at("revision").get<std::int64_t>();
       for (const auto& change : c->at("changes")) cadence_.changes.push_back({change.at(0).get<std::int64_t>(), change.at(1).get<std::int64_t>()});

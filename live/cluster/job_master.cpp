@@ -29,6 +29,11 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   assert(o_.nnodes >= 1 && o_.nproc_per_node >= 1);
   slots_.assign(static_cast<std::size_t>(o_.nnodes), "");
   interval_policy_ = make_checkpoint_policy(scenario_.checkpoint_policy, implied_job_mtbf_s(scenario_));
+  // Without elastic shrinking the job is one replica: it waits for spares.
+  replica_nodes_ = scenario_.elastic.shrink ? std::clamp(scenario_.elastic.replica_nodes, 1, o_.nnodes) : o_.nnodes;
+  if (o_.nnodes % replica_nodes_ != 0)
+    throw BadInput("policies.elastic.replica_nodes (" + std::to_string(replica_nodes_) + ") does not divide --nnodes " + std::to_string(o_.nnodes));
+  active_replicas_ = total_replicas_ = o_.nnodes / replica_nodes_;
   start_utc_us_ = utc_now_us();
   read_journal(now);
   if (!resumed_) record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job);
@@ -52,8 +57,8 @@ JoinReply JobMaster::join(const JoinRequest& request, Clock::time_point now) {
     // A rank left vacant by a fault is filled at the decision (fill_vacancies), after the fault's rows.
     const bool may_take_a_rank = phase_ == Phase::Rendezvous || (phase_ == Phase::Gathering && decided_);
     if (!request.spare && may_take_a_rank) {
-      if (request.node_id >= 0 && wanted < slots_.size() && slots_[wanted].empty()) rank = static_cast<int>(wanted);
-      for (std::size_t r = 0; rank < 0 && r < slots_.size(); ++r)
+      if (request.node_id >= 0 && wanted < static_cast<std::size_t>(width()) && slots_[wanted].empty()) rank = static_cast<int>(wanted);
+      for (std::size_t r = 0; rank < 0 && r < static_cast<std::size_t>(width()); ++r)
         if (slots_[r].empty()) rank = static_cast<int>(r);
     }
     if (rank >= 0) {
@@ -97,7 +102,8 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
 void JobMaster::status_changed(const Agent& a, Clock::time_point now) {
   if (phase_ == Phase::Running && a.status.state == NodeState::Finished) {  // the others' states only matter then
     bool all_finished = true;
-    for (const auto& id : slots_) {
+    for (int r = 0; r < width(); ++r) {
+      const std::string& id = slots_[static_cast<std::size_t>(r)];
       const Agent* held = id.empty() ? nullptr : &agents_.at(id);
       all_finished &= held && held->status.state == NodeState::Finished && held->status.generation == generation_;
     }
@@ -149,6 +155,12 @@ void JobMaster::take_lines(const Report& report, Clock::time_point now) {
       last_restart_s_ = seconds_between(gathering_since_, at);
     }
     book_.apply(m, at);
+    if (m.kind == TrainerMessage::Kind::Checkpoint && grow_by_ > 0 && running) {  // the planned stop, at a checkpoint
+      record(ledger_.at(at), EventKind::Health, "the job grows by " + std::to_string(grow_by_) + " replicas at this checkpoint");
+      cause_ = "regrow";
+      begin_gathering(now);
+      return;
+    }
     journal_dirty_ = true;
   }
 }
@@ -171,6 +183,7 @@ void JobMaster::tick(Clock::time_point now) {
   if (phase_ == Phase::Gathering) try_to_run(now);
   update_cadence(now);
   look_for_stragglers(now);
+  consider_growing(now);
   log_.flush();
   if (journal_dirty_ && now - journal_written_ > std::chrono::milliseconds(200)) write_journal(now);
 }
@@ -212,7 +225,7 @@ void JobMaster::begin_gathering(Clock::time_point now) {
 }
 
 int JobMaster::vacancies() const {
-  return static_cast<int>(std::count(slots_.begin(), slots_.end(), std::string()));
+  return static_cast<int>(std::count(slots_.begin(), slots_.begin() + width(), std::string()));
 }
 
 JobMaster::Agent* JobMaster::agent_at(int rank) {
@@ -222,7 +235,7 @@ JobMaster::Agent* JobMaster::agent_at(int rank) {
 
 //! Hot spares take vacant ranks, lowest first.
 void JobMaster::fill_vacancies(Clock::time_point now) {
-  for (std::size_t r = 0; r < slots_.size(); ++r) {
+  for (std::size_t r = 0; r < static_cast<std::size_t>(width()); ++r) {
     if (!slots_[r].empty()) continue;
     for (auto& [id, a] : agents_)
       if (a.rank < 0 && !a.evicted) {
@@ -245,13 +258,13 @@ void JobMaster::try_to_run(Clock::time_point now) {
     decide(now);
     if (phase_ != Phase::Gathering) return;
   }
-  if (vacancies() > 0) {  // waiting for a spare
+  if (vacancies() > 0 && !try_to_shrink(now)) {  // waiting for a spare
     waited_for_spare_ = true;
     return;
   }
   std::optional<std::set<std::int64_t>> common;
-  for (const auto& id : slots_) {
-    const Agent& a = agents_.at(id);
+  for (int r = 0; r < width(); ++r) {
+    const Agent& a = agents_.at(slots_[static_cast<std::size_t>(r)]);
     if (a.status.generation < generation_ || a.status.state == NodeState::Running) return;
     // A spare given this rank at the decision: what it holds for the rank, once it has looked.
     if (a.took_rank_in == generation_ && a.status.node_rank != a.rank) return;
@@ -271,7 +284,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
     record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_),
            -1, -1, cause_);
   }
-  std::cerr << "ctwin master: generation " << generation_ << " runs on " << o_.nnodes << " nodes from "
+  std::cerr << "ctwin master: generation " << generation_ << " runs on " << width() << " nodes from "
             << (restore_step_ >= 0 ? "step " + std::to_string(restore_step_) : std::string(restore_step_ == -1 ? "scratch" : "each trainer's choice"))
             << "\n";
   write_journal(now);
@@ -337,6 +350,7 @@ void JobMaster::decide(Clock::time_point now) {
       default: break;
     }
   }
+  if (grow_by_ > 0) grow(now);
   fill_vacancies(now);
   if (restarts_ >= o_.max_restarts && generation_ > 1) finish(1, "gave up after " + std::to_string(restarts_) + " restarts", now);
 }
@@ -345,8 +359,9 @@ control::ClusterView JobMaster::view(Clock::time_point now) const {
   control::ClusterView v;
   v.now_s = static_cast<double>(ledger_.at(now)) / 1e6;
   v.job_nodes = o_.nnodes;
-  v.replica_nodes = o_.nnodes;  // the master does not know the layout yet: the job is one replica
-  v.active_replicas = v.total_replicas = 1;
+  v.replica_nodes = replica_nodes_;
+  v.active_replicas = active_replicas_;
+  v.total_replicas = total_replicas_;
   v.vacant_slots = vacancies();
   v.spares_available = spares();
   return v;
@@ -366,7 +381,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   Plan p;
   p.generation = generation_;
   p.node_rank = a.rank;
-  p.nnodes = o_.nnodes;
+  p.nnodes = width();
   p.nproc_per_node = o_.nproc_per_node;
   if (const Agent* first = slots_[0].empty() ? nullptr : &agents_.at(slots_[0])) p.master_addr = first->address;
   p.master_port = o_.trainer_port;

@@ -143,6 +143,13 @@ class JobMaster {
   //! Running: ranks' compute times compared within their pipeline stage; a node named twice in a
   //! row by the straggler policy is evicted (job_stragglers.cpp).
   void look_for_stragglers(Clock::time_point now);
+  //! Elastic (policies.elastic, job_elastic.cpp): with ranks vacant and no spare, the policy may
+  //! shrink the job by whole data-parallel replicas (true when it did); while it runs shrunk and
+  //! spares are idle, it may grow back, at the next checkpoint.
+  bool try_to_shrink(Clock::time_point now);
+  void consider_growing(Clock::time_point now);
+  void grow(Clock::time_point now);
+  int width() const { return active_replicas_ * replica_nodes_; }  //!< the node ranks in use
 
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);
@@ -173,6 +180,7 @@ class JobMaster {
   int suspect_ = -1;               //!< the node the last window named
   double last_restart_s_ = 30;     //!< what the last restart took (a planned stop costs about as much)
   std::int64_t timed_generation_ = 0;
+  int replica_nodes_ = 1, active_replicas_ = 1, total_replicas_ = 1, grow_by_ = 0;  //!< grow_by_: at the next checkpoint
 };
 
 }  // namespace ctwin::live::cluster

@@ -36,11 +36,12 @@ void add_job_environment(const Plan& p, std::vector<std::pair<std::string, std::
   if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
 }
 
-std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world) {
+std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
+                                                 bool replicated) {
   std::vector<std::int64_t> on_disk;
   if (!persist_dir.empty()) {
     try {
-      on_disk = flash::DiskStore(persist_dir, first.rank, world, 2).complete_steps();
+      on_disk = flash::DiskStore(persist_dir, first.rank, world, 2, replicated).complete_steps();
     } catch (const std::exception&) {  // an unreadable disk holds nothing restorable
     }
   }

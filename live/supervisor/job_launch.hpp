@@ -25,7 +25,9 @@ void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, st
 
 //! The steps all `ranks` ranks from `first.rank` on can restore, newest first: complete snapshots in
 //! their shared-memory slots, and steps complete for every rank of `world` in `persist_dir` (empty: none).
-std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world);
+//! `replicated`: data-parallel replicas hold the same state, so steps saved at another world count.
+std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
+                                                 bool replicated = false);
 
 //! The checkpoint cadence as the protocol and the trainers' file write it:
 //! {"revision": R, "changes": [{"from": S, "every": N}, ...]}.

@@ -61,6 +61,13 @@ void ProgressBook::on_step(const TrainerMessage& m, LiveLedger::Clock::time_poin
   const bool first_after_launch = steps_since_launch_ == 0;
   if (!first_after_launch) last_step_s_ = m.seconds;
   ++steps_since_launch_;
+  if (share_ < 1) {  // shrunk: slower steps by design, not a slow node
+    const Micros stretch = ledger_.at(t) - ledger_.marked();
+    ledger_.split(Category::Productive, static_cast<Micros>(static_cast<double>(stretch) * share_), Category::Shrunk, t);
+    ledger_.step_done(m.step);
+    step_ = m.step;
+    return;
+  }
   if (!first_after_launch) {  // the first step after a launch warms up
     switch (steps_.observe(m.seconds)) {
       case StepTimeWatch::Change::SlowBegin: record_(ledger_.at(t), EventKind::SlowBegin, "source=step_times", steps_.speed()); break;

@@ -27,6 +27,9 @@ class ProgressBook {
 
   //! A new attempt starts: its first step warms up, the slow-step window starts again.
   void launched();
+  //! An elastic job running `share` of its replicas: of its steps' time, that share is productive
+  //! and the rest `shrunk` (the simulator's ledger); its slower steps are no slowdown.
+  void set_share(double share) { share_ = share; }
   void apply(const TrainerMessage& m, LiveLedger::Clock::time_point t);
 
   std::int64_t step() const { return step_; }
@@ -47,7 +50,7 @@ class ProgressBook {
   long steps_since_launch_ = 0;
   std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
   bool done_ = false;
-  double last_step_s_ = 0;
+  double last_step_s_ = 0, share_ = 1;
   std::deque<double> recent_saves_s_;
 };
 

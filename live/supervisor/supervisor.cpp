@@ -131,6 +131,8 @@ class Supervision {
       if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
       cadence_->publish(plan_.cadence);
       env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
+      // An elastic job's replicas hold the same state: a step saved at another world size restores.
+      if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
     }
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
     sections_.clear();
@@ -248,7 +250,7 @@ class Supervision {
 
   std::optional<std::vector<std::int64_t>> node_restorable() const {
     if (o_.flash_ranks <= 0 || plan_.node_rank < 0) return std::nullopt;
-    return steps_every_rank_holds({o_.shm_dir, o_.flash_name, rank_base()}, o_.flash_ranks, o_.persist_dir, world());
+    return steps_every_rank_holds({o_.shm_dir, o_.flash_name, rank_base()}, o_.flash_ranks, o_.persist_dir, world(), scenario_.elastic.shrink);
   }
 
   //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it

@@ -6,7 +6,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
   - the job's ledger adds up to its wall time, and nothing is lost.
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
-    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | bad_input
+    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | bad_input
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -445,6 +445,63 @@ def run_straggler(job):
     check(evicted, "node 1 did not carry out its eviction", job)
 
 
+def run_shrink(job):
+    """policies.elastic shrink, no spare: node 1 dies (agent and trainer), the policy drops its
+    replica and the job goes on at WORLD_SIZE 1 from the newest step node 0 holds; it finishes."""
+    job.steps = 400
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    os.killpg(job.agents["1"].pid, signal.SIGKILL)
+    job.agents["1"].wait()
+    del job.agents["1"]
+    job.wait_for("the shrunk job", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+    worlds = set()
+    deadline = time.time() + 20
+    while not any(g == "2" for _, g in job.workers_alive()) and time.time() < deadline:
+        time.sleep(0.05)
+    for pid, generation in job.workers_alive():
+        if generation != "2":  # the dead node's orphan (a real node's would be gone with it)
+            continue
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                worlds |= {e.split(b"=")[1].decode() for e in f.read().split(b"\0") if e.startswith(b"WORLD_SIZE=")}
+        except OSError:
+            pass
+    check(worlds == {"1"}, "the shrunk job runs with WORLD_SIZE %s, not 1" % worlds, job)
+    _, rows = finish_and_check(job, 1)
+    shrunk = [r for r in rows if r["kind"] == "shrunk"]
+    check(len(shrunk) == 1 and "replicas=1" in shrunk[0]["detail"], "no shrunk row: %s" % [(r["kind"], r["detail"]) for r in rows[-12:]], job)
+    check(not any(r["kind"] == "waiting_for_spare" for r in rows), "the job waited for a spare", job)
+
+
+def run_regrow(job):
+    """Shrunk to one node after a node loss with no spare, the job grows back when a node returns
+    (a new agent, idle): at its next checkpoint, as the policy decides, to WORLD_SIZE 2 again, from
+    that checkpoint (replicated state: the returning node reads the shard the shrunk job wrote)."""
+    job.steps = 700
+    job.start_master(["--total-steps", str(job.steps)])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    os.killpg(job.agents["1"].pid, signal.SIGKILL)
+    job.agents["1"].wait()
+    del job.agents["1"]
+    shrunk = job.wait_for("the shrunk job", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+    job.wait_for("steps at one node", lambda s: s["step"] >= shrunk["restore_step"] + 50)
+    job.start_agent("back", None)
+    grown = job.wait_for("the grown job", lambda s: s["generation"] >= 3 and s["phase"] == "running", timeout=30)
+    check(len([n for n in grown["nodes"] if n.get("host")]) == 2 and grown["nodes"][1]["host"] == "host-back",
+          "the grown job's nodes: %s" % grown["nodes"], job)
+    check(grown["restore_step"] >= shrunk["restore_step"] + 50,
+          "the grown job went back to step %d (the shrunk one restored %d)" % (grown["restore_step"], shrunk["restore_step"]), job)
+    _, rows = finish_and_check(job, 1)  # growing is not an interruption
+    kinds = [r["kind"] for r in rows]
+    check("shrunk" in kinds and "grown" in kinds, "no shrunk and grown rows", job)
+    restores_agree(job, rows)
+
+
 def run_bad_input(job):
     # A bad policy file: exit 2, naming the file.
     bad = job.path("bad.json")
@@ -490,12 +547,18 @@ def run_bad_input(job):
 
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
-             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4),
+             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2),
              "bad_input": (run_bad_input, 2)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
 POLICIES = {"cadence": CADENCE_POLICY,
+            "regrow": {"schema_version": 1, "policies": {
+                "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},
+                "hang_detection": {"factor": 5, "minimum": "3s"}}},
+            "shrink": {"schema_version": 1, "policies": {
+                "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},
+                "hang_detection": {"factor": 5, "minimum": "3s"}}},
             "straggler": {"schema_version": 1, "policies": {
                 "checkpoint": {"type": "fixed", "interval": "0.2s"}, "stragglers": {"evict": True, "observe": "1s"},
                 "hang_detection": {"factor": 5, "minimum": "3s"}}}}

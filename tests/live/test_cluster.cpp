@@ -188,3 +188,54 @@ TEST_CASE("job master: the checkpoint cadence comes from the policy, and shorten
   CHECK(after.cadence.changes.back().every < every * 0.7);
   CHECK(after.cadence.changes.back().every == Approx(daly_interval_s(0.01, (60 + 9.0) / 4) / 0.02).epsilon(0.15));
 }
+
+TEST_CASE("job master: elastic, a lost node with no spare shrinks the job, a spare that comes grows it back at a checkpoint",
+          "[live][cluster]") {
+  const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {
+      "checkpoint": {"type": "fixed", "interval": "1h"}, "elastic": {"mode": "shrink", "replica_nodes": 1}}})",
+                                                "policy.json");
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 5;
+  o.total_steps = 100000;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  CHECK(m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now).nnodes == 2);
+  // b falls silent: no spare, so the job goes on as one replica of one node.
+  std::int64_t step = 0;
+  const auto train = [&](std::int64_t generation, double seconds, bool save_at_end) {
+    Plan plan;
+    for (int i = 0; i < static_cast<int>(seconds / 0.1); ++i) {
+      now += std::chrono::milliseconds(100);
+      Report r = report("a", generation, NodeState::Running);
+      r.lines.push_back({0, "step " + std::to_string(++step) + " 0.100000 rank=0"});
+      if (save_at_end && i + 1 == static_cast<int>(seconds / 0.1)) r.lines.push_back({0, "checkpoint " + std::to_string(step) + " 0.010000 rank=0"});
+      plan = m.report(r, now);
+      m.tick(now);
+    }
+    return plan;
+  };
+  train(1, 7, false);
+  CHECK(m.interruptions().at("node_lost") == 1);
+  const Plan shrunk = m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  CHECK(shrunk.what == PlanKind::Run);
+  CHECK(shrunk.nnodes == 1);  // WORLD_SIZE halves
+  CHECK(shrunk.node_rank == 0);
+  // A node comes back (a new agent, as a spare): the policy grows the job at its next checkpoint.
+  m.join({"c", -1, "h2", "", false}, now);
+  CHECK(train(2, 2, false).what == PlanKind::Run);  // no checkpoint yet: the job goes on
+  CHECK(train(2, 0.1, true).what == PlanKind::Stop);  // the planned stop, right after the save
+  CHECK(m.interruptions().size() == 1);               // growing is no interruption
+  m.report(report("a", 3, NodeState::Stopped, std::vector<std::int64_t>{step}), now);
+  Report c = report("c", 3, NodeState::Stopped, std::vector<std::int64_t>{step});
+  c.status.node_rank = 1;
+  const Plan grown = m.report(c, now);
+  CHECK(grown.what == PlanKind::Run);
+  CHECK(grown.nnodes == 2);
+  CHECK(grown.node_rank == 1);
+  CHECK(grown.restore_step == step);
+}

@@ -511,3 +511,39 @@ TEST_CASE("flash checkpoint: a stray step- folder in the persist dir is left alo
   CHECK(f.step_folders() ==
         std::vector<std::string>{"step-000000000002", "step-000000000003", "step-12", "step-abcdefghijkl"});
 }
+
+TEST_CASE("flash checkpoint: replicated state restores at another world size (elastic shrink and regrow)", "[live][flash]") {
+  Fixture f;
+  {  // the job shrunk to one replica: rank 0 of world 1 saves steps 20 and 21
+    EngineOptions o = f.options();
+    o.replicated = true;
+    Engine engine(o);
+    f.attach(engine);
+    for (std::int64_t step = 20; step <= 21; ++step) {
+      f.fill(step);
+      engine.save(step);
+      REQUIRE(engine.wait_persisted(step, 30));
+    }
+  }
+  // It grows back: rank 1 of world 2 (a spare, nothing in its memory) restores step 21 from rank 0's shard.
+  f.scramble();
+  EngineOptions grown = f.options();
+  grown.name = "job-on-the-spare";  // its own slots: nothing in memory
+  grown.rank = 1;
+  grown.world = 2;
+  grown.replicated = true;
+  {
+    Engine spare(grown);
+    f.attach(spare);
+    const auto r = spare.restore_step(21);
+    CHECK(r.step == 21);
+    CHECK(r.source == RestoreSource::Disk);
+    CHECK(f.holds(21));
+  }
+  // Not replicated (a sharded state), the same step is not this rank's to restore.
+  grown.replicated = false;
+  grown.name = "job-sharded";
+  Engine sharded(grown);
+  f.attach(sharded);
+  CHECK(sharded.restore_step(21).step == -1);
+}
