@@ -17,6 +17,7 @@ Faults for tests: --crash-at-step, --hang-at-step, --nan-at-step, on attempt 0 (
 the rank --fault-rank only."""
 
 import argparse
+import contextlib
 import math
 import os
 import signal
@@ -84,7 +85,10 @@ def main():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--context", type=int, default=32)
-    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--batch", type=int, default=8, help="micro-batch per rank")
+    p.add_argument("--global-batch", type=int, default=0,
+                   help="sequences per step across the job, kept at any world size by gradient accumulation "
+                        "(an elastic job that shrinks trains the same samples); 0: micro-batch x world size")
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--name", default=os.environ.get("CTWIN_FLASH_NAME", "gpt"))
     p.add_argument("--persist-dir", default=os.environ.get("CTWIN_FLASH_PERSIST_DIR"))
@@ -122,6 +126,11 @@ def main():
     step = restored or 0
     print(f"gpt: rank {rank}/{world} attempt {attempt} starts at step {step} ({source})", file=sys.stderr, flush=True)
 
+    shards = max(1, args.global_batch // args.batch) if args.global_batch else world
+    if shards % world:
+        print(f"gpt: --global-batch {args.global_batch} is not a multiple of --batch x world size ({args.batch} x {world})", file=sys.stderr)
+        return 2
+    accumulate = shards // world
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     saved = restored
@@ -135,17 +144,25 @@ def main():
             print(f"gpt: injected hang in step {s}", file=sys.stderr, flush=True)
             while True:
                 time.sleep(3600)
-        x, y = batch(s, rank, args, device)
-        loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
-        if faulty and s == args.nan_at_step:
-            loss = loss * float("nan")
-        if not math.isfinite(loss.item()):
-            sup.nan(s)
-            print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
-            return 4
+        # The global batch is micro-batches 0..shards-1 of the step; this rank takes its share of
+        # them, accumulating gradients over all but the last without DDP's all-reduce.
         optimizer.zero_grad(set_to_none=False)
-        loss.backward()
+        compute_s = 0.0
+        for m in range(accumulate):
+            x, y = batch(s, rank * accumulate + m, args, device)
+            started_compute = time.time()
+            with (ddp.no_sync() if world > 1 and m + 1 < accumulate else contextlib.nullcontext()):
+                loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
+                compute_s += time.time() - started_compute  # the forward pass: compute, no collective
+                if faulty and s == args.nan_at_step:
+                    loss = loss * float("nan")
+                if not math.isfinite(loss.item()):
+                    sup.nan(s)
+                    print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
+                    return 4
+                (loss / accumulate).backward()
         optimizer.step()
+        sup.section(s, compute_s)
         step = s
         sup.step(s, time.time() - started)
         if rank == 0 and s % 10 == 0:

@@ -81,7 +81,8 @@ class Job:
                     # Debian 12's torch 1.13 on Python 3.11 reads the default "0" as no setting at all (Std.from_str).
                     "--redirects", "2", "--tee", "2", "--log_dir", self.path("torchrun-logs"),
                     "--monitor_interval", "0.5", script,  # a dead worker is reported well within the hang timeout
-                    "--steps", str(self.steps), "--checkpoint-every", "5", "--fault-rank", str(-1 if node is None else node)] + faults
+                    "--steps", str(self.steps), "--checkpoint-every", "5", "--global-batch", "16",
+                    "--fault-rank", str(-1 if node is None else node)] + faults
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
                 "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
 
@@ -479,8 +480,9 @@ def run_shrink(job):
 def run_regrow(job):
     """Shrunk to one node after a node loss with no spare, the job grows back when a node returns
     (a new agent, idle): at its next checkpoint, as the policy decides, to WORLD_SIZE 2 again, from
-    that checkpoint (replicated state: the returning node reads the shard the shrunk job wrote)."""
-    job.steps = 700
+    that checkpoint (replicated state: the returning node reads the shard the shrunk job wrote).
+    examples/gpt keeps its global batch (16) by accumulating 2 micro-batches at one node."""
+    job.steps = 700 if job.trainer == "synthetic" else 300
     job.start_master(["--total-steps", str(job.steps)])
     for n in range(job.nnodes):
         job.start_agent(str(n), n)
