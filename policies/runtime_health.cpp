@@ -33,4 +33,24 @@ std::optional<StragglerDecision> runtime_straggler(const std::map<int, double>& 
   return d;
 }
 
+std::optional<std::int64_t> LossSpikeWatch::observe(std::int64_t step, double loss) {
+  if (recent_.size() >= window_ / 2) {  // a baseline to compare with
+    const RobustScale scale = robust_scale(std::vector<double>(recent_.begin(), recent_.end()));
+    const bool high = !(loss <= scale.median + z_ * 1.4826 * scale.mad) && !(loss <= ratio_ * scale.median);
+    if (high) {
+      if (high_++ == 0) onset_ = step;
+      if (high_ >= confirm_) {
+        const std::int64_t onset = onset_;
+        restart();
+        return onset;
+      }
+      return std::nullopt;  // high losses stay out of the baseline
+    }
+  }
+  high_ = 0;
+  recent_.push_back(loss);
+  if (recent_.size() > window_) recent_.pop_front();
+  return std::nullopt;
+}
+
 }  // namespace ctwin

@@ -5,7 +5,11 @@
 //!    every remaining step; evict when that beats the cost of a restart.
 //!  - Hang detection: the timeout is a safety factor (5, as NVIDIA's resiliency extension) times
 //!    the longest interval seen between heartbeats.
+//!  - Loss spikes: silent corruption seen late. The onset is the first of a run of losses far above
+//!    the recent ones; the checkpoints saved since then are not clean (the simulator's SDC path).
 
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -35,6 +39,26 @@ class HangDetector {
 
  private:
   double factor_, minimum_s_, longest_s_ = 0;
+};
+
+//! Watches a trainer's loss, step by step. A loss above median + z x 1.4826 MAD of the last
+//! `window` losses (and above `ratio` x that median) is high; `confirm` high losses in a row are a
+//! spike, whose onset is the first of them. One high batch is noise; a run of them is corruption.
+class LossSpikeWatch {
+ public:
+  explicit LossSpikeWatch(std::size_t window = 50, double z = 6, double ratio = 1.5, int confirm = 8)
+      : window_(window), z_(z), ratio_(ratio), confirm_(confirm) {}
+  //! The spike's onset step, once confirmed (then the watch starts over); nullopt otherwise.
+  std::optional<std::int64_t> observe(std::int64_t step, double loss);
+  void restart() { recent_.clear(), high_ = 0, onset_ = -1; }
+
+ private:
+  std::size_t window_;
+  double z_, ratio_;
+  int confirm_;
+  std::deque<double> recent_;
+  int high_ = 0;
+  std::int64_t onset_ = -1;
 };
 
 }  // namespace ctwin

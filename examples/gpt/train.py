@@ -164,7 +164,7 @@ def main():
         optimizer.step()
         sup.section(s, compute_s)
         step = s
-        sup.step(s, time.time() - started)
+        sup.step(s, time.time() - started, loss.item())
         if rank == 0 and s % 10 == 0:
             print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
         if sup.checkpoint_due(s, args.checkpoint_every) or stop:  # the master's policy, else --checkpoint-every

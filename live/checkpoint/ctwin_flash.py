@@ -310,8 +310,10 @@ class Supervisor:
     def restored(self, step, source, seconds=0.0):
         self._say(f"restored {-1 if step is None else int(step)} {source} {float(seconds):.6f}")
 
-    def step(self, step, seconds):
-        self._say(f"step {int(step)} {float(seconds):.6f}")
+    def step(self, step, seconds, loss=None):
+        """A step done, `seconds` long; with its `loss`, a loss spike (silent corruption seen late) rolls
+        the job back to the last checkpoint before it."""
+        self._say(f"step {int(step)} {float(seconds):.6f}" + ("" if loss is None else f" {float(loss):.6g}"))
 
     def section(self, step, seconds, group=0):
         """This rank's compute time in `step`, collectives excluded (CUDA events on a GPU, wall time

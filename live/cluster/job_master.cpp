@@ -273,6 +273,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
     if (!common) common = std::move(steps);
     else std::erase_if(*common, [&](std::int64_t s) { return !steps.count(s); });
   }
+  if (common && clean_bound_ >= 0) std::erase_if(*common, [&](std::int64_t step) { return step > clean_bound_; });
   ledger_.charge(waited_for_spare_ ? Category::WaitingForSpares : Category::Restart, now);
   waited_for_spare_ = false;
   restore_step_ = !common ? -2 : common->empty() ? -1 : *common->rbegin();
@@ -326,6 +327,10 @@ void JobMaster::decide(Clock::time_point now) {
     ledger_.charge(Category::Diagnosis, now);
     record(ledger_.marked(), EventKind::Diagnosed, {}, first->rank, f.xid, f.fault_class);
   }
+  clean_bound_ = -1;  // silent corruption seen late: the restore goes no later than its onset
+  for (const auto& f : faults_)
+    if (f.generation == generation_ - 1 && f.report.clean_step >= 0)
+      clean_bound_ = clean_bound_ < 0 ? f.report.clean_step : std::min(clean_bound_, f.report.clean_step);
   std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });
   for (const auto& a : actions) {
     if (a.node < 0 || a.node >= o_.nnodes) continue;

@@ -180,6 +180,7 @@ class JobMaster {
   int suspect_ = -1;               //!< the node the last window named
   double last_restart_s_ = 30;     //!< what the last restart took (a planned stop costs about as much)
   std::int64_t timed_generation_ = 0;
+  std::int64_t clean_bound_ = -1;  //!< this gathering's restore goes no later (a loss spike's onset - 1); -1: any
   int replica_nodes_ = 1, active_replicas_ = 1, total_replicas_ = 1, grow_by_ = 0;  //!< grow_by_: at the next checkpoint
 };
 

@@ -86,7 +86,8 @@ json to_json(const Report& m) {
     j["sections"] = sections;
   }
   if (m.fault)
-    j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu}, {"xid", m.fault->xid}, {"age_s", m.fault->age_s}};
+    j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
+                  {"xid", m.fault->xid},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
   return j;
 }
 
@@ -164,13 +165,14 @@ Report parse_report(const std::string& body) {
     }
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "detail", "gpu", "xid", "age_s"});
+    r.allow_only(*f, "/fault", {"class", "detail", "gpu", "xid", "age_s", "clean_step"});
     FaultReport fault;
     fault.fault_class = bounded_string(r, *f, "/fault", "class", true, 64);
     fault.detail = bounded_string(r, *f, "/fault", "detail", false, kLongestLine);
     fault.gpu = static_cast<int>(r.integer(*f, "/fault", "gpu", false, -1, 1'000'000).value_or(-1));
     fault.xid = static_cast<int>(r.integer(*f, "/fault", "xid", false, -1, 1'000'000).value_or(-1));
     fault.age_s = r.number(*f, "/fault", "age_s", false).value_or(0);
+    fault.clean_step = r.integer(*f, "/fault", "clean_step", false, -1, kNewest).value_or(-1);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
     m.fault = fault;
   }

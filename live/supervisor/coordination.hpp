@@ -45,6 +45,7 @@ struct FaultReport {
   std::string fault_class, detail;
   int gpu = -1, xid = -1;
   double age_s = 0;
+  std::int64_t clean_step = -1;  //!< silent corruption: the newest step known clean (the restore goes no later); -1: any
 };
 
 struct NodeStatus {

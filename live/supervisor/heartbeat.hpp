@@ -6,7 +6,7 @@
 //! helpers. A message may end with `rank=R`, the node-local rank ($LOCAL_RANK) that sent it: rank 0
 //! speaks for the node, another rank's messages count only when they report a NaN.
 //!   restored STEP memory|disk|none SECONDS   after restore at start (STEP -1: fresh start)
-//!   step STEP SECONDS                        a training step finished (its wall time)
+//!   step STEP SECONDS [LOSS]                 a training step finished (its wall time; its loss, if said)
 //!   checkpoint STEP SECONDS                  a save finished (the trainer's stall)
 //!   nan STEP                                 the loss went NaN or Inf: the step did not land
 //!   stopped STEP                             stopped on request (SIGTERM) after saving STEP
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -30,6 +31,7 @@ struct TrainerMessage {
   std::string source;  //!< restored: memory, disk or none
   int rank = 0;        //!< the node-local rank that sent it (`rank=R`; 0 when not said)
   int group = 0;       //!< section: the rank's pipeline stage and role
+  std::optional<double> loss;  //!< step: the loss, when the trainer says it
 };
 
 inline TrainerMessage parse_trainer_message(const std::string& line) {
@@ -39,7 +41,19 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
   in >> word >> m.step;
   if (!in) return m;
   if (word == "restored") in >> m.source >> m.seconds, m.kind = TrainerMessage::Kind::Restored;
-  else if (word == "step") in >> m.seconds, m.kind = TrainerMessage::Kind::Step;
+  else if (word == "step") {
+    if (in >> m.seconds) {
+      m.kind = TrainerMessage::Kind::Step;
+      std::string more;  // the loss, or already the rank
+      if (in >> more && more.rfind("rank=", 0) != 0) {
+        char* end = nullptr;
+        const double loss = std::strtod(more.c_str(), &end);
+        if (end == more.c_str() + more.size()) m.loss = loss;
+        else m.kind = TrainerMessage::Kind::Unknown;
+      }
+      in.clear();
+    }
+  }
   else if (word == "checkpoint") in >> m.seconds, m.kind = TrainerMessage::Kind::Checkpoint;
   else if (word == "nan") m.kind = TrainerMessage::Kind::Nan;
   else if (word == "stopped") m.kind = TrainerMessage::Kind::Stopped;

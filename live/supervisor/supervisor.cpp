@@ -49,6 +49,7 @@ struct Cause {
   std::string detail;
   bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
   std::optional<Clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
+  std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
 };
 
 class Supervision {
@@ -102,6 +103,12 @@ class Supervision {
       }
       take_health();
       if (finished_) break;
+      if (spike_onset_) {  // silent corruption from the spike's onset: its checkpoints are not clean
+        Cause cause{classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "loss_spike from step " + std::to_string(*spike_onset_), false};
+        cause.clean_step = *spike_onset_ - 1;
+        spike_onset_.reset();
+        if (trainer_->running()) interrupt(cause, Clock::now());
+      }
       if (reset_due_ && reset_due_->second) {  // the checkpoint the reset waited for is taken
         const Cause cause = reset_due_->first;
         reset_due_.reset();
@@ -136,6 +143,14 @@ class Supervision {
     }
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
     sections_.clear();
+    loss_watch_.restart();
+    if (!coordination_ && restore_bound_ >= 0 && o_.flash_ranks > 0) {  // back to the newest clean step this node holds
+      std::int64_t step = -1;
+      for (const auto s : steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks))
+        if (s <= restore_bound_) step = std::max(step, s);
+      env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(step));
+      restore_bound_ = -1;
+    }
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
     book_.launched();
     phase_ = Phase::Launching;
@@ -177,6 +192,8 @@ class Supervision {
     last_message_ = t;
     book_.apply(m, t);
     if (m.kind == K::Restored) phase_ = Phase::Running;
+    if (m.kind == K::Step && m.loss && !spike_onset_)
+      if (const auto onset = loss_watch_.observe(m.step, *m.loss)) spike_onset_ = *onset;
     if (m.kind == K::Checkpoint && reset_due_) reset_due_->second = true;
   }
 
@@ -442,6 +459,7 @@ class Supervision {
 
   // --- an interruption -----------------------------------------------------------------------
   void interrupt(const Cause& cause, Clock::time_point t) {
+    if (cause.clean_step >= 0) restore_bound_ = cause.clean_step;
     const Micros at = ledger_.at(t);
     const int code = cause.xid >= 0 ? cause.xid : -1;
     record(at, EventKind::Fault, cause.detail, cause.gpu, code, cause.fault.name);
@@ -459,7 +477,8 @@ class Supervision {
     record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
     persist_left_behind();
     if (coordination_) {  // the master decides for the job: one decision, every node restarts
-      coordination_->fault({cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now())});
+      coordination_->fault(
+          {cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step});
       if (await_run()) launch();
       return;
     }
@@ -636,6 +655,9 @@ class Supervision {
   //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
   std::optional<std::pair<Cause, bool>> reset_due_;
   std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
+  LossSpikeWatch loss_watch_;             //!< node rank 0's loss (policies/runtime_health)
+  std::optional<std::int64_t> spike_onset_;
+  std::int64_t restore_bound_ = -1;       //!< alone, after a loss spike: the next launch restores no later
   std::map<int, std::pair<int, std::deque<double>>> sections_;  //!< by local rank: its group, its compute times
   Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
@@ -46,7 +47,7 @@ constexpr int kStripes = 64;
 std::atomic<bool> checkpoint_requested{false}, stop_requested{false};
 
 struct Options {
-  long long steps = 100, crash_at = -1, hang_at = -1, slow_from = -1, nan_at = -1;
+  long long steps = 100, crash_at = -1, hang_at = -1, slow_from = -1, nan_at = -1, spike_at = -1;
   long long checkpoint_every = 10;
   std::uint64_t state_bytes = 64ull << 20;
   int device = -1;  // -1: CPU
@@ -106,7 +107,7 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
                "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
                "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
                "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
-               "  [--slow-from-step S --slowdown F] [--group G] [--fault-attempt A] [--fault-rank R]\n",
+               "  [--slow-from-step S --slowdown F] [--group G] [--spike-at-step S] [--fault-attempt A] [--fault-rank R]\n",
                why.c_str());
   std::exit(2);
 }
@@ -148,6 +149,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--slow-from-step") o.slow_from = static_cast<long long>(need_number());
     else if (flag == "--slowdown") o.slowdown = need_number();
     else if (flag == "--group") o.group = static_cast<int>(need_number());
+    else if (flag == "--spike-at-step") o.spike_at = static_cast<long long>(need_number());
     else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
     else if (flag == "--fault-rank") o.fault_rank = static_cast<int>(need_number());
     else usage("unknown option " + flag);
@@ -330,7 +332,9 @@ int run(const Options& o) {
     }
     state.write_stripe(static_cast<int>(s % kStripes), stripe_value(s));
     step = s;
-    beat("step %lld %.6f", s, std::chrono::duration<double>(Clock::now() - start).count());
+    // A loss that falls as training goes; from --spike-at-step on (the faulty rank), six times it.
+    const double loss = 3.0 / std::sqrt(1.0 + static_cast<double>(s) / 50.0) * (faulty && o.spike_at >= 0 && s >= o.spike_at ? 6.0 : 1.0);
+    beat("step %lld %.6f %.6f", s, std::chrono::duration<double>(Clock::now() - start).count(), loss);
     if (cadence.saves_at(s, o.checkpoint_every) || checkpoint_requested.exchange(false)) save(s);
     if (stop_requested) {
       if (saved != s) save(s);

@@ -6,7 +6,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
   - the job's ledger adds up to its wall time, and nothing is lost.
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
-    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | bad_input
+    SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -504,6 +504,27 @@ def run_regrow(job):
     restores_agree(job, rows)
 
 
+def run_spike(job):
+    """Silent corruption seen late: node 1's loss jumps six-fold at step 95; its agent confirms the
+    spike eight steps on (step 102), after the checkpoint of step 100 was saved. That checkpoint
+    is not clean: the job rolls back to step 90, the last one before the onset, as the simulator's
+    SDC path does (and the node is replaced, by the spare)."""
+    job.steps = 300
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--spike-at-step", "95"] if n == 1 else [])
+    job.start_agent("spare", None, spare=True)  # corruption's remediation replaces the node
+    s = job.wait_for("the rollback", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    check(s["cause"] == "sdc", "the cause is %s, not sdc" % s["cause"], job)
+    check(s["restore_step"] == 90, "the job restored step %d, not 90 (the last before the spike at 95)" % s["restore_step"], job)
+    _, rows = finish_and_check(job, 1)
+    check(restores_agree(job, rows) == 90, "the nodes did not restore step 90", job)
+    fault = [r for r in rows if r["kind"] == "fault"]
+    check(fault and "loss_spike from step 95" in fault[0]["detail"], "the fault rows: %s" % [r["detail"] for r in fault], job)
+    saved = {int(r["detail"].split("step=")[1].split()[0]) for r in job.rows(job.path("node-1.csv")) if r["kind"] == "checkpoint"}
+    check(100 in saved, "node 1 never saved step 100, so the rollback past it proves nothing: %s" % sorted(saved), job)
+
+
 def run_bad_input(job):
     # A bad policy file: exit 2, naming the file.
     bad = job.path("bad.json")
@@ -549,7 +570,7 @@ def run_bad_input(job):
 
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
-             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2),
+             "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},

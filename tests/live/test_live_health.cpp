@@ -233,6 +233,10 @@ TEST_CASE("trainer heartbeat lines parse - anything else is ignored", "[live][su
   CHECK(parse_trainer_message("step x").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("step 3").kind == TrainerMessage::Kind::Unknown);
   CHECK(parse_trainer_message("loss 3.2").kind == TrainerMessage::Kind::Unknown);
+  CHECK(parse_trainer_message("step 31 0.5 2.75 rank=1").loss == Approx(2.75));
+  CHECK(parse_trainer_message("step 31 0.5 rank=1").rank == 1);
+  CHECK_FALSE(parse_trainer_message("step 31 0.5 rank=1").loss);
+  CHECK(parse_trainer_message("step 31 0.5 lots rank=1").kind == TrainerMessage::Kind::Unknown);
   const auto section = parse_trainer_message("section 31 0.0402 2 rank=5");  // a rank's compute, its stage
   CHECK(section.kind == TrainerMessage::Kind::Section);
   CHECK(section.seconds == Approx(0.0402));

@@ -5,6 +5,7 @@
 
 #include "policies/fault_classes.hpp"
 #include "policies/health_policy.hpp"
+#include "policies/runtime_health.hpp"
 #include "models/scenario_loader.hpp"
 #include "support/fixtures.hpp"
 
@@ -83,4 +84,18 @@ TEST_CASE("a live stop counts as the scenario's own class, as policies.live_stop
     REQUIRE(e.problems().size() == 1);
     CHECK(e.problems()[0].pointer == "/policies/live_stops/hang");
   }
+}
+
+TEST_CASE("loss spike: a run of losses far above the recent ones, dated from its first, one high batch is noise", "[policies][health]") {
+  LossSpikeWatch watch(20, 6, 1.5, 4);
+  std::int64_t step = 0;
+  for (; step < 30; ++step) CHECK_FALSE(watch.observe(step, 3.0 - 0.01 * static_cast<double>(step) + 0.02 * static_cast<double>(step % 3)));
+  CHECK_FALSE(watch.observe(step++, 9.0));  // one bad batch
+  for (int i = 0; i < 5; ++i) CHECK_FALSE(watch.observe(step++, 2.7));
+  const std::int64_t onset = step;
+  std::optional<std::int64_t> seen;
+  for (int i = 0; i < 4 && !seen; ++i) seen = watch.observe(step++, 12.0);
+  REQUIRE(seen);
+  CHECK(*seen == onset);
+  CHECK(step == onset + 4);  // confirmed by four high losses in a row
 }
