@@ -40,6 +40,7 @@ class Job:
         self.nnodes = nnodes
         self.trainer = trainer
         self.steps = 150
+        self.global_batch = 0  # examples/gpt: 0 is micro-batch x world size
         self.dir = tempfile.mkdtemp(prefix="ctwin-cluster-%s-" % scenario)
         self.name = "cluster-%s-%d" % (scenario, os.getpid())
         self.port = free_port()
@@ -81,7 +82,7 @@ class Job:
                     # Debian 12's torch 1.13 on Python 3.11 reads the default "0" as no setting at all (Std.from_str).
                     "--redirects", "2", "--tee", "2", "--log_dir", self.path("torchrun-logs"),
                     "--monitor_interval", "0.5", script,  # a dead worker is reported well within the hang timeout
-                    "--steps", str(self.steps), "--checkpoint-every", "5", "--global-batch", "16",
+                    "--steps", str(self.steps), "--checkpoint-every", "5", "--global-batch", str(self.global_batch),
                     "--fault-rank", str(-1 if node is None else node)] + faults
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
                 "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
@@ -483,6 +484,7 @@ def run_regrow(job):
     that checkpoint (replicated state: the returning node reads the shard the shrunk job wrote).
     examples/gpt keeps its global batch (16) by accumulating 2 micro-batches at one node."""
     job.steps = 700 if job.trainer == "synthetic" else 300
+    job.global_batch = 16
     job.start_master(["--total-steps", str(job.steps)])
     for n in range(job.nnodes):
         job.start_agent(str(n), n)
