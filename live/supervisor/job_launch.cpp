@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +98,32 @@ void CadenceFile::publish(const CheckpointCadence& cadence) {
   if (cadence.revision == revision_) return;
   write_file_atomically(path_, cadence_to_json(cadence).dump() + "\n");
   revision_ = cadence.revision;
+}
+
+std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t bound) {
+  std::int64_t newest = -1;
+  for (const auto step : steps)
+    if (step <= bound) newest = std::max(newest, step);
+  return newest;
+}
+
+void SectionWindow::add(int local_rank, int group, double seconds) {
+  auto& [rank_group, times] = ranks_[local_rank];
+  rank_group = group;
+  times.push_back(seconds);
+  if (times.size() > 64) times.pop_front();
+}
+
+std::vector<RankSection> SectionWindow::medians() {
+  std::vector<RankSection> out;
+  for (auto& [rank, entry] : ranks_) {
+    std::vector<double> v(entry.second.begin(), entry.second.end());
+    if (v.empty()) continue;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    out.push_back({rank, entry.first, v[v.size() / 2]});
+    entry.second.clear();
+  }
+  return out;
 }
 
 }  // namespace ctwin::live

@@ -4,6 +4,8 @@
 //! every rank of this node holds complete.
 
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +52,20 @@ class CadenceFile {
  private:
   std::string folder_, path_;
   std::int64_t revision_ = -1;
+};
+
+//! The newest of `steps` no later than `bound`; -1 when none (start fresh).
+std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t bound);
+
+//! A node's ranks' compute times (their `section` lines) between two reports to the master.
+class SectionWindow {
+ public:
+  void add(int local_rank, int group, double seconds);
+  //! Each rank's median since the last call, with its group; the window starts over.
+  std::vector<RankSection> medians();
+
+ private:
+  std::map<int, std::pair<int, std::deque<double>>> ranks_;  //!< by local rank: its group, its times (the newest 64)
 };
 
 }  // namespace ctwin::live

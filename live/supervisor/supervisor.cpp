@@ -20,6 +20,7 @@
 #include "live/health/kernel_log_tail.hpp"
 #include "live/supervisor/heartbeat.hpp"
 #include "live/supervisor/job_launch.hpp"
+#include "live/supervisor/left_behind_persist.hpp"
 #include "live/supervisor/live_event_log.hpp"
 #include "live/supervisor/live_ledger.hpp"
 #include "live/supervisor/progress_book.hpp"
@@ -82,9 +83,7 @@ class Supervision {
     }
   }
 
-  ~Supervision() {
-    if (persist_thread_.joinable()) persist_thread_.join();
-  }
+  ~Supervision() = default;
   Supervision(const Supervision&) = delete;
   Supervision& operator=(const Supervision&) = delete;
 
@@ -142,13 +141,11 @@ class Supervision {
       if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
     }
     trainer_.reset();  // the last attempt's tree is gone before the next one starts
-    sections_.clear();
+    sections_ = SectionWindow();
     loss_watch_.restart();
     if (!coordination_ && restore_bound_ >= 0 && o_.flash_ranks > 0) {  // back to the newest clean step this node holds
-      std::int64_t step = -1;
-      for (const auto s : steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks))
-        if (s <= restore_bound_) step = std::max(step, s);
-      env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(step));
+      const auto held = steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks);
+      env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(newest_at_most(held, restore_bound_)));
       restore_bound_ = -1;
     }
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
@@ -200,21 +197,10 @@ class Supervision {
   //! Every rank's compute times, summed up for the master once a window (a median per rank).
   void on_section(const TrainerMessage& m, Clock::time_point t) {
     if (!coordination_) return;  // alone, there is no one to compare with but the node's own ranks
-    auto& [group, times] = sections_[m.rank];
-    group = m.group;
-    times.push_back(m.seconds);
-    if (times.size() > 64) times.pop_front();
+    sections_.add(m.rank, m.group, m.seconds);
     if (seconds_between(sections_sent_, t) < o_.section_report_s) return;
     sections_sent_ = t;
-    std::vector<RankSection> summary;
-    for (auto& [rank, entry] : sections_) {
-      std::vector<double> v(entry.second.begin(), entry.second.end());
-      if (v.empty()) continue;
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-      summary.push_back({rank, entry.first, v[v.size() / 2]});
-      entry.second.clear();
-    }
-    coordination_->sections(summary);
+    coordination_->sections(sections_.medians());
   }
 
   void on_exit(int status, Clock::time_point t) {
@@ -526,43 +512,18 @@ class Supervision {
     return left;
   }
 
-  //! A trainer killed between its save and the persist leaves its newest snapshot only in shared
-  //! memory: persist it, so that it survives this node. In the background: the relaunched trainer
-  //! restores from the same memory meanwhile (both only read the slot), and a slow disk stays off
-  //! the recovery's critical path. Its outcome is logged when it is done.
+  //! The newest snapshot left in shared memory by a killed trainer goes to disk, in the background
+  //! (left_behind_persist.hpp).
   void persist_left_behind() {
     if (o_.persist_dir.empty()) return;
     finish_persist(true);
-    persist_done_ = false;
-    persist_thread_ = std::thread([this] {
-      std::string said;
-      for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank) {
-        try {
-          flash::DiskStore store(o_.persist_dir, rank, world(), 2);
-          const auto steps = store.complete_steps();
-          const std::int64_t after = steps.empty() ? -1 : steps.front();
-          if (const auto step = flash::Engine::persist_newest({o_.shm_dir, o_.flash_name, rank}, store, after))
-            said += "persisted step=" + std::to_string(*step) + " rank=" + std::to_string(rank) + "\n";
-        } catch (const std::exception& e) {
-          said += std::string("!persist after the crash failed: ") + e.what() + "\n";
-        }
-      }
-      std::lock_guard lock(persist_mutex_);
-      persist_said_ = said;
-      persist_done_ = true;
-    });
+    left_behind_.start(o_.shm_dir, o_.flash_name, o_.persist_dir, rank_base(), o_.flash_ranks, world(), scenario_.elastic.shrink);
   }
 
   //! Logs the background persist's outcome once it is done (or, with `wait`, waits for it).
   void finish_persist(bool wait) {
-    if (!persist_thread_.joinable() || (!wait && !persist_done_)) return;
-    persist_thread_.join();
-    std::lock_guard lock(persist_mutex_);
-    std::istringstream lines(persist_said_);
-    for (std::string line; std::getline(lines, line);) {
-      const bool failed = line[0] == '!';
-      record(ledger_.at(Clock::now()), failed ? EventKind::Health : EventKind::CheckpointDone, failed ? line.substr(1) : line);
-    }
+    for (const auto& [failed, line] : left_behind_.take(wait))
+      record(ledger_.at(Clock::now()), failed ? EventKind::Health : EventKind::CheckpointDone, line);
   }
 
   //! A finished run whose checkpoints are on disk leaves no shared memory behind.
@@ -598,7 +559,7 @@ class Supervision {
   }
 
   void finish(int code, const std::string& reason) {
-    if (persist_thread_.joinable()) {  // the run waits for the crashed trainer's snapshot to reach the disk
+    if (left_behind_.running()) {  // the run waits for the crashed trainer's snapshot to reach the disk
       finish_persist(true);
       ledger_.charge(Category::CheckpointSave, Clock::now());
     }
@@ -658,7 +619,7 @@ class Supervision {
   LossSpikeWatch loss_watch_;             //!< node rank 0's loss (policies/runtime_health)
   std::optional<std::int64_t> spike_onset_;
   std::int64_t restore_bound_ = -1;       //!< alone, after a loss spike: the next launch restores no later
-  std::map<int, std::pair<int, std::deque<double>>> sections_;  //!< by local rank: its group, its compute times
+  SectionWindow sections_;  //!< this node's ranks' compute times since the last report
   Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
@@ -671,10 +632,7 @@ class Supervision {
   std::deque<RecentFault> recent_;
   std::map<std::string, long> interruptions_, health_counts_;
   SupervisorResult result_;
-  std::thread persist_thread_;
-  std::mutex persist_mutex_;
-  std::atomic<bool> persist_done_{false};
-  std::string persist_said_;
+  LeftBehindPersist left_behind_;
 };
 
 }  // namespace
