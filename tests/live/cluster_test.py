@@ -384,7 +384,7 @@ def run_cadence(job):
     end = min([start + 3 * every] + [c[2] - 1 for c in changes[fits[-1] + 1:]])  # up to the next change
     wanted = set(range(start, end + 1, every))
     for key in job.agents:
-        saved = {int(r["detail"].split("step=")[1]) for r in job.rows(job.path("node-%s.csv" % key)) if r["kind"] == "checkpoint"}
+        saved = {int(r["detail"].split("step=")[1].split()[0]) for r in job.rows(job.path("node-%s.csv" % key)) if r["kind"] == "checkpoint"}
         window = {s for s in saved if start <= s <= end}
         check(len(wanted) >= 2 and window == wanted, "node %s saved %s between steps %d and %d, not %s" % (key, sorted(window), start, end, sorted(wanted)), job)
 
