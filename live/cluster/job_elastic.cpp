@@ -10,6 +10,23 @@
 
 namespace ctwin::live::cluster {
 
+std::int64_t JobMaster::remaining_steps() const {
+  return o_.total_steps > 0 ? std::max<std::int64_t>(o_.total_steps - book_.step(), 0) : std::max<std::int64_t>(book_.step(), 1);
+}
+
+//! The job runs `active_replicas_` of its replicas from now: the ledger's share, the log's row.
+void JobMaster::width_changed(EventKind kind, Clock::time_point now) {
+  const double share = static_cast<double>(active_replicas_) / total_replicas_;
+  book_.set_share(share);
+  RunEvent e;
+  e.time = ledger_.at(now);
+  e.kind = kind;
+  e.speed = share;
+  e.component = active_replicas_;
+  log_.add(e, {});
+  journal_dirty_ = true;
+}
+
 bool JobMaster::try_to_shrink(Clock::time_point now) {
   control::Event shortage;
   shortage.time_s = static_cast<double>(ledger_.at(now)) / 1e6;
@@ -36,14 +53,7 @@ bool JobMaster::try_to_shrink(Clock::time_point now) {
       a.rank = -1;
     }
   }
-  book_.set_share(static_cast<double>(active_replicas_) / total_replicas_);
-  RunEvent e;
-  e.time = ledger_.at(now);
-  e.kind = EventKind::Shrunk;
-  e.speed = static_cast<double>(active_replicas_) / total_replicas_;
-  e.component = active_replicas_;
-  log_.add(e, {});
-  journal_dirty_ = true;
+  width_changed(EventKind::Shrunk, now);
   std::cerr << "ctwin master: no spare: the job shrinks to " << active_replicas_ << " of " << total_replicas_ << " replicas (" << width()
             << " nodes)\n";
   return vacancies() == 0;
@@ -56,8 +66,7 @@ void JobMaster::consider_growing(Clock::time_point now) {
   returned.signal = control::Signal::NodeReturned;
   control::ClusterView v = view(now);
   v.step_s = book_.step_s();
-  const std::int64_t left = o_.total_steps > 0 ? std::max<std::int64_t>(o_.total_steps - book_.step(), 0) : std::max<std::int64_t>(book_.step(), 1);
-  v.remaining_s = static_cast<double>(left) * v.step_s;
+  v.remaining_s = static_cast<double>(remaining_steps()) * v.step_s;
   v.restart_cost_s = last_restart_s_;
   std::vector<control::Action> actions;
   controller_.decide(returned, v, actions);
@@ -72,14 +81,7 @@ void JobMaster::consider_growing(Clock::time_point now) {
 void JobMaster::grow(Clock::time_point now) {
   active_replicas_ = std::min(total_replicas_, active_replicas_ + grow_by_);
   grow_by_ = 0;
-  book_.set_share(static_cast<double>(active_replicas_) / total_replicas_);
-  RunEvent e;
-  e.time = ledger_.at(now);
-  e.kind = EventKind::Grown;
-  e.speed = static_cast<double>(active_replicas_) / total_replicas_;
-  e.component = active_replicas_;
-  log_.add(e, {});
-  journal_dirty_ = true;
+  width_changed(EventKind::Grown, now);
   std::cerr << "ctwin master: the job grows to " << active_replicas_ << " of " << total_replicas_ << " replicas (" << width() << " nodes)\n";
 }
 

@@ -150,6 +150,9 @@ class JobMaster {
   void consider_growing(Clock::time_point now);
   void grow(Clock::time_point now);
   int width() const { return active_replicas_ * replica_nodes_; }  //!< the node ranks in use
+  void width_changed(EventKind kind, Clock::time_point now);
+  //! Steps the run has left: to --total-steps, else as many again as so far.
+  std::int64_t remaining_steps() const;
 
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);

@@ -38,8 +38,7 @@ void JobMaster::look_for_stragglers(Clock::time_point now) {
   event.step_groups = &groups;
   control::ClusterView v = view(now);
   v.step_s = step_s;
-  const std::int64_t left = o_.total_steps > 0 ? std::max<std::int64_t>(o_.total_steps - book_.step(), 0) : std::max<std::int64_t>(book_.step(), 1);
-  v.remaining_s = static_cast<double>(left) * step_s;
+  v.remaining_s = static_cast<double>(remaining_steps()) * step_s;
   v.restart_cost_s = last_restart_s_;
   std::vector<control::Action> actions;
   controller_.decide(event, v, actions);

@@ -105,6 +105,12 @@ class Job:
         self.agents[key] = subprocess.Popen(args + ["--"] + self.trainer_command(node_id, list(faults)), stdout=log,
                                             stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
 
+    def lose_node(self, key):
+        """The node dies: its agent (its own session) with everything in it, at once."""
+        os.killpg(self.agents[key].pid, signal.SIGKILL)
+        self.agents[key].wait()
+        del self.agents[key]
+
     def status(self):
         request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % self.port, headers={"Authorization": "Bearer " + TOKEN})
         with urllib.request.urlopen(request, timeout=2) as r:
@@ -294,10 +300,7 @@ def run_agent_loss(job):
         job.start_agent(str(n), n)
     job.start_agent("spare", None, spare=True)
     job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
-    # The node dies: its agent and its trainer, at once.
-    os.killpg(job.agents["1"].pid, signal.SIGKILL)
-    job.agents["1"].wait()
-    del job.agents["1"]
+    job.lose_node("1")
     s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
     check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
     _, rows = finish_and_check(job, 1)
@@ -455,9 +458,7 @@ def run_shrink(job):
     for n in range(job.nnodes):
         job.start_agent(str(n), n)
     job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
-    os.killpg(job.agents["1"].pid, signal.SIGKILL)
-    job.agents["1"].wait()
-    del job.agents["1"]
+    job.lose_node("1")
     job.wait_for("the shrunk job", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
     worlds = set()
     deadline = time.time() + 20
@@ -489,9 +490,7 @@ def run_regrow(job):
     for n in range(job.nnodes):
         job.start_agent(str(n), n)
     job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
-    os.killpg(job.agents["1"].pid, signal.SIGKILL)
-    job.agents["1"].wait()
-    del job.agents["1"]
+    job.lose_node("1")
     shrunk = job.wait_for("the shrunk job", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
     job.wait_for("steps at one node", lambda s: s["step"] >= shrunk["restore_step"] + 50)
     job.start_agent("back", None)
