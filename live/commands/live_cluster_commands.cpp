@@ -123,6 +123,11 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
 int LiveCommands::run_master() {
   const auto& m = master_args_;
   const Scenario scenario = load_policies_or_scenario(m.policy);
+  if (scenario.elastic.shrink && m.nnodes % std::max(scenario.elastic.replica_nodes, 1) != 0) {
+    std::cerr << "ctwin: " << m.policy << ": /policies/elastic/replica_nodes: " << scenario.elastic.replica_nodes
+              << " does not divide --nnodes " << m.nnodes << " (the job is whole replicas)\n";
+    return cli::kExitBadInput;
+  }
   const RecoveryController controller(scenario);
   const auto token = job_token(m.token_file);
   std::string host;
