@@ -537,7 +537,7 @@ def run_bad_input(job):
           "a bad policy file: exit %d, %s" % (r.returncode, r.stderr), job)
     # An elastic job that is not whole replicas: exit 2, naming the file and the field.
     with open(bad, "w") as f:
-        f.write('{"schema_version": 1, "policies": {"elastic": {"mode": "shrink", "replica_nodes": 2}}}')
+        f.write('{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}, "elastic": {"mode": "shrink", "replica_nodes": 2}}}')
     r = subprocess.run([os.path.join(job.build, "ctwin-live"), "master", "--policy", bad, "--nnodes", "3", "--bind", "127.0.0.1:0"],
                        env=job.env, capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "bad.json" in r.stderr and "/policies/elastic/replica_nodes" in r.stderr,
