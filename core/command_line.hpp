@@ -52,6 +52,19 @@ inline bool parse_positive_seconds(const std::optional<std::string>& text, const
   return true;
 }
 
+//! A size option ("64MiB", at least 4 bytes): false, having said why, when it is not one.
+inline bool parse_size(const std::optional<std::string>& text, const char* flag, std::size_t& out) {
+  if (!text) return true;
+  std::string why;
+  const auto v = parse_bytes(*text, why);
+  if (!v || *v < 4) {
+    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "too small" : why) << "\n";
+    return false;
+  }
+  out = static_cast<std::size_t>(*v);
+  return true;
+}
+
 //! Runs a command: bad input (a scenario, a trace) is exit 2 with its problems, no usable GPU
 //! exit 3, any other error exit 1.
 template <class Body>

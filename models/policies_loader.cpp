@@ -82,11 +82,12 @@ void read_elastic(Reader& r, const json& e, Scenario& s) {
 
 void read_precheck(Reader& r, const json& c, Scenario& s) {
   const std::string p = "/policies/precheck";
-  r.allow_only(c, p, {"enabled", "duration", "detect_probability", "evict_stragglers", "source", "notes"});
+  r.allow_only(c, p, {"enabled", "duration", "detect_probability", "evict_stragglers", "confirm_rounds", "source", "notes"});
   s.precheck.enabled = r.boolean(c, p, "enabled").value_or(true);
   s.precheck.duration_us = r.duration(c, p, "duration", true, true).value_or(0);
   s.precheck.detect_probability = r.probability(c, p, "detect_probability").value_or(1);
   s.precheck.evict_stragglers = r.boolean(c, p, "evict_stragglers").value_or(true);
+  s.precheck.confirm_rounds = static_cast<int>(r.integer(c, p, "confirm_rounds", false, 0, 10).value_or(1));
 }
 
 void read_stragglers(Reader& r, const json& c, Scenario& s) {

@@ -159,6 +159,7 @@ struct PrecheckSpec {
   Micros duration_us = 0;         //!< both rounds
   double detect_probability = 1;  //!< a bad node that stayed in the job fails the check
   bool evict_stragglers = true;   //!< also evict nodes slower than 2 x the median
+  int confirm_rounds = 1;         //!< a node the rounds call slow is measured again, this many times at most, beside a healthy one
 };
 struct StragglerSpec {
   bool evict = false;       //!< evict a slow node when the time saved beats a planned stop

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/remediation.hpp"
+#include "policies/precheck.hpp"
 
 namespace ctwin::control {
 
@@ -91,6 +92,8 @@ class Controller {
   virtual void decide(const Event& event, const ClusterView& view, std::vector<Action>& actions) const = 0;
   //! The node check over `nodes`: runs its rounds through `runner`, appends a Replace per node to evict.
   virtual void precheck(const std::vector<int>& nodes, PrecheckRunner& runner, std::vector<Action>& actions) const = 0;
+  //! What a finished precheck's verdict asks for (a caller that ran PrecheckRounds itself): a Replace per node to evict.
+  virtual void precheck_actions(const PrecheckVerdict& verdict, std::vector<Action>& actions) const = 0;
 };
 
 }  // namespace ctwin::control

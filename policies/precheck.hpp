@@ -16,7 +16,10 @@ using NodeGroups = std::vector<std::vector<int>>;
 using NodeTimes = std::map<int, double>;  //!< node -> seconds (>= timeout: failed)
 
 NodeGroups precheck_round0(const std::vector<int>& nodes);
-NodeGroups precheck_round1(const NodeTimes& round0);
+//! `round0_groups`: when given, a group that failed round 0 (time >= `timeout_s`) is not formed
+//! again where a swap avoids it: with many failures in round 0, a healthy node would otherwise meet
+//! its dead partner again and fail both rounds.
+NodeGroups precheck_round1(const NodeTimes& round0, const NodeGroups& round0_groups = {}, double timeout_s = 3600);
 
 struct PrecheckVerdict {
   NodeTimes time;                       //!< each passing node's better round
@@ -26,5 +29,37 @@ struct PrecheckVerdict {
 };
 
 PrecheckVerdict precheck_verdict(const NodeTimes& round0, const NodeTimes& round1, double timeout_s = 3600);
+
+//! The rounds as a conversation: ask for the groups to run now, give back their times. The
+//! controller runs it through a blocking runner (the simulator's draws); the live master, which
+//! cannot block, one round per message exchange with its agents. After the two rounds, a node
+//! called a straggler (2 x the median) is measured again, up to `confirm_rounds` times, beside a
+//! healthy node while pairs of other healthy nodes run as references in the same round: it is
+//! cleared when its group kept within 2 x the references' median. Judged against nodes measured
+//! at the same moment, a busy moment on a shared machine (or a neighbour's burst) cannot evict a
+//! healthy node, and a node slow every time is still named.
+class PrecheckRounds {
+ public:
+  PrecheckRounds(const std::vector<int>& nodes, double timeout_s, int confirm_rounds);
+  //! The round to run now; empty when done.
+  const NodeGroups& groups() const { return groups_; }
+  bool done() const { return groups_.empty(); }
+  int round() const { return round_; }  //!< 0, 1, then the confirmations
+  //! Each group's time (the timeout when it failed), in the order of groups().
+  void record(const std::vector<double>& group_s);
+  //! Complete once done(); stragglers cleared by a confirmation are left out of it.
+  const PrecheckVerdict& verdict() const { return verdict_; }
+  double timeout_s() const { return timeout_s_; }
+
+ private:
+  void judge();
+  double timeout_s_;
+  int confirm_left_, round_ = 0;
+  std::size_t confirming_ = 0;  //!< this confirmation's first groups hold a suspect each; the rest are references
+  NodeGroups groups_;
+  NodeTimes round0_, round1_;
+  std::vector<int> cleared_;
+  PrecheckVerdict verdict_;
+};
 
 }  // namespace ctwin

@@ -68,17 +68,12 @@ void RecoveryController::decide(const control::Event& event, const control::Clus
 
 void RecoveryController::precheck(const std::vector<int>& nodes, control::PrecheckRunner& runner,
                                   std::vector<Action>& actions) const {
-  if (nodes.empty()) return;
-  auto run_round = [&](const NodeGroups& groups) {
-    const std::vector<double> group_s = runner.run_groups(groups);
-    NodeTimes times;
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      for (int node : groups[g]) times[node] = group_s[g];
-    return times;
-  };
-  const NodeTimes round0 = run_round(precheck_round0(nodes));
-  const NodeTimes round1 = run_round(precheck_round1(round0));
-  const PrecheckVerdict verdict = precheck_verdict(round0, round1, runner.timeout_s());
+  PrecheckRounds rounds(nodes, runner.timeout_s(), precheck_.confirm_rounds);
+  while (!rounds.done()) rounds.record(runner.run_groups(rounds.groups()));
+  precheck_actions(rounds.verdict(), actions);
+}
+
+void RecoveryController::precheck_actions(const PrecheckVerdict& verdict, std::vector<Action>& actions) const {
   for (int node : verdict.faulty) actions.push_back({Act::Replace, node, 0, -1});
   if (precheck_.evict_stragglers)
     for (int node : verdict.stragglers_median) actions.push_back({Act::Replace, node, 0, -1});

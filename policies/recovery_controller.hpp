@@ -20,6 +20,7 @@ class RecoveryController final : public control::Controller {
               std::vector<control::Action>& actions) const override;
   void precheck(const std::vector<int>& nodes, control::PrecheckRunner& runner,
                 std::vector<control::Action>& actions) const override;
+  void precheck_actions(const PrecheckVerdict& verdict, std::vector<control::Action>& actions) const override;
 
  private:
   std::map<int, XidActionSpec> xid_actions_;

@@ -47,7 +47,7 @@ void AgentLink::open_datagrams() {
 }
 
 bool AgentLink::heartbeat_will_do() const {
-  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty()) return false;
+  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty() || precheck_result_) return false;
   if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
   if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
   return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable &&
@@ -174,9 +174,8 @@ void AgentLink::flush(double timeout_s) {
   }
 }
 
-//! One HTTP exchange with the master; the body of a 200, else nullopt with `status` set (0: unreachable).
-static std::optional<std::string> exchange(const std::string& host, int port, const std::string& token, const char* path,
-                                           const std::string& body, int& status) {
+std::optional<std::string> post_to_master(const std::string& host, int port, const std::string& token, const char* path,
+                                          const std::string& body, int& status) {
   httplib::Client client(host, port);
   client.set_connection_timeout(2, 0);
   client.set_read_timeout(5, 0);
@@ -193,7 +192,7 @@ static std::optional<std::string> exchange(const std::string& host, int port, co
 
 bool AgentLink::send_join() {
   int status = 0;
-  const auto body = exchange(host_, port_, token_, "/v1/join", to_json(join_).dump(), status);
+  const auto body = post_to_master(host_, port_, token_, "/v1/join", to_json(join_).dump(), status);
   std::lock_guard lock(mutex_);
   if (status == 401 || status == 400) refused_ = "the master refused this agent (HTTP " + std::to_string(status) + ")";
   if (!body) return false;
@@ -224,6 +223,7 @@ bool AgentLink::send_report() {
     for (const auto& [at, line] : lines_) report.lines.push_back({seconds_between(at, now), line});
     report.sections = std::move(sections_);
     sections_.clear();
+    report.precheck = precheck_result_;
     lines_sent = lines_.size();
     if (fault_) {
       report.fault = fault_->second;
@@ -233,7 +233,7 @@ bool AgentLink::send_report() {
     urgent_ = false;
   }
   int status = 0;
-  const auto body = exchange(host_, port_, token_, "/v1/report", to_json(report).dump(), status);
+  const auto body = post_to_master(host_, port_, token_, "/v1/report", to_json(report).dump(), status);
   std::lock_guard lock(mutex_);
   if (status == 404) joined_ = false;  // the master does not know this agent: join again
   if (status == 401 || status == 400) refused_ = "the master refused this agent's report (HTTP " + std::to_string(status) + ")";
@@ -243,13 +243,29 @@ bool AgentLink::send_report() {
   }
   lines_.erase(lines_.begin(), lines_.begin() + static_cast<std::ptrdiff_t>(std::min(lines_sent, lines_.size())));
   if (with_fault) fault_.reset();
+  if (report.precheck && precheck_result_ && precheck_result_->key == report.precheck->key) precheck_result_.reset();
   try {
     plan_ = parse_plan(*body);
     plan_stale_ = false;
   } catch (const ProtocolError& e) {
     refused_ = std::string("the master's plan is not the protocol: ") + e.what();
   }
+  if (plan_ && plan_->what == PlanKind::Precheck && plan_->precheck && plan_->precheck->key != precheck_started_ && start_precheck_) {
+    precheck_started_ = plan_->precheck->key;
+    start_precheck_(*plan_->precheck);  // it only queues the task
+  }
   return true;
+}
+
+void AgentLink::on_precheck(std::function<void(const PrecheckTask&)> start) {
+  std::lock_guard lock(mutex_);
+  start_precheck_ = std::move(start);
+}
+
+void AgentLink::precheck_done(const NodeCheck& result) {
+  std::lock_guard lock(mutex_);
+  precheck_result_ = result;
+  tell_news(true);
 }
 
 void AgentLink::loop() {

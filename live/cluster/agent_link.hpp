@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,6 +20,10 @@
 #include "live/cluster/protocol.hpp"
 
 namespace ctwin::live::cluster {
+
+//! One HTTP POST to the master; the body of a 200, else nullopt with `status` set (0: unreachable).
+std::optional<std::string> post_to_master(const std::string& host, int port, const std::string& token, const char* path,
+                                          const std::string& body, int& status);
 
 class AgentLink final : public Coordination {
  public:
@@ -32,6 +37,11 @@ class AgentLink final : public Coordination {
   void trainer_line(const std::string& line) override;
   void fault(const FaultReport& fault) override;
   void sections(const std::vector<RankSection>& sections) override;
+
+  //! Called on the link's thread with each new precheck task the master hands this node; it must
+  //! not block (it starts the node's check, whose result comes back by precheck_done).
+  void on_precheck(std::function<void(const PrecheckTask&)> start);
+  void precheck_done(const NodeCheck& result);
 
   //! Sends what is pending now, waiting at most `timeout_s` (the agent's last word before it exits).
   void flush(double timeout_s);
@@ -60,6 +70,9 @@ class AgentLink final : public Coordination {
   std::deque<std::pair<Clock::time_point, std::string>> lines_;
   std::optional<std::pair<Clock::time_point, FaultReport>> fault_;
   std::vector<RankSection> sections_;  //!< to go with the next report
+  std::function<void(const PrecheckTask&)> start_precheck_;
+  std::string precheck_started_;        //!< the newest task's key
+  std::optional<NodeCheck> precheck_result_;
   std::string refused_;
   NodeStatus reported_;                 //!< the status the last HTTP report carried
   Clock::time_point reported_at_{};

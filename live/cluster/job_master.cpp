@@ -34,6 +34,7 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   if (o_.nnodes % replica_nodes_ != 0)
     throw BadInput("policies.elastic.replica_nodes (" + std::to_string(replica_nodes_) + ") does not divide --nnodes " + std::to_string(o_.nnodes));
   active_replicas_ = total_replicas_ = o_.nnodes / replica_nodes_;
+  precheck_wanted_ = scenario_.precheck.enabled;  // before the first start
   start_utc_us_ = utc_now_us();
   read_journal(now);
   if (!resumed_) record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job);
@@ -90,6 +91,7 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
     a.sections_at = now;
     a.sections_generation = report.status.generation;
   }
+  if (report.precheck) take_precheck_result(a, *report.precheck, now);
   if (report.fault && a.rank >= 0 && !a.evicted) {
     const Clock::time_point at = now - seconds(report.fault->age_s);
     faults_.push_back({a.rank, report.status.generation, *report.fault, at});
@@ -258,6 +260,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
     decide(now);
     if (phase_ != Phase::Gathering) return;
   }
+  if (prechecking(now)) return;
   if (vacancies() > 0 && !try_to_shrink(now)) {  // waiting for a spare
     waited_for_spare_ = true;
     return;
@@ -333,6 +336,7 @@ void JobMaster::decide(Clock::time_point now) {
       clean_bound_ = clean_bound_ < 0 ? f.report.clean_step : std::min(clean_bound_, f.report.clean_step);
   std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });
   for (const auto& a : actions) {
+    if (a.act == Act::RunPrecheck) precheck_wanted_ = true;  // across nodes, once every node has stopped (job_precheck.cpp)
     if (a.node < 0 || a.node >= o_.nnodes) continue;
     Agent* held = agent_at(a.node);
     switch (a.act) {
@@ -348,9 +352,6 @@ void JobMaster::decide(Clock::time_point now) {
           held->rank = -1;
           record(ledger_.marked(), EventKind::Evicted, "host=" + held->host, a.node, -1, cause_);
         }
-        break;
-      case Act::RunPrecheck:  // across nodes: issue 19; recorded so the log says it was asked for
-        record(ledger_.marked(), EventKind::Health, "precheck asked for; the master does not run one across nodes yet", a.node);
         break;
       default: break;
     }
@@ -402,6 +403,10 @@ Plan JobMaster::plan_for(const Agent& a) const {
     p.what = PlanKind::Exit;
     p.exit_code = 1;
     p.reason = "this node was taken out of the job (" + cause_ + ")";
+  } else if (precheck_ && precheck_->tasks.count(a.id) && !precheck_->results.count(a.id)) {
+    p.what = PlanKind::Precheck;
+    p.precheck = precheck_->tasks.at(a.id);
+    p.reason = "the precheck across nodes, round " + std::to_string(precheck_->rounds->round());
   } else if (a.rank < 0 || phase_ == Phase::Rendezvous) {
     p.what = PlanKind::Wait;
     p.reason = a.rank < 0 ? "a hot spare" : "waiting for " + std::to_string(vacancies()) + " more nodes";
@@ -476,7 +481,7 @@ nlohmann::json JobMaster::status(Clock::time_point now) const {
           {"restore_step", restore_step_}, {"restarts", restarts_},            {"step", book_.step()},
           {"nodes", nodes},        {"spares", spares()},                        {"exit_code", exit_code_},
           {"reason", reason_},     {"resumed", resumed_},                       {"wall_s", static_cast<double>(ledger_.at(now)) / 1e6},
-          {"ledger", ledger},      {"cause", cause_}};
+          {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()}};
 }
 
 }  // namespace ctwin::live::cluster

@@ -36,6 +36,7 @@
 #include "models/scenario.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
+#include "policies/precheck.hpp"
 
 namespace ctwin::live::cluster {
 
@@ -52,6 +53,8 @@ struct MasterOptions {
   std::string journal_path;      //!< empty: no journal (a restarted master starts over)
   double straggler_window_s = 30;  //!< ranks' compute times compared this often (policies.stragglers)
   std::int64_t total_steps = 0;    //!< the run's length, for what evicting a straggler saves (0: as long again as so far)
+  double precheck_timeout_s = 60;  //!< a precheck round gives up on a node after this long
+  int nvlink_domain_nodes = 0;     //!< > 0: the precheck's units are NVLink domains of this many consecutive node ranks
 };
 
 //! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
@@ -154,6 +157,17 @@ class JobMaster {
   //! Steps the run has left: to --total-steps, else as many again as so far.
   std::int64_t remaining_steps() const;
 
+  //! The precheck across nodes (job_precheck.cpp), before the first start and when a diagnosis
+  //! asks for it: the policy's rounds (policies/precheck PrecheckRounds) over the nodes that hold
+  //! ranks and the idle spares, or over NVLink domains; each round is a plan `precheck` for the
+  //! nodes in it, and their results come back in their reports. True while one runs.
+  bool prechecking(Clock::time_point now);
+  void start_precheck(Clock::time_point now);
+  void start_precheck_round(Clock::time_point now);
+  void take_precheck_result(const Agent& a, const NodeCheck& result, Clock::time_point now);
+  void end_precheck(Clock::time_point now);
+  nlohmann::json precheck_status() const;
+
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);
 
@@ -185,6 +199,17 @@ class JobMaster {
   std::int64_t timed_generation_ = 0;
   std::int64_t clean_bound_ = -1;  //!< this gathering's restore goes no later (a loss spike's onset - 1); -1: any
   int replica_nodes_ = 1, active_replicas_ = 1, total_replicas_ = 1, grow_by_ = 0;  //!< grow_by_: at the next checkpoint
+  struct Precheck {
+    std::int64_t id = 0;
+    std::optional<PrecheckRounds> rounds;
+    std::vector<std::vector<std::string>> units;   //!< the agents of each unit checked (a node, or an NVLink domain)
+    std::map<std::string, PrecheckTask> tasks;     //!< this round's, by agent
+    std::map<std::string, NodeCheck> results;      //!< this round's, by agent
+    Clock::time_point began{}, round_began{};
+  };
+  std::optional<Precheck> precheck_;
+  bool precheck_wanted_ = false;    //!< before the first start (the policy enables it) and when a diagnosis asks
+  std::int64_t prechecks_ = 0;
 };
 
 }  // namespace ctwin::live::cluster

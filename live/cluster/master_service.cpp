@@ -69,6 +69,18 @@ MasterService::MasterService(JobMaster& master, std::string token, std::string h
       answer(res, 404, {{"error", e.what()}});
     }
   });
+  server.Post("/v1/exchange", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const ExchangeRequest request = parse_exchange_request(req.body);
+      std::lock_guard lock(mutex_);
+      const auto all = exchanges_.post(request.key, request.rank, request.size, request.blob, JobMaster::Clock::now());
+      answer(res, 200, to_json(ExchangeReply{all.has_value(), all.value_or(std::vector<std::string>{})}));
+    } catch (const ProtocolError& e) {
+      answer(res, 400, {{"error", e.what()}});
+    } catch (const std::invalid_argument& e) {
+      answer(res, 409, {{"error", e.what()}});
+    }
+  });
   server.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard lock(mutex_);
     answer(res, 200, master_.status(JobMaster::Clock::now()));

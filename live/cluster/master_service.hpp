@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "live/cluster/exchange_board.hpp"
 #include "live/cluster/job_master.hpp"
 
 namespace ctwin::live::cluster {
@@ -31,6 +32,7 @@ class MasterService {
   JobMaster& master_;
   std::string token_;
   std::mutex mutex_;
+  ExchangeBoard exchanges_;  //!< precheck groups' ids (POST /v1/exchange)
   Http* http_;
   int port_ = 0;
   int udp_ = -1;

@@ -14,6 +14,8 @@ namespace {
 
 constexpr std::int64_t kMostNodes = 1'000'000;
 constexpr std::int64_t kNewest = std::numeric_limits<std::int64_t>::max() / 2;
+constexpr std::int64_t kMostRanksInGroup = 1 << 20;
+constexpr std::size_t kLargestBlob = 4096;  //!< hexadecimal characters: an NCCL id is 256
 
 json parse_body(const std::string& body, const char* what) {
   if (body.size() > kLargestBody) throw ProtocolError(std::string(what) + ": body larger than 1 MiB");
@@ -85,6 +87,9 @@ json to_json(const Report& m) {
     for (const auto& x : m.sections) sections.push_back({{"local_rank", x.local_rank}, {"group", x.group}, {"seconds", x.seconds}});
     j["sections"] = sections;
   }
+  if (m.precheck)
+    j["precheck"] = {{"key", m.precheck->key},         {"passed", m.precheck->passed},           {"seconds", m.precheck->seconds},
+                     {"gemm_flops", m.precheck->gemm_flops}, {"allreduce_s", m.precheck->allreduce_s}, {"error", m.precheck->error}};
   if (m.fault)
     j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
                   {"xid", m.fault->xid},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
@@ -92,11 +97,51 @@ json to_json(const Report& m) {
 }
 
 json to_json(const Plan& m) {
-  return {{"protocol", kProtocolVersion}, {"generation", m.generation}, {"what", to_string(m.what)},
+  json j = {{"protocol", kProtocolVersion}, {"generation", m.generation}, {"what", to_string(m.what)},
           {"node_rank", m.node_rank},     {"nnodes", m.nnodes},         {"nproc_per_node", m.nproc_per_node},
           {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
           {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)}};
+  if (m.precheck)
+    j["precheck"] = {{"key", m.precheck->key}, {"ranks", m.precheck->ranks}, {"first_rank", m.precheck->first_rank},
+                       {"gpus", m.precheck->gpus}, {"timeout_s", m.precheck->timeout_s}};
+  return j;
+}
+
+json to_json(const ExchangeRequest& m) {
+  return {{"protocol", kProtocolVersion}, {"key", m.key}, {"rank", m.rank}, {"size", m.size}, {"blob", m.blob}};
+}
+
+json to_json(const ExchangeReply& m) { return {{"protocol", kProtocolVersion}, {"complete", m.complete}, {"blobs", m.blobs}}; }
+
+ExchangeRequest parse_exchange_request(const std::string& body) {
+  const json j = parse_body(body, "exchange request");
+  Reader r;
+  r.allow_only(j, "", {"protocol", "key", "rank", "size", "blob"});
+  check_version(r, j);
+  ExchangeRequest m;
+  m.key = bounded_string(r, j, "", "key", true, 128);
+  m.size = static_cast<int>(r.integer(j, "", "size", true, 1, kMostRanksInGroup).value_or(1));
+  m.rank = static_cast<int>(r.integer(j, "", "rank", true, 0, kMostRanksInGroup - 1).value_or(0));
+  if (m.rank >= m.size && r.problems.empty()) r.problem("/rank", "must be below /size");
+  m.blob = bounded_string(r, j, "", "blob", true, kLargestBlob);
+  if (m.blob.find_first_not_of("0123456789abcdef") != std::string::npos) r.problem("/blob", "expected lower-case hexadecimal");
+  throw_problems(r, "exchange request");
+  return m;
+}
+
+ExchangeReply parse_exchange_reply(const std::string& body) {
+  const json j = parse_body(body, "exchange reply");
+  Reader r;
+  check_version(r, j);
+  ExchangeReply m;
+  m.complete = r.boolean(j, "", "complete").value_or(false);
+  if (const auto it = j.find("blobs"); it != j.end() && it->is_array())
+    for (const auto& b : *it)
+      if (b.is_string() && b.get<std::string>().size() <= kLargestBlob) m.blobs.push_back(b.get<std::string>());
+  if (m.complete && m.blobs.empty()) r.problem("/blobs", "a complete exchange has every rank's blob");
+  throw_problems(r, "exchange reply");
+  return m;
 }
 
 JoinRequest parse_join_request(const std::string& body) {
@@ -130,7 +175,7 @@ JoinReply parse_join_reply(const std::string& body) {
 Report parse_report(const std::string& body) {
   const json j = parse_body(body, "report");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections"});
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck"});
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
@@ -163,6 +208,19 @@ Report parse_report(const std::string& body) {
         m.lines.push_back(std::move(line));
       }
     }
+  }
+  if (const json* c = r.object(j, "", "precheck", false)) {
+    r.allow_only(*c, "/precheck", {"key", "passed", "seconds", "gemm_flops", "allreduce_s", "error"});
+    NodeCheck check;
+    check.key = bounded_string(r, *c, "/precheck", "key", true, 128);
+    check.passed = r.boolean(*c, "/precheck", "passed").value_or(false);
+    check.seconds = r.number(*c, "/precheck", "seconds", true).value_or(0);
+    check.gemm_flops = r.number(*c, "/precheck", "gemm_flops", false).value_or(0);
+    check.allreduce_s = r.number(*c, "/precheck", "allreduce_s", false).value_or(0);
+    for (const auto& [name, value] : {std::pair{"seconds", check.seconds}, {"gemm_flops", check.gemm_flops}, {"allreduce_s", check.allreduce_s}})
+      if (value < 0 || value > 1e18) r.problem(std::string("/precheck/") + name, "must be between 0 and 1e18");
+    check.error = bounded_string(r, *c, "/precheck", "error", false, kLongestLine);
+    m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
     r.allow_only(*f, "/fault", {"class", "detail", "gpu", "xid", "age_s", "clean_step"});
@@ -207,7 +265,7 @@ Plan parse_plan(const std::string& body) {
   m.generation = r.integer(j, "", "generation", true, 0, kNewest).value_or(0);
   if (const auto what = r.string(j, "", "what", true)) {
     if (const auto known = plan_kind_named(*what)) m.what = *known;
-    else r.problem("/what", "expected wait, stop, run or exit");
+    else r.problem("/what", "expected wait, stop, run, exit or precheck");
   }
   m.node_rank = static_cast<int>(r.integer(j, "", "node_rank", true, -1, kMostNodes).value_or(-1));
   m.nnodes = static_cast<int>(r.integer(j, "", "nnodes", true, 0, kMostNodes).value_or(0));
@@ -239,6 +297,17 @@ Plan parse_plan(const std::string& body) {
       }
     }
   }
+  if (const json* c = r.object(j, "", "precheck", false)) {
+    PrecheckTask task;
+    task.key = bounded_string(r, *c, "/precheck", "key", true, 128);
+    task.ranks = static_cast<int>(r.integer(*c, "/precheck", "ranks", true, 1, kMostRanksInGroup).value_or(1));
+    task.first_rank = static_cast<int>(r.integer(*c, "/precheck", "first_rank", true, 0, kMostRanksInGroup - 1).value_or(0));
+    task.gpus = static_cast<int>(r.integer(*c, "/precheck", "gpus", true, 1, 4096).value_or(1));
+    task.timeout_s = r.number(*c, "/precheck", "timeout_s", true, 0.0).value_or(60);
+    if (task.first_rank + task.gpus > task.ranks && r.problems.empty()) r.problem("/precheck/gpus", "this node's GPUs run past the group's ranks");
+    m.precheck = task;
+  }
+  if (m.what == PlanKind::Precheck && !m.precheck && r.problems.empty()) r.problem("/precheck", "a precheck plan names its task");
   throw_problems(r, "plan");
   return m;
 }

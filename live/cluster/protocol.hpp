@@ -5,6 +5,9 @@
 //!   POST /v1/join    JoinRequest -> JoinReply     an agent registers (once per agent process)
 //!   POST /v1/report  Report      -> Plan          its state, its trainer's lines, a fault; the answer
 //!                                                 is what this node does now
+//!   POST /v1/exchange ExchangeRequest -> ExchangeReply   a precheck group's GPUs hand each other
+//!                                                 small blobs (the collective's id): each posts its
+//!                                                 own and asks again until all are there
 //!   GET  /v1/status                 the job: generation, phase, nodes (for people and tests)
 //! Standard library and nlohmann/json only; the HTTP side lives in master_service and agent_link.
 
@@ -41,12 +44,34 @@ struct TrainerLine {
   std::string line;
 };
 
+//! A node's result of one precheck round (its PrecheckTask): every local GPU's burn-in, then the
+//! group's all-reduce; the slowest GPU's figures.
+struct NodeCheck {
+  std::string key;
+  bool passed = false;
+  double seconds = 0;      //!< burn-in + all-reduce
+  double gemm_flops = 0;   //!< the slowest GPU's burn-in
+  double allreduce_s = 0;
+  std::string error;       //!< why it failed
+};
+
+struct ExchangeRequest {
+  std::string key;   //!< the group's exchange, and which one of its calls
+  int rank = 0, size = 1;
+  std::string blob;  //!< hexadecimal
+};
+struct ExchangeReply {
+  bool complete = false;
+  std::vector<std::string> blobs;  //!< by rank, once complete
+};
+
 struct Report {
   std::string agent;
   NodeStatus status;
   std::vector<TrainerLine> lines;
   std::optional<FaultReport> fault;
   std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
+  std::optional<NodeCheck> precheck;
 };
 
 //! A message that is not one of the protocol's: `what()` names the field (JSON pointer) and why.
@@ -59,11 +84,15 @@ nlohmann::json to_json(const JoinRequest& m);
 nlohmann::json to_json(const JoinReply& m);
 nlohmann::json to_json(const Report& m);
 nlohmann::json to_json(const Plan& m);
+nlohmann::json to_json(const ExchangeRequest& m);
+nlohmann::json to_json(const ExchangeReply& m);
 //! Parse and check a body; throw ProtocolError.
 JoinRequest parse_join_request(const std::string& body);
 JoinReply parse_join_reply(const std::string& body);
 Report parse_report(const std::string& body);
 Plan parse_plan(const std::string& body);
+ExchangeRequest parse_exchange_request(const std::string& body);
+ExchangeReply parse_exchange_reply(const std::string& body);
 
 //! Limits: a body this long, a trainer's line this long and this many lines per report.
 inline constexpr std::size_t kLargestBody = 1 << 20;

@@ -9,8 +9,15 @@
 
 #include "core/atomic_file.hpp"
 #include "core/command_line.hpp"
+#include <filesystem>
+
+#include "core/units.hpp"
+#include "live/backend/cpu_device.hpp"
+#include "live/backend/cuda_device.hpp"
 #include "live/cluster/agent_link.hpp"
+#include "live/cluster/master_exchange.hpp"
 #include "live/cluster/master_service.hpp"
+#include "live/cluster/node_check.hpp"
 #include "live/commands/live_commands.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/recovery_controller.hpp"
@@ -105,6 +112,11 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
                       "ranks' compute times compared this often, when policies.stragglers.evict (default 30s)");
   master_->add_option("--total-steps", m.total_steps, "the run's length in steps: what evicting a straggler saves (default: as long again as so far)")
       ->check(CLI::Range(0LL, 1LL << 50));
+  master_->add_option("--precheck-timeout", m.precheck_timeout,
+                      "a precheck round across nodes (policies.precheck.enabled) gives up on a node after this long (default 60s)");
+  master_->add_option("--nvlink-domain-nodes", m.nvlink_domain_nodes,
+                      "multi-node NVLink domains of this many consecutive node ranks (GB200 NVL72: 18): the precheck pairs whole domains")
+      ->check(CLI::Range(0, 100000));
   master_->add_option("--max-restarts", m.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
   master_->add_option("--metrics", m.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9401; port 0: any free port)");
   master_->add_flag("--no-metrics", m.no_metrics, "no Prometheus endpoint");
@@ -118,6 +130,64 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   agent_->add_option("--address", a.address, "where this node's trainers are reached (default: --host)");
   agent_->add_flag("--spare", a.spare, "join as a hot spare");
   agent_->add_option("--section-interval", a.section_interval, "send the ranks' compute times (section lines) this often (default 10s)");
+  agent_->add_option("--precheck-gemm-n", a.precheck_gemm_n, "the precheck's burn-in GEMM size (default cuda 8192, cpu 384)")->check(CLI::Range(16, 65536));
+  agent_->add_option("--precheck-allreduce-bytes", a.precheck_allreduce_bytes, "the precheck's all-reduce size (default cuda 64MiB, cpu 4MiB)");
+  agent_->add_option("--precheck-inject", a.precheck_inject, "cpu backend, for tests: slow=F, noisy=F (slow in the first two rounds only) or stuck (a hung GPU process)");
+
+  // One GPU's part of a precheck round, started by the agent (one process per GPU); not for people.
+  auto& p = pair_check_args_;
+  pair_check_ = parent.add_subcommand("pair-check", "one GPU's part of a precheck round across nodes (the agent starts it)");
+  pair_check_->group("");
+  pair_check_->add_option("--master", p.master, "the master's HOST:PORT")->required();
+  pair_check_->add_option("--key", p.key, "the round and group")->required();
+  pair_check_->add_option("--ranks", p.ranks, "GPUs in the group")->required()->check(CLI::Range(1, 1 << 20));
+  pair_check_->add_option("--rank", p.rank, "this GPU's rank in the group")->required()->check(CLI::Range(0, (1 << 20) - 1));
+  pair_check_->add_option("--device", p.device, "local GPU index")->check(CLI::Range(0, 4095));
+  pair_check_->add_option("--backend", p.backend, "cuda or cpu")->check(CLI::IsMember({"cuda", "cpu"}));
+  pair_check_->add_option("--timeout", p.timeout, "the whole round");
+  pair_check_->add_option("--gemm-n", p.gemm_n, "burn-in GEMM size")->check(CLI::Range(16, 65536));
+  pair_check_->add_option("--burn-in-iterations", p.burn_in_iterations, "burn-in GEMMs")->check(CLI::Range(1, 100000));
+  pair_check_->add_option("--allreduce-bytes", p.allreduce_bytes, "all-reduce size");
+  pair_check_->add_option("--inject", p.inject, "cpu: slow=F or stuck");
+}
+
+int LiveCommands::run_pair_check() {
+  const auto& a = pair_check_args_;
+  const auto token = job_token("");
+  std::string host;
+  int port = 0;
+  live::cluster::MemberCheckOptions o;
+  const bool cpu = a.backend == "cpu";
+  if (cpu) {
+    o.gemm_n = 384;
+    o.burn_in_iterations = 40;
+    o.allreduce_bytes = std::size_t(4) << 20;
+    o.allreduce_iterations = 3;
+  }
+  o.gemm_n = a.gemm_n.value_or(o.gemm_n);
+  o.burn_in_iterations = a.burn_in_iterations.value_or(o.burn_in_iterations);
+  if (!token || !host_port(a.master, "--master", host, port) || !cli::parse_positive_seconds(a.timeout, "--timeout", o.timeout_s) ||
+      !cli::parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes))
+    return cli::kExitBadInput;
+  live::CpuFaults faults;
+  if (a.inject == "stuck") o.stuck = true;
+  else if (a.inject.rfind("slow=", 0) == 0) faults.slowdown = std::max(1.0, std::strtod(a.inject.c_str() + 5, nullptr));
+  else if (!a.inject.empty()) {
+    std::cerr << "ctwin: --inject " << a.inject << ": expected slow=F or stuck\n";
+    return cli::kExitBadInput;
+  }
+  live::cluster::NodeCheck result;
+  try {
+    std::unique_ptr<live::ComputeDevice> device;
+    if (cpu) device = std::make_unique<live::CpuDevice>(a.device, faults);
+    else device = std::make_unique<live::CudaDevice>(a.device);
+    live::cluster::MasterExchange group(host, port, *token, a.key, a.rank, a.ranks);
+    result = live::cluster::check_member(*device, group, o);
+  } catch (const std::exception& e) {  // CannotRunHere too: this GPU fails its round, with the reason
+    result.error = e.what();
+  }
+  std::cout << live::cluster::member_result_line(result) << std::endl;
+  return result.passed ? 0 : cli::kExitFailure;
 }
 
 int LiveCommands::run_master() {
@@ -138,6 +208,12 @@ int LiveCommands::run_master() {
       !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s) ||
       !cli::parse_positive_seconds(m.straggler_window, "--straggler-window", o.straggler_window_s))
     return cli::kExitBadInput;
+  if (!cli::parse_positive_seconds(m.precheck_timeout, "--precheck-timeout", o.precheck_timeout_s)) return cli::kExitBadInput;
+  o.nvlink_domain_nodes = m.nvlink_domain_nodes;
+  if (o.nvlink_domain_nodes > 0 && m.nnodes % o.nvlink_domain_nodes != 0) {
+    std::cerr << "ctwin: --nvlink-domain-nodes " << o.nvlink_domain_nodes << " does not divide --nnodes " << m.nnodes << "\n";
+    return cli::kExitBadInput;
+  }
   o.total_steps = m.total_steps;
   o.job = m.job;
   o.host = this_host();
@@ -207,7 +283,33 @@ int LiveCommands::run_agent() {
   join.spare = a.spare;
   live::cluster::AgentLink link(host, port, *token, join);
   o.coordination = &link;
-  const int code = supervise_printing(scenario, o, agent_args_.events);
+  // The precheck across nodes: this node's GPUs, one `pair-check` process each, when the master asks.
+  live::cluster::NodeCheckOptions check;
+  check.command = {std::filesystem::canonical("/proc/self/exe").string()};
+  if (!prefix_.empty()) check.command.push_back(prefix_.substr(1));
+  check.command.push_back("pair-check");
+  check.master_host = host;
+  check.master_port = port;
+  check.token = *token;
+  check.backend = agent_args_.precheck_backend;
+  check.gemm_n = a.precheck_gemm_n;
+  if (std::size_t bytes = 0; a.precheck_allreduce_bytes) {
+    if (!cli::parse_size(a.precheck_allreduce_bytes, "--precheck-allreduce-bytes", bytes)) return cli::kExitBadInput;
+    check.allreduce_bytes = bytes;
+  }
+  if (!a.precheck_inject.empty() && (check.backend != "cpu" || !(a.precheck_inject == "stuck" || a.precheck_inject.rfind("slow=", 0) == 0 ||
+                                                                  a.precheck_inject.rfind("noisy=", 0) == 0))) {
+    std::cerr << "ctwin: --precheck-inject " << a.precheck_inject << ": expected slow=F, noisy=F or stuck, with --precheck-backend cpu\n";
+    return cli::kExitBadInput;
+  }
+  check.inject = a.precheck_inject;
+  int code = 0;
+  {
+    live::cluster::NodeCheckRunner checks(check, [&link](const live::cluster::NodeCheck& result) { link.precheck_done(result); });
+    link.on_precheck([&checks](const live::PrecheckTask& task) { checks.start(task); });
+    code = supervise_printing(scenario, o, agent_args_.events);
+    link.on_precheck(nullptr);
+  }
   link.flush(5);
   if (const std::string why = link.refused(); !why.empty()) {
     std::cerr << "ctwin agent: " << why << "\n";

@@ -60,18 +60,6 @@ bool parse_injections(const std::vector<std::string>& specs, int ranks, std::map
   return true;
 }
 
-bool parse_size(const std::optional<std::string>& text, const char* flag, std::size_t& out) {
-  if (!text) return true;
-  std::string why;
-  const auto v = parse_bytes(*text, why);
-  if (!v || *v < 4) {
-    std::cerr << "ctwin: " << flag << " " << *text << ": " << (why.empty() ? "too small" : why) << "\n";
-    return false;
-  }
-  out = static_cast<std::size_t>(*v);
-  return true;
-}
-
 }  // namespace
 
 LiveCommands::LiveCommands(CLI::App& parent, std::string prefix) : prefix_(std::move(prefix)) {
@@ -125,6 +113,7 @@ std::optional<int> LiveCommands::dispatch() {
       if (!cli::check_output_path(flag, path)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_master(); });
   }
+  if (pair_check_ && *pair_check_) return cli::run_reporting_errors([this] { return run_pair_check(); });
   if (agent_ && *agent_) {
     if (!cli::check_output_path("--events", agent_args_.events)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_agent(); });
@@ -160,9 +149,9 @@ int LiveCommands::precheck() {
   o.max_memory_in_use = a.max_memory_in_use;
   o.min_of_best = a.min_of_best;
   o.min_of_expected = a.min_of_peak;
-  if (!parse_size(a.copy_bytes, "--copy-bytes", o.copy_bytes)) return cli::kExitBadInput;
+  if (!cli::parse_size(a.copy_bytes, "--copy-bytes", o.copy_bytes)) return cli::kExitBadInput;
   o.link_bytes = std::min(o.link_bytes, o.copy_bytes);
-  if (!parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes)) return cli::kExitBadInput;
+  if (!cli::parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes)) return cli::kExitBadInput;
   if (!cli::parse_positive_seconds(a.timeout, "--timeout", o.timeout_s)) return cli::kExitBadInput;
 
   const bool under_mpi = Ranks::world().size() > 1;

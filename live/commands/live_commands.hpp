@@ -64,8 +64,9 @@ class LiveCommands {
   CLI::App* master_ = nullptr;
   struct MasterArgs {
     std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401";
-    std::optional<std::string> report_interval, agent_timeout, straggler_window;
+    std::optional<std::string> report_interval, agent_timeout, straggler_window, precheck_timeout;
     bool no_metrics = false;
+    int nvlink_domain_nodes = 0;
     int nnodes = 1, nproc_per_node = 1, trainer_port = 29500, max_restarts = 10;
     long long total_steps = 0;
   } master_args_;
@@ -76,7 +77,18 @@ class LiveCommands {
     std::optional<std::string> section_interval;
     std::optional<long> node_id;
     bool spare = false;
+    std::optional<int> precheck_gemm_n;
+    std::optional<std::string> precheck_allreduce_bytes;
+    std::string precheck_inject;
   } agent_link_args_;
+  CLI::App* pair_check_ = nullptr;
+  int run_pair_check();
+  struct PairCheckArgs {
+    std::string master, key, backend = "cuda", inject;
+    int ranks = 1, rank = 0, device = 0;
+    std::optional<int> gemm_n, burn_in_iterations;
+    std::optional<std::string> allreduce_bytes, timeout;
+  } pair_check_args_;
 };
 
 }  // namespace ctwin

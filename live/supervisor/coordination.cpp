@@ -7,8 +7,8 @@ namespace ctwin::live {
 
 namespace {
 
-constexpr std::array<std::pair<PlanKind, const char*>, 4> kPlanNames{
-    {{PlanKind::Wait, "wait"}, {PlanKind::Stop, "stop"}, {PlanKind::Run, "run"}, {PlanKind::Exit, "exit"}}};
+constexpr std::array<std::pair<PlanKind, const char*>, 5> kPlanNames{
+    {{PlanKind::Wait, "wait"}, {PlanKind::Stop, "stop"}, {PlanKind::Run, "run"}, {PlanKind::Exit, "exit"}, {PlanKind::Precheck, "precheck"}}};
 constexpr std::array<std::pair<NodeState, const char*>, 4> kStateNames{
     {{NodeState::Waiting, "waiting"}, {NodeState::Running, "running"}, {NodeState::Stopped, "stopped"}, {NodeState::Finished, "finished"}}};
 

@@ -19,7 +19,18 @@
 
 namespace ctwin::live {
 
-enum class PlanKind { Wait, Stop, Run, Exit };
+enum class PlanKind { Wait, Stop, Run, Exit, Precheck };
+
+//! Precheck: this node's part of one round of the node check across nodes (live/cluster/node_check):
+//! a burn-in on each of its GPUs, then one all-reduce over every GPU of its group, whose id the
+//! group's first GPU hands to the others through the master.
+struct PrecheckTask {
+  std::string key;        //!< the round and the group, unique in the job
+  int ranks = 0;          //!< GPUs in the group, every node's
+  int first_rank = 0;     //!< this node's first one in the group
+  int gpus = 1;           //!< this node's GPUs (one process each)
+  double timeout_s = 60;  //!< the whole round: nothing of it waits longer
+};
 
 struct Plan {
   std::int64_t generation = 0;
@@ -36,6 +47,7 @@ struct Plan {
   std::string reason;
   //! Which steps the trainers save (the checkpoint policy's interval, in steps); no changes: their own.
   CheckpointCadence cadence;
+  std::optional<PrecheckTask> precheck;  //!< with PlanKind::Precheck
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };

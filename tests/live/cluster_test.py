@@ -7,6 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
+              | precheck | precheck_domains
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -526,6 +527,66 @@ def run_spike(job):
     check(100 in saved, "node 1 never saved step 100, so the rollback past it proves nothing: %s" % sorted(saved), job)
 
 
+def precheck_rows(rows):
+    return [r for r in rows if r["kind"] == "health" and r["detail"].startswith("precheck")]
+
+
+def run_precheck(job):
+    """policies.precheck, across nodes: before the first start the master pairs the nodes (and the
+    two spares) for DLRover's two rounds; each pair burns in its GPUs and runs one all-reduce,
+    whose id goes through the master. Node 1's GPU process hangs (it is killed at the round's 8 s
+    timeout, and its partner's all-reduce gives up then too): it fails both rounds and leaves.
+    Node 3 is 8x slow every time: a straggler, measured again beside a fast node, and evicted.
+    Node 2 is 8x slow in the first two rounds only: measured again, it is kept. The spares take
+    ranks 1 and 3. A crash later, the diagnosis runs the precheck again."""
+    job.steps = 300
+    job.start_master(["--precheck-timeout", "8s"])
+    inject = {1: "stuck", 2: "noisy=8", 3: "slow=8"}
+    for n in range(job.nnodes):
+        extra = ["--precheck-backend", "cpu", "--precheck-gemm-n", "256"] + (["--precheck-inject", inject[n]] if n in inject else [])
+        job.start_agent(str(n), n, ["--crash-at-step", "150"] if n == 0 else [], extra=extra)
+    for spare in ("spare-a", "spare-b"):
+        job.start_agent(spare, None, spare=True, extra=["--precheck-backend", "cpu", "--precheck-gemm-n", "256"])
+    t0 = time.time()
+    s = job.wait_for("the first start", lambda s: s["phase"] == "running", timeout=90)
+    took = time.time() - t0
+    hosts = [n.get("host") for n in s["nodes"]]
+    check(hosts[0] == "host-0" and hosts[2] == "host-2" and sorted([hosts[1], hosts[3]]) == ["host-spare-a", "host-spare-b"],
+          "after the precheck the ranks are on %s" % hosts, job)
+    # Three rounds (two and a confirmation), each bounded by 8 s + the agents' grace: the hung GPU
+    # never held the precheck longer.
+    check(took < 3 * (8 + 1 + 2.4) + 10, "the precheck took %.1f s" % took, job)
+    s = job.wait_for("the restart after the crash", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=90)
+    _, rows = finish_and_check(job, 1)
+    began = [r for r in precheck_rows(rows) if r["detail"].startswith("precheck across nodes")]
+    check(len(began) == 2, "the precheck ran %d times, not twice (the first start, the diagnosis)" % len(began), job)
+    evicted = {r["detail"].split()[0]: r["detail"] for r in rows if r["kind"] == "evicted"}
+    check(set(evicted) == {"host=host-1", "host=host-3"}, "evicted: %s" % evicted, job)
+    check("failed both rounds" in evicted["host=host-1"] and "straggler" in evicted["host=host-3"], "why: %s" % evicted, job)
+    rounds = [r["detail"] for r in precheck_rows(rows) if r["detail"].startswith("precheck round")]
+    check(len(rounds) >= 5, "the precheck rounds: %s" % rounds, job)
+
+
+def run_precheck_domains(job):
+    """The NVLink-domain variant: 8 nodes in domains of 2 consecutive ranks (GB200 NVL72-style
+    racks); the precheck pairs domains, and all four GPUs of a pair run one all-reduce. Node 5's
+    GPU process hangs: its whole domain (nodes 4 and 5) fails both rounds and leaves, the other
+    domains stay. With no spare, the job then waits (the test ends there)."""
+    job.start_master(["--precheck-timeout", "3s", "--nvlink-domain-nodes", "2"])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, extra=["--precheck-backend", "cpu", "--precheck-gemm-n", "256"] + (["--precheck-inject", "stuck"] if n == 5 else []))
+    s = job.wait_for("the evictions", lambda s: s["precheck"] is None and sum(1 for n in s["nodes"] if "host" not in n) == 2, timeout=90)
+    vacant = [n["rank"] for n in s["nodes"] if "host" not in n]
+    check(vacant == [4, 5], "vacant ranks %s, not the domain of nodes 4 and 5" % vacant, job)
+    time.sleep(1)
+    check(job.status()["phase"] == "gathering", "the job started with a domain missing", job)
+    job.master.send_signal(signal.SIGTERM)
+    job.wait_master(20)
+    rows = job.rows(job.path("job.csv"))
+    groups = [r["detail"] for r in precheck_rows(rows) if r["detail"].startswith("precheck round 0")]
+    check(groups and "2 groups" in groups[0], "round 0: %s" % groups, job)
+
+
 def run_bad_input(job):
     # A bad policy file: exit 2, naming the file.
     bad = job.path("bad.json")
@@ -579,11 +640,14 @@ def run_bad_input(job):
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
-             "bad_input": (run_bad_input, 2)}
+             "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
-POLICIES = {"cadence": CADENCE_POLICY,
+PRECHECK_POLICY = {"schema_version": 1, "policies": {
+    "checkpoint": {"type": "fixed", "interval": "0.2s"}, "precheck": {"enabled": True, "duration": "1s", "confirm_rounds": 1},
+    "hang_detection": {"factor": 5, "minimum": "3s"}}}
+POLICIES = {"cadence": CADENCE_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
             "regrow": {"schema_version": 1, "policies": {
                 "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},
                 "hang_detection": {"factor": 5, "minimum": "3s"}}},

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/job_master.hpp"
 #include "models/scenario_loader.hpp"
@@ -238,4 +240,72 @@ TEST_CASE("job master: elastic, a lost node with no spare shrinks the job, a spa
   CHECK(grown.nnodes == 2);
   CHECK(grown.node_rank == 1);
   CHECK(grown.restore_step == step);
+}
+
+TEST_CASE("job master: the precheck across nodes pairs nodes, and a node that never answers fails its round at the timeout",
+          "[live][cluster][precheck]") {
+  const Scenario s = parse_policies_or_scenario(
+      R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}, "precheck": {"duration": "1s"}}})", "policy.json");
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 4;
+  o.nproc_per_node = 8;
+  o.precheck_timeout_s = 10;
+  o.report_interval_s = 1;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  const std::vector<std::string> ids{"n0", "n1", "n2", "n3", "spare"};
+  for (int n = 0; n < 4; ++n) m.join({ids[static_cast<std::size_t>(n)], n, ids[static_cast<std::size_t>(n)], "10.0.0.1", false}, now);
+  m.join({"spare", -1, "hs", "10.0.0.9", true}, now);
+  // Before the first start: every node and the spare get round 0's task once all have stopped.
+  std::map<std::string, Plan> plans;
+  for (const auto& id : ids) m.report(report(id, 1, NodeState::Waiting), now);
+  for (const auto& id : ids) plans[id] = m.report(report(id, 1, NodeState::Waiting), now);
+  for (const auto& [id, p] : plans) {
+    REQUIRE(p.what == PlanKind::Precheck);
+    REQUIRE(p.precheck);
+    CHECK(p.precheck->gpus == 8);
+    CHECK(p.precheck->timeout_s == 10);
+  }
+  // Round 0 pairs node ranks 0-1 and 2-3 (the spare joins the last pair): 16 and 24 GPUs.
+  CHECK(plans["n0"].precheck->key == plans["n1"].precheck->key);
+  CHECK(plans["n0"].precheck->ranks == 16);
+  CHECK(plans["n1"].precheck->first_rank == 8);
+  CHECK(plans["spare"].precheck->ranks == 24);
+  CHECK(plans["spare"].precheck->key == plans["n3"].precheck->key);
+  auto answer = [&](const std::string& id, bool passed, double seconds) {
+    Report r = report(id, 1, NodeState::Waiting);
+    r.precheck = NodeCheck{plans[id].precheck->key, passed, seconds, 1e12, 0.1, passed ? "" : "all-reduce timed out"};
+    plans[id] = m.report(r, now);
+    return plans[id];
+  };
+  // Node 1 never answers (a hung GPU process its agent could not even report). Its partner's
+  // all-reduce gave up at the timeout; everyone else passed.
+  CHECK(answer("n0", false, 10).what == PlanKind::Stop);  // its part done: it waits for the round
+  answer("n2", true, 1.0);
+  answer("n3", true, 1.1);
+  answer("spare", true, 1.05);
+  now += std::chrono::seconds(5);
+  m.tick(now);
+  CHECK(m.status(now)["precheck"]["round"] == 0);  // still waiting for node 1
+  now += std::chrono::seconds(10);  // past the timeout and the agents' grace: the round ends without it
+  m.tick(now);
+  CHECK(m.status(now)["precheck"]["round"] == 1);
+  // Round 1 pairs fastest with slowest: node 1 beside a healthy node, not beside node 0 again.
+  const Plan p1 = m.report(report("n1", 1, NodeState::Waiting), now);
+  REQUIRE(p1.what == PlanKind::Precheck);
+  plans["n1"] = p1;
+  for (const char* id : {"n0", "n2", "n3", "spare"}) plans[id] = m.report(report(id, 1, NodeState::Waiting), now);
+  CHECK(plans["n0"].precheck->key != plans["n1"].precheck->key);
+  for (const char* id : {"n0", "n2", "n3", "spare"}) {
+    const bool beside_n1 = plans[id].precheck->key == plans["n1"].precheck->key;
+    answer(id, !beside_n1, beside_n1 ? 10 : 1.0);
+  }
+  now += std::chrono::seconds(15);  // node 1 again silent: its round ends at the timeout and the grace
+  m.tick(now);
+  // Node 1 failed both rounds: evicted, the spare takes rank 1, the job starts.
+  const nlohmann::json st = m.status(now);
+  CHECK(st["precheck"].is_null());
+  CHECK(st["nodes"][1]["agent"] == "spare");
+  CHECK(m.report(report("n1", 1, NodeState::Waiting), now).what == PlanKind::Exit);
 }

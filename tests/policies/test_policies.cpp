@@ -45,6 +45,23 @@ TEST_CASE("DLRover's node check: the 6-node example finds node 6 faulty", "[poli
   CHECK(v.stragglers_sigma.empty());
 }
 
+TEST_CASE("DLRover's node check: with many failures in round 0, a failed pair does not meet again", "[policies][precheck]") {
+  // Nodes 1 (dead) and 0 fail together, and 2 and 3 too (3 dead): sorted by time, round 1 would pair
+  // 0 with 1 again and 0 would fail both rounds beside the dead node.
+  const NodeGroups round0 = precheck_round0({0, 1, 2, 3, 4, 5});
+  const NodeTimes t0{{0, 60}, {1, 60}, {2, 60}, {3, 60}, {4, 1.0}, {5, 1.1}};
+  CHECK(precheck_round1(t0) == NodeGroups{{4, 3}, {5, 2}, {0, 1}});  // DLRover's rule alone
+  const NodeGroups round1 = precheck_round1(t0, round0, 60);
+  for (const auto& g : round1) {
+    CHECK(g.size() == 2);
+    CHECK_FALSE((std::min(g[0], g[1]) == 0 && std::max(g[0], g[1]) == 1));
+    CHECK_FALSE((std::min(g[0], g[1]) == 2 && std::max(g[0], g[1]) == 3));
+  }
+  // Healthy pairs that meet again are left alone (DLRover's example keeps {3, 4}).
+  const NodeTimes healthy{{1, 20.1}, {2, 20.2}, {3, 20.3}, {4, 20.4}, {5, 3600}, {6, 3600}};
+  CHECK(precheck_round1(healthy, precheck_round0({1, 2, 3, 4, 5, 6})) == NodeGroups{{1, 6}, {2, 5}, {3, 4}});
+}
+
 TEST_CASE("DLRover's node check: a slow node is a straggler by both rules", "[policies][precheck]") {
   // The same document's log: node 1 is slow in both rounds; node 0 only beside it in round 0.
   const NodeTimes t0{{2, 20.307}, {3, 20.265}, {0, 206.872}, {1, 151.752}};

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
 #include "models/scenario_loader.hpp"
 #include "trial/trial.hpp"
@@ -194,6 +195,57 @@ TEST_CASE("controller: the precheck runs DLRover's two rounds and replaces the f
   REQUIRE(evict.size() == 1);
   CHECK(evict[0].act == Act::Replace);
   CHECK(evict[0].node == 6);
+}
+
+TEST_CASE("precheck: a node slow in one measurement is measured again and kept, one slow every time is evicted",
+          "[controller][precheck]") {
+  Scenario p;
+  const RecoveryController c(p);
+  REQUIRE(p.precheck.confirm_rounds == 1);
+  //! A table whose node 3 is slow only in the measurements listed (0-based calls of run_groups).
+  struct Noisy final : control::PrecheckRunner {
+    std::set<int> slow_in;
+    int call = 0;
+    std::vector<std::vector<std::vector<int>>> seen;
+    std::vector<double> run_groups(const std::vector<std::vector<int>>& groups) override {
+      seen.push_back(groups);
+      std::vector<double> out;
+      for (const auto& g : groups) out.push_back(std::find(g.begin(), g.end(), 3) != g.end() && slow_in.count(call) ? 50.0 : 10.0);
+      ++call;
+      return out;
+    }
+    double timeout_s() const override { return 3600; }
+  };
+  SECTION("slow in both rounds, fine when measured again: kept") {
+    Noisy runner;
+    runner.slow_in = {0, 1};
+    std::vector<control::Action> evict;
+    c.precheck({0, 1, 2, 3, 4, 5}, runner, evict);
+    CHECK(runner.call == 3);
+    REQUIRE(runner.seen[2].size() == 3);  // node 3 beside the fastest healthy node, and two pairs of references
+    CHECK(runner.seen[2][0][0] == 3);
+    for (std::size_t g = 1; g < 3; ++g) CHECK(std::find(runner.seen[2][g].begin(), runner.seen[2][g].end(), 3) == runner.seen[2][g].end());
+    CHECK(evict.empty());
+  }
+  SECTION("slow every time: evicted after the confirmation") {
+    Noisy runner;
+    runner.slow_in = {0, 1, 2, 3};
+    std::vector<control::Action> evict;
+    c.precheck({0, 1, 2, 3, 4, 5}, runner, evict);
+    CHECK(runner.call == 3);
+    REQUIRE(evict.size() == 1);
+    CHECK(evict[0].node == 3);
+  }
+  SECTION("without confirmations, the two rounds decide") {
+    Scenario q;
+    q.precheck.confirm_rounds = 0;
+    Noisy runner;
+    runner.slow_in = {0, 1};
+    std::vector<control::Action> evict;
+    RecoveryController(q).precheck({0, 1, 2, 3, 4, 5}, runner, evict);
+    CHECK(runner.call == 2);
+    REQUIRE(evict.size() == 1);
+  }
 }
 
 TEST_CASE("trial: with no spare, shrinking runs on 3 of 4 replicas and regrows when the node returns", "[controller][elastic]") {
