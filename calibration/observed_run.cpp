@@ -27,6 +27,7 @@ ObservedRun observe_run(const EventLog& log) {
   std::array<double, kCategoryCount> ledger{};
   std::array<bool, kCategoryCount> seen{};
   int first_ledger_line = 0;
+  bool running_seen = false;
   for (const LoggedEvent& e : log.events) {
     run.highest_node = std::max(run.highest_node, e.node);
     if (e.kind == EventKind::Ledger) {
@@ -45,6 +46,10 @@ ObservedRun observe_run(const EventLog& log) {
     }
     run.wall_s = std::max(run.wall_s, e.time_s);
     if (e.kind == EventKind::Start) run.start = e.detail;
+    if (e.kind == EventKind::Running && !run.start.empty() && !running_seen) {
+      running_seen = true;
+      run.startup_s = e.time_s;
+    }
     if (e.kind == EventKind::End) run.has_end = true;
     if (e.kind == EventKind::Interrupted) {
       const std::string name = class_of(e.detail);
@@ -65,6 +70,17 @@ ObservedRun observe_run(const EventLog& log) {
     throw TraceUnreadable(run.file + ": line " + std::to_string(first_ledger_line) + ": the ledger adds up to " + std::to_string(sum) +
                           " s, not the run's " + std::to_string(run.wall_s) + " s");
   run.ledger_s = ledger;
+  return run;
+}
+
+ObservedRun without_startup(ObservedRun run) {
+  const auto restart = static_cast<std::size_t>(Category::Restart);
+  // Only what the ledger charged to restart can leave it (a resumed master's log may start running).
+  double startup = std::min(run.startup_s, run.wall_s);
+  if (run.ledger_s) startup = std::min(startup, (*run.ledger_s)[restart]);
+  if (startup <= 0) return run;
+  run.wall_s -= startup;
+  if (run.ledger_s) (*run.ledger_s)[restart] -= startup;
   return run;
 }
 

@@ -23,11 +23,18 @@ struct ObservedRun {
   std::optional<std::array<double, kCategoryCount>> ledger_s;  //!< from closing `ledger` rows, all present
   int highest_node = -1;
   std::string start;                              //!< a live log's `start` row: "utc=... host=..." (else empty)
+  //! A live log's start-up: from its start row to its first `running` row (the rendezvous and the
+  //! first launch, in the ledger's restart). The scenario's trials begin with the job running.
+  double startup_s = 0;
 
   long total_interruptions() const;
 };
 
 //! Throws TraceUnreadable when the ledger rows are incomplete or do not add up to the wall time.
 ObservedRun observe_run(const EventLog& log);
+
+//! The run from the job's first `running` row on, as the scenario's trials see a job: the
+//! start-up leaves the wall time and the ledger's restart (a log without one is unchanged).
+ObservedRun without_startup(ObservedRun run);
 
 }  // namespace ctwin::calib

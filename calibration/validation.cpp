@@ -168,6 +168,7 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                      {"has_ledger", ledger.has_value()},
                      {"interruptions", observed.total_interruptions()},
                      {"unattributed_interruptions", observed.unattributed_interruptions}};
+  if (observed.startup_s > 0) report["trace"]["startup_s_left_out"] = observed.startup_s;
   if (!unknown.empty()) report["trace"]["classes_not_in_scenario"] = unknown;
   // The scope: a log and a scenario of different jobs compare a part with a whole.
   std::vector<std::string> warnings;
@@ -177,7 +178,13 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                        std::to_string(nodes_known) + " job and spare nodes");
   if (!observed.start.empty()) {
     report["trace"]["start"] = observed.start;
-    if (scenario.job.nodes > 1)
+    // A job master's log says how many nodes the job ran on; a node's own log does not.
+    const auto nodes_at = observed.start.find(" nodes=");
+    const int job_nodes = nodes_at == std::string::npos ? 1 : std::atoi(observed.start.c_str() + nodes_at + 7);
+    if (job_nodes != scenario.job.nodes && nodes_at != std::string::npos)
+      warnings.push_back("the trace is the log of a job of " + std::to_string(job_nodes) + " nodes, the scenario's job has " +
+                         std::to_string(scenario.job.nodes));
+    else if (nodes_at == std::string::npos && scenario.job.nodes > 1)
       warnings.push_back("the trace is one node's live log (its start row), the scenario's job has " +
                          std::to_string(scenario.job.nodes) +
                          " nodes: the job's rates and ledger are compared with one node's; validate the job's log, or a "

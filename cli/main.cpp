@@ -12,6 +12,7 @@
 #include "core/command_line.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
+#include "cli/faults_command.hpp"
 #include "cli/step_command.hpp"
 #include "cli/validate_command.hpp"
 #include "live/commands/live_commands.hpp"
@@ -161,6 +162,7 @@ int main(int argc, char** argv) {
   StepCommand step(app);
   CalibrateCommand calibrate(app);
   ValidateCommand validate(app);
+  FaultsCommand faults(app);
   CLI::App* live_cmd = app.add_subcommand("live", "live mode on real nodes: prechecks, checkpoints, supervision (also: ctwin-live)");
   live_cmd->require_subcommand(1);
   LiveCommands live(*live_cmd, " live");
@@ -177,6 +179,7 @@ int main(int argc, char** argv) {
   if (auto code = step.dispatch()) return *code;
   if (auto code = calibrate.dispatch()) return *code;
   if (auto code = validate.dispatch()) return *code;
+  if (auto code = faults.dispatch()) return *code;
   if (*live_cmd)
     if (auto code = live.dispatch()) return *code;
   return kExitBadInput;

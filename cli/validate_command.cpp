@@ -41,7 +41,9 @@ int ValidateCommand::run() {
     throw TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
   const EventLog log = read_event_log(in, against_);
   log.report.require_some();
-  const calib::ObservedRun observed = calib::observe_run(log);
+  // A live log's start-up (rendezvous, first launch) is not what the scenario models: its trials
+  // begin with the job running.
+  const calib::ObservedRun observed = calib::without_startup(calib::observe_run(log));
   if (observed.wall_s <= 0) throw TraceUnreadable(against_ + ": the run lasts no time");
   resolve_step_time(scenario, scenario_);
   scenario = over_traced_period(std::move(scenario), observed);

@@ -122,12 +122,14 @@ void PrecheckRounds::judge() {
     if (std::find(suspects.begin(), suspects.end(), node) == suspects.end() && std::find(verdict_.stragglers_sigma.begin(), verdict_.stragglers_sigma.end(), node) == verdict_.stragglers_sigma.end())
       healthy.emplace_back(t, node);
   std::sort(healthy.begin(), healthy.end());
-  if (healthy.size() < 3) return;  // a partner and one pair of references at least
+  if (healthy.size() < 2) return;  // a partner and a reference at least
   --confirm_left_;
-  confirming_ = std::min(suspects.size(), healthy.size() - 2);
+  confirming_ = std::min(suspects.size(), healthy.size() - 1);
   std::size_t next = 0;
   for (std::size_t i = 0; i < confirming_; ++i) groups_.push_back({suspects[i], healthy[next++].second});
+  // References: pairs of the next healthy nodes; one left over alone when no pair is.
   for (int pairs = 0; pairs < 3 && next + 2 <= healthy.size(); ++pairs, next += 2) groups_.push_back({healthy[next].second, healthy[next + 1].second});
+  if (groups_.size() == confirming_) groups_.push_back({healthy[next].second});
 }
 
 }  // namespace ctwin

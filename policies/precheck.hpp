@@ -29,12 +29,18 @@ struct PrecheckVerdict {
 };
 
 PrecheckVerdict precheck_verdict(const NodeTimes& round0, const NodeTimes& round1, double timeout_s = 3600);
+//! More than half of the nodes (of two or more) failed: the check itself is suspect, not the nodes.
+inline bool precheck_most_failed(const PrecheckVerdict& v) {
+  const std::size_t checked = v.time.size() + v.faulty.size();
+  return checked >= 2 && 2 * v.faulty.size() > checked;
+}
 
 //! The rounds as a conversation: ask for the groups to run now, give back their times. The
 //! controller runs it through a blocking runner (the simulator's draws); the live master, which
 //! cannot block, one round per message exchange with its agents. After the two rounds, a node
 //! called a straggler (2 x the median) is measured again, up to `confirm_rounds` times, beside a
-//! healthy node while pairs of other healthy nodes run as references in the same round: it is
+//! healthy node while pairs of other healthy nodes (one alone, when no pair is left) run as
+//! references in the same round: it is
 //! cleared when its group kept within 2 x the references' median. Judged against nodes measured
 //! at the same moment, a busy moment on a shared machine (or a neighbour's burst) cannot evict a
 //! healthy node, and a node slow every time is still named.

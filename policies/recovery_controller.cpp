@@ -74,6 +74,9 @@ void RecoveryController::precheck(const std::vector<int>& nodes, control::Preche
 }
 
 void RecoveryController::precheck_actions(const PrecheckVerdict& verdict, std::vector<Action>& actions) const {
+  // Most nodes failing is the check's own fault (a wrong setting, a fabric-wide outage), not theirs:
+  // evicting them would empty the job.
+  if (precheck_most_failed(verdict)) return;
   for (int node : verdict.faulty) actions.push_back({Act::Replace, node, 0, -1});
   if (precheck_.evict_stragglers)
     for (int node : verdict.stragglers_median) actions.push_back({Act::Replace, node, 0, -1});

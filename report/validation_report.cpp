@@ -12,10 +12,17 @@ std::string validation_text(const ordered_json& report) {
   std::ostringstream out;
   const auto& trace = report["trace"];
   char line[320];
-  std::snprintf(line, sizeof line, "ctwin validate: scenario \"%s\" against %s\n  %.2f days traced, %ld interruptions; %d trials, seed %llu\n\n",
-                report["scenario"]["name"].get<std::string>().c_str(), trace["file"].get<std::string>().c_str(),
-                trace["wall_days"].get<double>(), trace["interruptions"].get<long>(), report["trials"].get<int>(),
-                static_cast<unsigned long long>(report["seed"].get<std::uint64_t>()));
+  const double days = trace["wall_days"].get<double>();
+  char period[64];
+  if (days >= 1) std::snprintf(period, sizeof period, "%.2f days", days);
+  else if (days >= 1.0 / 24) std::snprintf(period, sizeof period, "%.2f hours", 24 * days);
+  else std::snprintf(period, sizeof period, "%.1f s", 86400 * days);
+  std::string startup;
+  if (trace.contains("startup_s_left_out"))
+    startup = " (the start-up's " + std::to_string(trace["startup_s_left_out"].get<double>()).substr(0, 5) + " s left out)";
+  std::snprintf(line, sizeof line, "ctwin validate: scenario \"%s\" against %s\n  %s traced%s, %ld interruptions; %d trials, seed %llu\n\n",
+                report["scenario"]["name"].get<std::string>().c_str(), trace["file"].get<std::string>().c_str(), period, startup.c_str(),
+                trace["interruptions"].get<long>(), report["trials"].get<int>(), static_cast<unsigned long long>(report["seed"].get<std::uint64_t>()));
   out << line;
   const double confidence = report["confidence"].get<double>();
   std::snprintf(line, sizeof line, "  %-46s %12s %12s   %-25s %s\n", "", "observed", "sim. mean", (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");

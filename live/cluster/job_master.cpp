@@ -37,7 +37,9 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   precheck_wanted_ = scenario_.precheck.enabled;  // before the first start
   start_utc_us_ = utc_now_us();
   read_journal(now);
-  if (!resumed_) record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job);
+  // nodes=: the whole job's log (validate compares it with the scenario's job, not with one node).
+  if (!resumed_)
+    record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job + " nodes=" + std::to_string(o_.nnodes));
   write_journal(now);
 }
 
@@ -94,7 +96,7 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   if (report.precheck) take_precheck_result(a, *report.precheck, now);
   if (report.fault && a.rank >= 0 && !a.evicted) {
     const Clock::time_point at = now - seconds(report.fault->age_s);
-    faults_.push_back({a.rank, report.status.generation, *report.fault, at});
+    faults_.push_back({a.rank, report.status.generation, *report.fault, at, a.id, now});
     if (phase_ == Phase::Running && report.status.generation == generation_) on_fault(a.rank, *report.fault, now);
   }
   status_changed(a, now);
@@ -197,7 +199,10 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
   const LiveFaultClass lost = classify_stop(scenario_, LiveStop::NodeLost);
   FaultReport fault{lost.name, "agent " + why + " host=" + a.host, -1, -1, 0};
   const Clock::time_point at = a.last_seen;
-  faults_.push_back({rank, generation_, fault, at});
+  // Lost while the job gathers after another fault: the node died then too (its trainer's peers
+  // failing first is what made the others stop), so it belongs to the generation that ended.
+  const std::int64_t generation = phase_ == Phase::Gathering && generation_ > 1 ? generation_ - 1 : generation_;
+  faults_.push_back({rank, generation, fault, at, a.id, now});
   slots_[static_cast<std::size_t>(rank)].clear();
   a.rank = -1;
   a.evicted = true;
@@ -325,7 +330,7 @@ void JobMaster::decide(Clock::time_point now) {
     ledger_.charge(Category::LostProgress, std::min(first->at, detected_at_));
     record(ledger_.marked(), EventKind::Fault, f.detail, first->rank, f.xid, f.fault_class);
     record(ledger_.marked(), EventKind::Interrupted, {}, first->rank, f.xid, f.fault_class);
-    ledger_.charge(Category::Detection, detected_at_);
+    ledger_.charge(Category::Detection, std::max(first->learned, detected_at_));
     record(ledger_.marked(), EventKind::Detected, {}, first->rank, f.xid, f.fault_class);
     ledger_.charge(Category::Diagnosis, now);
     record(ledger_.marked(), EventKind::Diagnosed, {}, first->rank, f.xid, f.fault_class);
@@ -334,11 +339,15 @@ void JobMaster::decide(Clock::time_point now) {
   for (const auto& f : faults_)
     if (f.generation == generation_ - 1 && f.report.clean_step >= 0)
       clean_bound_ = clean_bound_ < 0 ? f.report.clean_step : std::min(clean_bound_, f.report.clean_step);
-  std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });
+  const int faulty_rank = first ? first->rank : -1;
+  const std::string faulty_agent = first ? first->agent : std::string();
+  std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });  // `first` with them
   for (const auto& a : actions) {
     if (a.act == Act::RunPrecheck) precheck_wanted_ = true;  // across nodes, once every node has stopped (job_precheck.cpp)
     if (a.node < 0 || a.node >= o_.nnodes) continue;
     Agent* held = agent_at(a.node);
+    // The fault's node left already (lost, its rank given to a spare): the remediation was for it.
+    if (held && a.node == faulty_rank && held->id != faulty_agent) held = nullptr;
     switch (a.act) {
       case Act::ResetGpu:
       case Act::Reboot:

@@ -118,9 +118,11 @@ class JobMaster {
   };
   struct Fault {
     int rank;
-    std::int64_t generation;
+    std::int64_t generation;  //!< the one it ended (or would have)
     FaultReport report;
-    Clock::time_point at;
+    Clock::time_point at;      //!< when it struck
+    std::string agent;         //!< the node it struck: a remediation is for it, not for whoever holds its rank later
+    Clock::time_point learned; //!< when the master knew: the end of its detection
   };
 
   Plan plan_for(const Agent& a) const;

@@ -58,7 +58,17 @@ bool JobMaster::prechecking(Clock::time_point now) {
   char note[160];
   std::snprintf(note, sizeof note, "precheck round %d: %zu groups; %d failed; slowest passing %.3f s", precheck_->rounds->round(), groups.size(),
                 failed, slowest);
-  record(ledger_.at(now), EventKind::Health, note);
+  // The groups, by their nodes' hosts, with their times (the first few): what a person checks first.
+  std::string detail = note;
+  for (std::size_t g = 0; g < groups.size() && g < 8; ++g) {
+    detail += g ? " | " : ": ";
+    for (std::size_t i = 0; i < groups[g].size(); ++i)
+      for (const auto& id : precheck_->units[static_cast<std::size_t>(groups[g][i])])
+        detail += (detail.back() == ' ' ? "" : "+") + agents_.at(id).host;
+    std::snprintf(note, sizeof note, " %.3f s", group_s[g]);
+    detail += note;
+  }
+  record(ledger_.at(now), EventKind::Health, detail);
   precheck_->rounds->record(group_s);
   if (!precheck_->rounds->done()) {
     start_precheck_round(now);
@@ -141,6 +151,10 @@ void JobMaster::end_precheck(Clock::time_point now) {
   ledger_.charge(generation_ > 1 ? Category::Diagnosis : Category::Restart, now);
   std::vector<control::Action> actions;
   controller_.precheck_actions(precheck_->rounds->verdict(), actions);
+  if (precheck_most_failed(precheck_->rounds->verdict()))
+    record(ledger_.at(now), EventKind::Health,
+           "precheck: " + std::to_string(precheck_->rounds->verdict().faulty.size()) + " of " + std::to_string(precheck_->units.size()) +
+               " failed both rounds; the check itself is suspect (its settings; the fabric): nobody is evicted");
   for (const auto& action : actions) {
     if (action.act != Act::Replace || action.node < 0 || action.node >= static_cast<int>(precheck_->units.size())) continue;
     const bool faulty = std::count(precheck_->rounds->verdict().faulty.begin(), precheck_->rounds->verdict().faulty.end(), action.node) > 0;

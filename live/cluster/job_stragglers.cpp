@@ -58,7 +58,7 @@ void JobMaster::look_for_stragglers(Clock::time_point now) {
   std::snprintf(detail, sizeof detail, "compute %.4f s per step: slower than the ranks of its stage twice in a row", slowest);
   const LiveFaultClass straggler = classify_stop(scenario_, LiveStop::Straggler);
   const FaultReport fault{straggler.name, detail, -1, -1, 0};
-  faults_.push_back({named, generation_, fault, now});
+  faults_.push_back({named, generation_, fault, now, slots_[static_cast<std::size_t>(named)], now});
   on_fault(named, fault, now);
 }
 

@@ -49,7 +49,7 @@ std::vector<std::vector<unsigned char>> MasterExchange::allgather(const std::vec
       throw BootstrapTimeout("exchange " + request.key + ": not every member of the group came within " +
                              std::to_string(static_cast<long>(patience_s_)) + " s");
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));  // a precheck round waits on it: short polls, few of them
   }
 }
 

@@ -30,6 +30,7 @@ NodeCheck check_member(ComputeDevice& device, Bootstrap& group, const MemberChec
   NodeCheck r;
   try {
     r.gemm_flops = device.gemm_flops(o.gemm_n, o.burn_in_iterations);
+    if (o.delay_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.delay_s));
     group.set_patience(left());
     std::vector<unsigned char> id;
     if (group.rank() == 0) id = device.make_comm_id();
@@ -103,8 +104,8 @@ NodeCheck NodeCheckRunner::run(const PrecheckTask& task, int round) {
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::string inject;
-  if (o_.inject == "stuck" || o_.inject.rfind("slow=", 0) == 0) inject = o_.inject;
-  if (o_.inject.rfind("noisy=", 0) == 0 && round < 2) inject = "slow=" + o_.inject.substr(6);
+  if (o_.inject == "stuck" || o_.inject.rfind("slow=", 0) == 0 || o_.inject.rfind("delay=", 0) == 0) inject = o_.inject;
+  if (o_.inject.rfind("noisy=", 0) == 0 && round < 2) inject = "delay=" + o_.inject.substr(6);
 
   struct Child {
     pid_t pid = -1;
@@ -128,7 +129,7 @@ NodeCheck NodeCheckRunner::run(const PrecheckTask& task, int round) {
     add("--timeout", timeout);
     if (o_.gemm_n) add("--gemm-n", std::to_string(*o_.gemm_n));
     if (o_.burn_in_iterations) add("--burn-in-iterations", std::to_string(*o_.burn_in_iterations));
-    if (o_.allreduce_bytes) add("--allreduce-bytes", std::to_string(*o_.allreduce_bytes));
+    if (o_.allreduce_bytes) add("--allreduce-bytes", std::to_string(*o_.allreduce_bytes) + "B");
     if (!inject.empty()) add("--inject", inject);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

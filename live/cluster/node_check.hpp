@@ -27,6 +27,7 @@ struct MemberCheckOptions {
   int allreduce_iterations = 5;
   double timeout_s = 60;
   bool stuck = false;  //!< injected: the process stops answering after the id exchange (tests)
+  double delay_s = 0;  //!< injected: the burn-in takes this much longer (tests: a slow node, whatever the load)
 };
 //! Burn-in, then the group's all-reduce; never longer than the timeout (its error says why it failed).
 NodeCheck check_member(ComputeDevice& device, Bootstrap& group, const MemberCheckOptions& o);
@@ -40,8 +41,9 @@ struct NodeCheckOptions {
   std::string backend = "cuda";
   std::optional<int> gemm_n, burn_in_iterations;
   std::optional<std::size_t> allreduce_bytes;
-  //! Injected faults (cpu backend, tests): "slow=F" every round, "noisy=F" the first two rounds
-  //! only (a busy moment that a measurement again must see through), "stuck" (a hung process).
+  //! Injected faults (cpu backend, tests): "slow=F" (F times slower) or "delay=S" (S seconds
+  //! longer) every round, "noisy=S" S seconds longer in the first two rounds only (a busy moment
+  //! that a measurement again must see through), "stuck" (a hung process).
   std::string inject;
 };
 

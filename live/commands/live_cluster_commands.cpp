@@ -132,7 +132,7 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   agent_->add_option("--section-interval", a.section_interval, "send the ranks' compute times (section lines) this often (default 10s)");
   agent_->add_option("--precheck-gemm-n", a.precheck_gemm_n, "the precheck's burn-in GEMM size (default cuda 8192, cpu 384)")->check(CLI::Range(16, 65536));
   agent_->add_option("--precheck-allreduce-bytes", a.precheck_allreduce_bytes, "the precheck's all-reduce size (default cuda 64MiB, cpu 4MiB)");
-  agent_->add_option("--precheck-inject", a.precheck_inject, "cpu backend, for tests: slow=F, noisy=F (slow in the first two rounds only) or stuck (a hung GPU process)");
+  agent_->add_option("--precheck-inject", a.precheck_inject, "cpu backend, for tests: slow=F (F times slower), delay=S (S seconds longer), noisy=S (S seconds longer in the first two rounds only) or stuck (a hung GPU process)");
 
   // One GPU's part of a precheck round, started by the agent (one process per GPU); not for people.
   auto& p = pair_check_args_;
@@ -148,7 +148,7 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   pair_check_->add_option("--gemm-n", p.gemm_n, "burn-in GEMM size")->check(CLI::Range(16, 65536));
   pair_check_->add_option("--burn-in-iterations", p.burn_in_iterations, "burn-in GEMMs")->check(CLI::Range(1, 100000));
   pair_check_->add_option("--allreduce-bytes", p.allreduce_bytes, "all-reduce size");
-  pair_check_->add_option("--inject", p.inject, "cpu: slow=F or stuck");
+  pair_check_->add_option("--inject", p.inject, "cpu: slow=F, delay=S or stuck");
 }
 
 int LiveCommands::run_pair_check() {
@@ -172,8 +172,9 @@ int LiveCommands::run_pair_check() {
   live::CpuFaults faults;
   if (a.inject == "stuck") o.stuck = true;
   else if (a.inject.rfind("slow=", 0) == 0) faults.slowdown = std::max(1.0, std::strtod(a.inject.c_str() + 5, nullptr));
+  else if (a.inject.rfind("delay=", 0) == 0) o.delay_s = std::max(0.0, std::strtod(a.inject.c_str() + 6, nullptr));
   else if (!a.inject.empty()) {
-    std::cerr << "ctwin: --inject " << a.inject << ": expected slow=F or stuck\n";
+    std::cerr << "ctwin: --inject " << a.inject << ": expected slow=F, delay=S or stuck\n";
     return cli::kExitBadInput;
   }
   live::cluster::NodeCheck result;
@@ -298,8 +299,9 @@ int LiveCommands::run_agent() {
     check.allreduce_bytes = bytes;
   }
   if (!a.precheck_inject.empty() && (check.backend != "cpu" || !(a.precheck_inject == "stuck" || a.precheck_inject.rfind("slow=", 0) == 0 ||
-                                                                  a.precheck_inject.rfind("noisy=", 0) == 0))) {
-    std::cerr << "ctwin: --precheck-inject " << a.precheck_inject << ": expected slow=F, noisy=F or stuck, with --precheck-backend cpu\n";
+                                                                  a.precheck_inject.rfind("noisy=", 0) == 0 ||
+                                                                  a.precheck_inject.rfind("delay=", 0) == 0))) {
+    std::cerr << "ctwin: --precheck-inject " << a.precheck_inject << ": expected slow=F, delay=S, noisy=S or stuck, with --precheck-backend cpu\n";
     return cli::kExitBadInput;
   }
   check.inject = a.precheck_inject;

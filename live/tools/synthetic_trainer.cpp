@@ -9,8 +9,13 @@
 // It talks to the supervisor with datagrams to the Unix socket at $CTWIN_HEARTBEAT_SOCKET
 // (live/supervisor/heartbeat.hpp): restored, step, checkpoint, nan, stopped, done.
 // SIGUSR1 asks for a checkpoint after the current step; SIGTERM for a checkpoint, then exit 0.
+// With --lockstep 1, every step ends in a barrier among the job's ranks, as a synchronous job's
+// all-reduce does: one rank hung stalls them all, one dead fails them all.
 // Standard library and the portable live core only: it builds on a bare GPU machine.
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -18,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -54,6 +60,8 @@ struct Options {
   int gemm_n = 128, gemms_per_step = 1, fault_attempt = 0;
   int fault_rank = -1;  // -1: faults on every rank; else only on the job's rank ($RANK) this is
   double step_ms = 0, slowdown = 1;
+  double save_ms = 0;  //!< a save stalls at least this long (the device-to-host copy of a larger state)
+  bool lockstep = false;
   int group = 0;  //!< its pipeline stage and role, in its section lines
   std::string name, persist_dir, shm_dir = "/dev/shm";
 };
@@ -107,7 +115,8 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
                "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
                "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
                "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
-               "  [--slow-from-step S --slowdown F] [--group G] [--spike-at-step S] [--fault-attempt A] [--fault-rank R]\n",
+               "  [--slow-from-step S --slowdown F] [--group G] [--spike-at-step S] [--fault-attempt A] [--fault-rank R]\n"
+               "  [--save-ms MS] [--lockstep 0|1]\n",
                why.c_str());
   std::exit(2);
 }
@@ -152,6 +161,8 @@ Options parse(int argc, char** argv) {
     else if (flag == "--spike-at-step") o.spike_at = static_cast<long long>(need_number());
     else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
     else if (flag == "--fault-rank") o.fault_rank = static_cast<int>(need_number());
+    else if (flag == "--save-ms") o.save_ms = need_number();
+    else if (flag == "--lockstep") o.lockstep = need_number() != 0;
     else usage("unknown option " + flag);
   }
   if (o.steps < 1 || o.checkpoint_every < 1 || o.gemm_n < 1 || o.gemms_per_step < 0 || o.slowdown < 1 || o.state_bytes < kStripes)
@@ -236,6 +247,79 @@ class State {
 
 void sleep_until(Clock::time_point t) { std::this_thread::sleep_until(t); }
 
+//! The job's ranks meet at the end of every step, through TCP at $MASTER_ADDR:$MASTER_PORT with
+//! rank 0 as the hub: what a synchronous job's all-reduce does to its ranks' progress. Blocking,
+//! with no timeout of its own, like a collective: the supervisor's hang timeout is the bound.
+class Lockstep {
+ public:
+  Lockstep(int rank, int world) : rank_(rank), world_(world) {
+    if (world_ <= 1) return;
+    const char* addr = std::getenv("MASTER_ADDR");
+    const char* port = std::getenv("MASTER_PORT");
+    if (!addr || !port) throw std::runtime_error("--lockstep needs MASTER_ADDR and MASTER_PORT");
+    addrinfo hints{}, *found = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (::getaddrinfo(addr, port, &hints, &found) != 0 || !found) throw std::runtime_error(std::string("cannot resolve ") + addr);
+    if (rank_ == 0) {
+      const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const int one = 1;
+      ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (::bind(listener, found->ai_addr, found->ai_addrlen) != 0 || ::listen(listener, 64) != 0)
+        throw std::runtime_error(std::string("--lockstep: cannot listen on ") + addr + ":" + port + ": " + std::strerror(errno));
+      for (int i = 1; i < world_; ++i) {
+        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) throw std::runtime_error(std::string("--lockstep: accept: ") + std::strerror(errno));
+        peers_.push_back(fd);
+      }
+      ::close(listener);
+    } else {
+      for (;;) {  // rank 0 may not listen yet
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
+          peers_.push_back(fd);
+          break;
+        }
+        ::close(fd);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    ::freeaddrinfo(found);
+    for (const int fd : peers_) {
+      const int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+  }
+  ~Lockstep() {
+    for (const int fd : peers_) ::close(fd);
+  }
+  //! Every rank has finished `step`; throws when a rank left.
+  void barrier(long long step) {
+    if (world_ <= 1) return;
+    if (rank_ == 0) {
+      for (const int fd : peers_) exchange(fd, step, false);
+      for (const int fd : peers_) exchange(fd, step, true);
+    } else {
+      exchange(peers_[0], step, true);
+      exchange(peers_[0], step, false);
+    }
+  }
+
+ private:
+  static void exchange(int fd, long long& step, bool sending) {
+    auto* p = reinterpret_cast<char*>(&step);
+    for (std::size_t left = sizeof step; left > 0;) {
+      const ssize_t n = sending ? ::send(fd, p, left, MSG_NOSIGNAL) : ::recv(fd, p, left, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("--lockstep: a rank of the job went away (its collective failed)");
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  int rank_, world_;
+  std::vector<int> peers_;
+};
+
 //! The master's checkpoint cadence when its file changed (a rename: a new inode or time).
 void read_cadence(ctwin::CheckpointCadence& cadence) {
   static const char* path = std::getenv("CTWIN_CONTROL_FILE");
@@ -302,10 +386,20 @@ int run(const Options& o) {
 
   long long saved = restored.step;
   auto save = [&](long long s) {
-    const auto stats = engine.save(s);
+    const auto began = Clock::now();
+    auto stats = engine.save(s);
+    if (o.save_ms > 0) {
+      sleep_until(began + std::chrono::microseconds(static_cast<long long>(o.save_ms * 1000)));
+      stats.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+    }
     saved = s;
     beat("checkpoint %lld %.6f", s, stats.seconds);
   };
+  std::unique_ptr<Lockstep> lockstep;
+  if (o.lockstep) {
+    const char* world = std::getenv("WORLD_SIZE");
+    lockstep = std::make_unique<Lockstep>(job_rank ? std::atoi(job_rank) : 0, world ? std::atoi(world) : 1);
+  }
   ctwin::CheckpointCadence cadence;  // the master's ($CTWIN_CONTROL_FILE), read between steps
   while (step < o.steps) {
     const long long s = step + 1;
@@ -330,6 +424,7 @@ int run(const Options& o) {
       beat("nan %lld", s);
       return 4;
     }
+    if (lockstep) lockstep->barrier(s);  // the step's all-reduce
     state.write_stripe(static_cast<int>(s % kStripes), stripe_value(s));
     step = s;
     // A loss that falls as training goes; from --spike-at-step on (the faulty rank), six times it.

@@ -175,4 +175,11 @@ TEST_CASE("validate: one node's live log against a many-node job is said to be o
   // The twin's own log (no start row) raises no such warning.
   const auto own = validate_text(scenario, event_log_of(scenario, 3), 20);
   CHECK_FALSE(own["trace"].contains("warning"));
+  // A job master's log says the job's width: the scenario's is fine, another is said.
+  std::string master = log;
+  const auto host = master.find(" host=gpu-0");
+  master.replace(host, 11, " host=m job=j nodes=64");
+  CHECK_FALSE(validate_text(scenario, master, 20)["trace"].contains("warning"));
+  master.replace(master.find("nodes=64"), 8, "nodes=8");
+  CHECK(validate_text(scenario, master, 20)["trace"]["warning"].get<std::string>().find("a job of 8 nodes") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,27 @@ TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
   int lines = 0;
   while (std::getline(rows, line)) ++lines;
   CHECK(lines == 4);  // header + 3 trials
+}
+
+TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli]") {
+  const std::string scenario = ctwin::test::repo_file("scenarios/twin_loop.json");
+  const fs::path events = scratch() / "twin-events.csv", strikes = scratch() / "strikes.json";
+  REQUIRE(run_cli("run " + scenario + " --trials 1 --seed 6 --events " + events.string()).exit_code == 0);
+  REQUIRE(run_cli("faults " + scenario + " --seed 6 --json " + strikes.string()).exit_code == 0);
+  // The fault rows of trial 0's log: their times and classes.
+  std::vector<std::pair<std::string, std::string>> logged;
+  std::istringstream rows(slurp(events));
+  std::string line;
+  while (std::getline(rows, line))
+    if (line.find(",fault,") != std::string::npos) logged.emplace_back(line.substr(0, line.find(',')), line.substr(line.rfind(',') + 1));
+  const auto drawn = nlohmann::json::parse(slurp(strikes))["strikes"];
+  REQUIRE(!logged.empty());
+  REQUIRE(drawn.size() >= logged.size());  // strikes past the run's end are not in its log
+  for (std::size_t i = 0; i < logged.size(); ++i) {
+    CHECK(std::stod(logged[i].first) == Approx(drawn[i]["time_s"].get<double>()).margin(1e-6));
+    CHECK(logged[i].second == drawn[i]["class"].get<std::string>());
+  }
+  CHECK(run_cli("faults " + scenario + " --until soon").exit_code == 2);
 }
 
 TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "[cli][experiments]") {

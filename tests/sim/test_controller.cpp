@@ -236,6 +236,15 @@ TEST_CASE("precheck: a node slow in one measurement is measured again and kept, 
     REQUIRE(evict.size() == 1);
     CHECK(evict[0].node == 3);
   }
+  SECTION("most nodes failing is the check's fault: nobody is evicted") {
+    struct Dead final : control::PrecheckRunner {
+      std::vector<double> run_groups(const std::vector<std::vector<int>>& groups) override { return std::vector<double>(groups.size(), 3600.0); }
+      double timeout_s() const override { return 3600; }
+    } runner;
+    std::vector<control::Action> evict;
+    c.precheck({0, 1, 2, 3}, runner, evict);
+    CHECK(evict.empty());
+  }
   SECTION("without confirmations, the two rounds decide") {
     Scenario q;
     q.precheck.confirm_rounds = 0;

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""The twin loop: a live job under the job master, on a time-compressed scenario, with the faults
+the simulator draws for that scenario and seed injected into the real trainers; then `ctwin
+validate` holds the job's log against the forecast of the same scenario.
+
+    python3 scripts/twin_loop.py [--build build] [--scenario scenarios/twin_loop.json] [--seed 6]
+                                 [--out DIR] [--steps N]
+
+1. `ctwin faults SCENARIO --seed S --trial 0`: the strikes trial 0 of `ctwin validate --seed S`
+   simulates (the same scenario, seed and trial index give the very same timeline).
+2. A job master and one agent per job node, plus the scenario's spares, on 127.0.0.1, each agent
+   running ctwin-synthetic-trainer at the scenario's step time. The master decides with the
+   scenario's own policies (its `--policy` is the scenario).
+3. Each strike at its time since the job's start, into the node that holds its slot (node rank):
+   an effect `hang` stops the trainer (SIGSTOP: its agent's hang timeout finds it); a crash whose
+   remediation replaces the node kills the whole node (its agent's session: the master finds it
+   silent), and the node comes back as a spare after the scenario's repair time; any other crash
+   kills the trainer (SIGKILL). A strike while that node's trainer is down waits for it to run
+   again: in the simulator too, a fault during recovery interrupts it again.
+4. When the master ends the job: `ctwin validate SCENARIO --against job.csv --seed S --trials N`.
+   Exit 0 when every figure (interruptions by class, ETTR, every ledger category) is inside the
+   interval of single trials; 1 otherwise; 2 on bad arguments.
+Standard library only."""
+
+import argparse
+import calendar
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TOKEN = "twin-loop-token-0123456789abcdef"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def seconds(text):
+    """'20ms', '1.5s', '20s', '3min' -> seconds (the scenario's few units this script reads)."""
+    for unit, factor in (("ms", 1e-3), ("min", 60.0), ("s", 1.0), ("h", 3600.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * factor
+    raise ValueError("a duration without a unit this script knows: " + text)
+
+
+class Loop:
+    def __init__(self, a):
+        self.a = a
+        self.build = os.path.abspath(a.build)
+        with open(a.scenario) as f:
+            self.scenario = json.load(f)
+        self.nnodes = self.scenario["job"]["nodes"]
+        self.spares = self.scenario["cluster"].get("spare_nodes", 0)
+        self.step_s = seconds(self.scenario["job"]["step_time"])
+        self.repair_s = seconds(self.scenario.get("spares", {}).get("repair_time", "0s"))
+        self.classes = {f["name"]: f for f in self.scenario["faults"]}
+        self.dir = a.out or tempfile.mkdtemp(prefix="ctwin-twin-loop-")
+        os.makedirs(self.dir, exist_ok=True)
+        self.name = "twin-loop-%d" % os.getpid()
+        self.port, self.trainer_port = free_port(), free_port()
+        self.persist = os.path.join(self.dir, "persist")
+        os.makedirs(self.persist, exist_ok=True)
+        self.env = dict(os.environ, CTWIN_JOB_TOKEN=TOKEN)
+        self.master = None
+        self.agents = {}      # key -> Popen
+        self.returns = []     # (time, key): a lost node's agent comes back as a spare
+        self.injected = []    # what was done, for the record
+        self.serial = 0
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def ctwin(self, *args):
+        return subprocess.run([os.path.join(self.build, "ctwin"), *args], capture_output=True, text=True)
+
+    # --- the job -----------------------------------------------------------------------------
+    def start_master(self):
+        log = open(self.path("master.log"), "a")
+        self.master = subprocess.Popen(
+            [os.path.join(self.build, "ctwin-live"), "master", "--policy", os.path.abspath(self.a.scenario), "--nnodes", str(self.nnodes),
+             "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
+             "--report-interval", "0.2s", "--agent-timeout", "1.5s", "--trainer-port", str(self.trainer_port), "--job", self.name,
+             "--no-metrics", "--max-restarts", "1000"],
+            stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                return self.status()
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the master did not come up: " + open(self.path("master.log")).read())
+
+    def start_agent(self, node_id, spare=False):
+        key = "n%d" % self.serial
+        self.serial += 1
+        shm = self.path("shm-" + key)
+        os.makedirs(shm, exist_ok=True)
+        args = [os.path.join(self.build, "ctwin-live"), "agent", "--policy", os.path.abspath(self.a.scenario),
+                "--master", "127.0.0.1:%d" % self.port, "--host", "host-" + key, "--address", "127.0.0.1", "--no-nvml",
+                "--no-metrics", "--name", self.name, "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "30s",
+                "--stop-grace", "2s", "--health-interval", "0.1s", "--events", self.path("node-%s.csv" % key)]
+        if node_id is not None:
+            args += ["--node-id", str(node_id)]
+        if spare:
+            args += ["--spare"]
+        trainer = [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.a.steps),
+                   "--step-ms", "%g" % (self.step_s * 1000), "--checkpoint-every", "50", "--state-bytes", "1MiB",
+                   "--lockstep", "1", "--save-ms", "5"]  # a save stalls 5 ms: a larger state's copy, as --step-ms a step's compute
+        log = open(self.path("agent-%s.log" % key), "a")
+        # Its own session: a lost node goes with everything in it.
+        self.agents[key] = subprocess.Popen(args + ["--"] + trainer, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                            start_new_session=True)
+        return key
+
+    def status(self):
+        request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % self.port, headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(request, timeout=2) as r:
+            return json.loads(r.read())
+
+    def trainer_of(self, rank, generation):
+        """The trainer process of node rank `rank` in `generation` (found by its environment)."""
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = set(f.read().split(b"\0"))
+            except OSError:
+                continue
+            if {("CTWIN_FLASH_NAME=" + self.name).encode(), ("NODE_RANK=%d" % rank).encode(),
+                    ("CTWIN_GENERATION=%d" % generation).encode()} <= env:
+                return int(pid)
+        return None
+
+    # --- the faults --------------------------------------------------------------------------
+    def inject(self, strike, t0):
+        """At the strike's time, or as soon after as the node's trainer runs again."""
+        fc = self.classes[strike["class"]]
+        rank = strike["slot"]
+        while time.time() < t0 + strike["time_s"]:
+            self.bring_back_returns()
+            time.sleep(0.005)
+        while True:
+            self.bring_back_returns()
+            if self.master.poll() is not None:
+                return False
+            try:
+                s = self.status()
+            except OSError:
+                time.sleep(0.02)
+                continue
+            node = s["nodes"][rank] if rank < len(s["nodes"]) else {}
+            pid = self.trainer_of(rank, s["generation"]) if s["phase"] == "running" and node.get("host") else None
+            if pid:
+                break
+            time.sleep(0.01)
+        late = time.time() - (t0 + strike["time_s"])
+        key = node["host"][len("host-"):]
+        if fc["effect"] == "hang":
+            os.kill(pid, signal.SIGSTOP)
+            how = "SIGSTOP the trainer"
+        elif fc["recovery"]["action"] == "replace":
+            os.kill(pid, signal.SIGKILL)  # everything on the node: its trainer runs in a session of its own
+            os.killpg(self.agents[key].pid, signal.SIGKILL)
+            self.agents[key].wait()
+            del self.agents[key]
+            self.returns.append((time.time() + self.repair_s, key))
+            how = "the node is lost (its agent's session killed); back as a spare in %g s" % self.repair_s
+        else:
+            os.kill(pid, signal.SIGKILL)
+            how = "SIGKILL the trainer"
+        self.injected.append({"time_s": strike["time_s"], "late_s": round(late, 3), "class": strike["class"], "slot": rank,
+                              "host": node["host"], "how": how})
+        print("  %8.3f s  %-10s node rank %d (%s): %s%s" % (strike["time_s"], strike["class"], rank, node["host"], how,
+                                                         "" if late < 0.05 else ", %.2f s late: the node was recovering" % late))
+        return True
+
+    def bring_back_returns(self):
+        for at, key in list(self.returns):
+            if time.time() >= at:
+                self.returns.remove((at, key))
+                self.start_agent(None, spare=True)
+
+    def run(self):
+        horizon = seconds(self.scenario["job"]["horizon"])
+        timeline = self.path("faults.json")
+        r = self.ctwin("faults", self.a.scenario, "--seed", str(self.a.seed), "--until", "%gs" % horizon, "--json", timeline)
+        if r.returncode != 0:
+            print(r.stdout + r.stderr)
+            return 2
+        with open(timeline) as f:
+            strikes = json.load(f)["strikes"]
+        unknown = [s for s in strikes if s["component"] != "node" or s["class"] not in self.classes]
+        if unknown:
+            print("the twin loop injects node classes only; the scenario draws %s" % sorted({s["class"] for s in unknown}))
+            return 2
+        print("twin loop: %s, seed %d: %d strikes drawn in %g s (trial 0 of ctwin validate --seed %d)" %
+              (self.scenario["name"], self.a.seed, len(strikes), horizon, self.a.seed))
+        self.start_master()
+        for n in range(self.nnodes):
+            self.start_agent(n)
+        for _ in range(self.spares):
+            self.start_agent(None, spare=True)
+        t0 = None
+        while t0 is None:  # time 0 is the log's: its start row, in UTC
+            try:
+                with open(self.path("job.csv")) as f:
+                    for row in csv.DictReader(f):
+                        if row["kind"] == "start":
+                            utc = row["detail"].split("utc=")[1].split()[0]
+                            t0 = calendar.timegm(time.strptime(utc[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + utc[19:-1])
+            except (OSError, IndexError, KeyError):
+                pass
+            time.sleep(0.02)
+        for strike in strikes:
+            if self.master.poll() is not None:
+                break
+            self.inject(strike, t0)
+        while self.master.poll() is None:
+            self.bring_back_returns()
+            time.sleep(0.05)
+        for p in self.agents.values():
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+        with open(self.path("injected.json"), "w") as f:
+            json.dump(self.injected, f, indent=1)
+        print("the job ended: %s" % open(self.path("master.log")).read().strip().splitlines()[-3])
+        report = self.path("validate.json")
+        r = self.ctwin("validate", self.a.scenario, "--against", self.path("job.csv"), "--seed", str(self.a.seed),
+                       "--trials", str(self.a.trials), "--json", report)
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            print(r.stderr)
+            return 1
+        with open(report) as f:
+            rows = json.load(f)["rows"]
+        outside = [row for row in rows if row.get("verdict") == "outside"]
+        print("%d figures, %d outside the single-run interval; files in %s" % (len(rows), len(outside), self.dir))
+        return 1 if outside else 0
+
+    def stop_everything(self):
+        for p in [self.master] + list(self.agents.values()):
+            if p and p.poll() is None:
+                try:
+                    p.kill() if p is self.master else os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--build", default=os.path.join(here, "build"))
+    parser.add_argument("--scenario", default=os.path.join(here, "scenarios", "twin_loop.json"))
+    parser.add_argument("--seed", type=int, default=6, help="run seed (default 6: a node loss, hangs and crashes; the scenario's costs were measured with other seeds)")
+    parser.add_argument("--steps", type=int, default=6000, help="the synthetic trainer's steps (the job's length)")
+    parser.add_argument("--trials", type=int, default=400, help="validate's trials")
+    parser.add_argument("--out", help="folder for the logs (default: a new temporary one)")
+    a = parser.parse_args()
+    loop = Loop(a)
+    try:
+        return loop.run()
+    finally:
+        loop.stop_everything()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
