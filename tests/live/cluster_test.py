@@ -544,13 +544,16 @@ def run_precheck(job):
     # Slowness as seconds added to the burn-in: six processes share two cores here, and a factor on
     # a time the load stretches tenfold from round to round would be noise itself.
     inject = {1: "stuck", 2: "noisy=3", 3: "delay=3"}
+    # The spares first: the precheck begins when the job's nodes are all there, and checks the
+    # spares present then.
+    for spare in ("spare-a", "spare-b"):
+        job.start_agent(spare, None, spare=True, extra=["--precheck-backend", "cpu", "--precheck-allreduce-bytes", "256KiB"])
+    job.wait_for("the spares", lambda s: s["spares"] == 2, timeout=60)
     for n in range(job.nnodes):
         # A small all-reduce: the burn-in, where the injected slowness is, dominates a group's time.
         extra = ["--precheck-backend", "cpu", "--precheck-allreduce-bytes", "256KiB"]
         extra += ["--precheck-inject", inject[n]] if n in inject else []
         job.start_agent(str(n), n, ["--crash-at-step", "150"] if n == 0 else [], extra=extra)
-    for spare in ("spare-a", "spare-b"):
-        job.start_agent(spare, None, spare=True, extra=["--precheck-backend", "cpu", "--precheck-allreduce-bytes", "256KiB"])
     t0 = time.time()
     s = job.wait_for("the first start", lambda s: s["phase"] == "running", timeout=90)
     took = time.time() - t0
