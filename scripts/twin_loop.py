@@ -174,7 +174,7 @@ class Loop:
             self.agents[key].wait()
             del self.agents[key]
             self.returns.append((time.time() + self.repair_s, key))
-            how = "the node is lost (its agent's session killed); back as a spare in %g s" % self.repair_s
+            how = "the node is lost (its agent and its trainer killed); back as a spare in %g s" % self.repair_s
         else:
             os.kill(pid, signal.SIGKILL)
             how = "SIGKILL the trainer"
