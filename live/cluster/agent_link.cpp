@@ -1,5 +1,7 @@
 #include "live/cluster/agent_link.hpp"
 
+#include "core/wall_clock.hpp"
+
 #include <httplib.h>
 #include <netdb.h>
 #include <poll.h>
@@ -11,14 +13,6 @@
 #include <limits>
 
 namespace ctwin::live::cluster {
-
-namespace {
-
-double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-}  // namespace
 
 AgentLink::AgentLink(std::string master_host, int master_port, std::string token, JoinRequest join)
     : host_(std::move(master_host)), token_(std::move(token)), port_(master_port), join_(std::move(join)) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "core/wall_clock.hpp"
 #include "live/cluster/job_master.hpp"
 
 namespace ctwin::live::cluster {
@@ -15,8 +16,6 @@ namespace ctwin::live::cluster {
 namespace {
 
 using Clock = JobMaster::Clock;
-
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 }  // namespace
 
