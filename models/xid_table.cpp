@@ -8,7 +8,7 @@ namespace {
 
 // NVIDIA's immediate resolutions: RESTART_APP -> Restart, RESET_GPU -> ResetGpu, RESTART_BM ->
 // Reboot, IGNORE -> None (counted only). The workflows: Xid 48 and 74 need a GPU reset or a node
-// reboot (ResetGpu); 45 is cleanup after another Xid and 154 a summary of the action another needs
+// reboot (ResetGpu), and so do NVLink5's 144-150 in their fatal statuses; 45 is cleanup after another Xid and 154 a summary of the action another needs
 // (None); 61 is unused on Ampere and later (None).
 constexpr XidInfo kTable[] = {
     {8, "GPU stopped processing", Effect::Crash, Act::Restart},
@@ -36,6 +36,15 @@ constexpr XidInfo kTable[] = {
     {136, "Link training failed", Effect::Crash, Act::ResetGpu},
     {140, "Unrecovered ECC error (escaped row remapping)", Effect::Crash, Act::ResetGpu},
     {143, "GPU initialization error", Effect::Crash, Act::ResetGpu},
+    // NVLink5 (B100/GB200): NVIDIA's workflow decides by the error status: its fatal statuses reset
+    // the GPU, the others are ignored. The table keeps the fatal case; a log line carries no status.
+    {144, "NVLink SAW error", Effect::Crash, Act::ResetGpu},
+    {145, "NVLink RLW error", Effect::Crash, Act::ResetGpu},
+    {146, "NVLink TLW error", Effect::Crash, Act::ResetGpu},
+    {147, "NVLink TREX error", Effect::Crash, Act::ResetGpu},
+    {148, "NVLink NVLPW_CTRL error", Effect::Crash, Act::ResetGpu},
+    {149, "NVLink NETIR error", Effect::Crash, Act::ResetGpu},
+    {150, "NVLink MSE error", Effect::Crash, Act::ResetGpu},
     {154, "GPU recovery action changed (a summary of another Xid's action)", Effect::None, Act::None},
     {158, "GPU fatal timeout", Effect::Crash, Act::ResetGpu},
 };
