@@ -24,6 +24,7 @@
 #include "sim/monte_carlo.hpp"
 #include "sim/step_cache.hpp"
 #include "core/atomic_file.hpp"
+#include "report/engine_comparison.hpp"
 #include "report/run_report.hpp"
 #include "report/timeline.hpp"
 
@@ -53,6 +54,7 @@ struct RunArgs {
   std::string json, csv, events, timeline;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string engine = "native";
+  std::string contention = "on";
 };
 
 int run_command(const RunArgs& args) {
@@ -76,23 +78,41 @@ int run_command(const RunArgs& args) {
   options.trials = args.trials.value_or(scenario.trials);
   options.seed = args.seed.value_or(scenario.seed);
   options.jobs = args.jobs;
-  options.engine = args.engine == "simgrid" ? EngineKind::Simgrid : EngineKind::Native;
+  // `both`: the report is SimGrid's (the reference physics), with the native engine's error beside it.
+  options.engine = args.engine == "native" ? EngineKind::Native : EngineKind::Simgrid;
   options.record_trial0 = !args.events.empty() || !args.timeline.empty();
+  options.contention = args.contention == "on";
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
     const RunResult result = run_trials(scenario, options);
     for (const auto& w : checkpoint_warnings(result.config)) std::cerr << path << ": warning: " << w << "\n";
+    std::optional<EngineComparison> comparison;
+    if (args.engine == "both") {
+      RunOptions native = options;
+      native.engine = EngineKind::Native;
+      native.record_trial0 = false;
+      comparison = compare_engines(run_trials(scenario, native), result);
+    }
     const RunReportInput report{scenario, options, result};
     // Everything is rendered before anything is written.
     std::vector<std::pair<std::string, std::string>> outputs;
-    if (!args.json.empty()) outputs.emplace_back(args.json, report_json(report));
+    if (!args.json.empty()) {
+      if (comparison) {
+        auto j = nlohmann::ordered_json::parse(report_json(report));
+        j["native_approximation_error"] = engine_comparison_json(*comparison);
+        outputs.emplace_back(args.json, j.dump(2) + "\n");
+      } else {
+        outputs.emplace_back(args.json, report_json(report));
+      }
+    }
     if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
     if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.trial0_events, result.trials.front()));
     if (!args.timeline.empty())
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
     std::cout << summary_text(report);
+    if (comparison) std::cout << engine_comparison_text(*comparison);
     return 0;
   });
 }
@@ -151,8 +171,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--events", run.events, "write trial 0's event log (CSV) here");
   run_cmd->add_option("--timeline", run.timeline, "write trial 0's Chrome trace-event timeline here (Perfetto)");
   run_cmd->add_option("--jobs", run.jobs, "parallel workers (results do not depend on it)")->check(CLI::Range(1, 4096));
-  run_cmd->add_option("--engine", run.engine, "native (default, fast) or simgrid (S4U actors)")
-      ->check(CLI::IsMember({"native", "simgrid"}));
+  run_cmd->add_option("--engine", run.engine,
+                      "native (default: checkpoint transfers in closed form), simgrid (run on the fabric in each "
+                      "trial's state), or both (SimGrid's report and the native engine's error)")
+      ->check(CLI::IsMember({"native", "simgrid", "both"}));
+  run_cmd->add_option("--contention", run.contention, "on (default): persists share links with training; off: they do not")
+      ->check(CLI::IsMember({"on", "off"}));
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "validate a scenario file");

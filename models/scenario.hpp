@@ -25,7 +25,6 @@ inline constexpr int kScenarioSchemaVersion = 1;
 inline constexpr double kLargestCheckpointPerGpu = 1e15;          //!< bytes
 inline constexpr double kMostFaultsPerTrial = 1e7;                //!< expected fault episodes in one trial
 inline constexpr std::size_t kLargestScenarioBytes = 16u << 20;   //!< a scenario file
-inline constexpr int kMostStorageModelWriters = 16'384;            //!< nodes the SimGrid storage model runs
 inline constexpr double kSlowestSpeed = 1e-6;                     //!< a slow fault's smallest speed factor
 
 enum class Distribution { Exponential, Weibull, Lognormal };
@@ -108,6 +107,10 @@ struct Cluster {
 struct Job {
   int nodes = 0;
   Micros step_us = 0;                    //!< failure-free wall time of one step
+  //! The step's data-parallel gradient reduction, whole and its exposed part (`dp_reduction`; the
+  //! step model's with a workload): what a checkpoint crossing the compute fabric competes with.
+  Micros dp_reduction_us = 0;
+  Micros dp_exposed_us = 0;
   std::optional<double> tokens_per_step;
   std::optional<Micros> horizon_us;      //!< the run is a wall-clock window...
   std::optional<Micros> work_us;         //!< ...or a fixed amount of failure-free compute

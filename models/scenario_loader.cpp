@@ -142,7 +142,7 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   const std::string p = "/job";
   const json* j = r.object(root, "", "job", true);
   if (!j) return;
-  r.allow_only(*j, p, {"nodes", "step_time", "tokens_per_step", "tokens_per_s", "steps", "tokens", "horizon", "notes"});
+  r.allow_only(*j, p, {"nodes", "step_time", "tokens_per_step", "tokens_per_s", "steps", "tokens", "horizon", "dp_reduction", "notes"});
   auto nodes = r.integer(*j, p, "nodes", false, 1, 1'000'000);
   s.job.nodes = static_cast<int>(nodes.value_or(s.cluster.nodes - s.cluster.spare_nodes));
   if (s.cluster.nodes > 0 && s.job.nodes + s.cluster.spare_nodes > s.cluster.nodes)
@@ -191,6 +191,15 @@ void read_job(Reader& r, const json& root, Scenario& s) {
     else s.job.work_us = seconds_to_micros(*tokens / *tokens_per_s);
   }
   if (s.job.work_us && *s.job.work_us <= 0) r.problem(p, "the work is shorter than a microsecond");
+  if (const json* dp = r.object(*j, p, "dp_reduction", false)) {
+    const std::string dp_p = p + "/dp_reduction";
+    r.allow_only(*dp, dp_p, {"time", "exposed", "source"});
+    s.job.dp_reduction_us = r.duration(*dp, dp_p, "time", true).value_or(0);
+    s.job.dp_exposed_us = r.duration(*dp, dp_p, "exposed", true).value_or(0);
+    if (s.job.dp_exposed_us > s.job.dp_reduction_us) r.problem(dp_p + "/exposed", "is more than the whole reduction");
+    if (step && s.job.dp_reduction_us > *step) r.problem(dp_p + "/time", "is longer than the step");
+    r.string(*dp, dp_p, "source", false);
+  }
   r.string(*j, p, "notes", false);
 }
 
@@ -231,10 +240,6 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
   auto bandwidth = r.positive_unit(*c, p, "persist_bandwidth", false, parse_bandwidth_bytes_per_s, "400Gbps");
   bool has_size = c->contains("size_per_gpu"), has_save = c->contains("save_time");
   if (has_size == has_save) r.problem(p, "give exactly one of size_per_gpu (time computed) and save_time (time given)");
-  if (has_size && s.job.nodes > kMostStorageModelWriters)
-    r.problem(p + "/size_per_gpu", "the storage model simulates each of the job's " + std::to_string(s.job.nodes) +
-                                       " nodes writing (at most " + std::to_string(kMostStorageModelWriters) +
-                                       ": 20,000 took 5 GB and a minute); give save_time and restore_time instead");
   if (has_size) {
     if (!c->contains("persist_bandwidth")) r.problem(p + "/persist_bandwidth", "missing: size_per_gpu needs each node's bandwidth to storage");
     if (!root.contains("cluster") || !root["cluster"].is_object() || !root["cluster"].contains("storage"))

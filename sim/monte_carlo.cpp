@@ -4,27 +4,36 @@
 #include <thread>
 
 #include "core/rng.hpp"
+#include "models/storage_path.hpp"
+#include "sim/fabric_physics.hpp"
 #include "sim/native_driver.hpp"
-#include "sim/simgrid/checkpoint_model.hpp"
-#include "sim/simgrid/simgrid_driver.hpp"
+#include "sim/transfer_physics.hpp"
 
 namespace ctwin {
 
 CheckpointCosts resolve_checkpoint_costs(const Scenario& scenario) {
   const auto& ck = scenario.checkpoint;
   if (ck.save_us && ck.restore_us) return {*ck.save_us, *ck.restore_us, "scenario"};
+  // The healthy, full-width job alone on the path: what the interval policy and the report start from.
+  const StoragePath path = StoragePath::from(scenario);
+  const int movers = std::max(1, scenario.job.nodes);
   CheckpointCosts costs;
-  const StorageCosts physical = storage_costs(StorageQuestion::from(scenario));
-  costs.save_us = ck.save_us.value_or(seconds_to_micros(physical.save_s));
-  costs.restore_us = ck.restore_us.value_or(seconds_to_micros(physical.restore_s));
-  costs.source = "simgrid";
+  costs.save_us = ck.save_us.value_or(analytic_transfer(path, {Transfer::Save, movers, 0, false}).us);
+  costs.restore_us = ck.restore_us.value_or(analytic_transfer(path, {Transfer::Restore, movers, 0, false}).us);
+  costs.source = "storage model";
   return costs;
+}
+
+std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind engine) {
+  if (!scenario.checkpoint.size_per_gpu_bytes) return nullptr;
+  StoragePath path = StoragePath::from(scenario);
+  if (engine == EngineKind::Native) return std::make_shared<const AnalyticPhysics>(std::move(path));
+  return std::make_shared<const FabricPhysics>(std::move(path));
 }
 
 namespace {
 
-void run_native(const TrialConfig& config, const FaultTimelineModel& faults, const RunOptions& options,
-                RunResult& out) {
+void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, const RunOptions& options, RunResult& out) {
   out.trials.resize(static_cast<std::size_t>(options.trials));
   EventRecorder recorder;
   std::atomic<int> next{0};
@@ -50,15 +59,19 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
   RunResult out;
   out.costs = resolve_checkpoint_costs(scenario);
   out.config = make_trial_config(scenario, out.costs);
-  const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
-  if (options.engine == EngineKind::Native) {
-    run_native(out.config, faults, options, out);
-  } else {
-    SimgridRun run = run_trials_simgrid(scenario, out.config, faults, options.seed, options.first_trial, options.trials,
-                                        options.jobs, options.record_trial0);
-    out.trials = std::move(run.trials);
-    out.trial0_events = std::move(run.trial0_events);
+  if (auto physics = make_physics(scenario, options.engine)) {
+    out.config.physics = std::move(physics);
+    out.config.physics_saves = !scenario.checkpoint.save_us;
+    out.config.physics_restores = !scenario.checkpoint.restore_us;
+    out.config.contention = options.contention;
+    if (options.engine == EngineKind::Simgrid) {
+      // Ask every question a healthy trial asks before the threads start, so the first
+      // simulations are not raced for; the rest are asked when a trial's state first needs them.
+      Trial warm(out.config, options.seed);
+    }
   }
+  const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
+  run_driver(out.config, faults, options, out);
   return out;
 }
 

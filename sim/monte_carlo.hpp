@@ -1,6 +1,8 @@
 #pragma once
-//! Monte Carlo over trials on either driver. Trial i always draws from trial_seed(seed, i), and
-//! results are kept in trial order, so the outcome does not depend on `jobs`.
+//! Monte Carlo over trials on either engine. Trial i always draws from trial_seed(seed, i), and
+//! results are kept in trial order, so the outcome does not depend on `jobs`. The engines differ in
+//! their physics (trial/physics.hpp): the native engine prices checkpoint transfers in closed form,
+//! the SimGrid engine runs them on the fabric in the trial's state.
 
 #include <vector>
 
@@ -19,6 +21,7 @@ struct RunOptions {
   int jobs = 1;
   EngineKind engine = EngineKind::Native;
   bool record_trial0 = false;  //!< keep trial 0's events for the event log and the timeline
+  bool contention = true;      //!< persists share links with training (storage on the compute fabric)
 };
 
 struct RunResult {
@@ -28,8 +31,11 @@ struct RunResult {
   std::vector<RunEvent> trial0_events;
 };
 
-//! Save and restore times: as given in the scenario, else from the SimGrid physical model (cached).
+//! Save and restore times of the healthy full-width job: as given in the scenario, else from the
+//! storage model in closed form (sim/transfer_physics.hpp).
 CheckpointCosts resolve_checkpoint_costs(const Scenario& scenario);
+//! The engine's physics for a scenario whose checkpoint size is given (null when its times are).
+std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind engine);
 
 RunResult run_trials(const Scenario& scenario, const RunOptions& options);
 

@@ -12,6 +12,7 @@
 
 #include "models/scenario_loader.hpp"
 #include "core/atomic_file.hpp"
+#include "sim/disk_memo.hpp"
 
 namespace ctwin {
 
@@ -77,12 +78,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
 
 StepCache::StepCache(std::string directory) : directory_(std::move(directory)) {}
 
-std::string StepCache::default_directory() {
-  if (const char* d = std::getenv("CTWIN_CACHE_DIR")) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/ctwin";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/ctwin";
-  return "";
-}
+std::string StepCache::default_directory() { return default_cache_directory(); }
 
 StepCache& StepCache::shared() {
   static StepCache cache;
@@ -90,12 +86,7 @@ StepCache& StepCache::shared() {
 }
 
 std::uint64_t StepCache::signature(const WorkloadSpec& spec, const StepState& state) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
-  for (unsigned char ch : signature_text(spec, state)) {
-    h ^= ch;
-    h *= 1099511628211ULL;
-  }
-  return h;
+  return fnv1a64(signature_text(spec, state));
 }
 
 const StepBreakdown* StepCache::find(std::uint64_t signature) const {
@@ -107,38 +98,21 @@ StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state) {
   const std::uint64_t key = signature(spec, state);
   std::lock_guard<std::mutex> lock(mutex_);
   if (const StepBreakdown* b = find(key)) return *b;
-  char name[40];
-  std::snprintf(name, sizeof name, "step-%016llx.json", static_cast<unsigned long long>(key));
-  const std::string path = directory_.empty() ? "" : directory_ + "/" + name;
+  const DiskMemo disk(directory_, "step");
   const std::string text = signature_text(spec, state);
-  if (!path.empty()) {
-    std::ifstream in(path);
-    nlohmann::json j;
-    if (in) {
-      try {
-        in >> j;
-        if (j.at("signature") == text) {
-          ++read_from_disk_;
-          return memory_[key] = breakdown_from(j.at("step"));
-        }
-      } catch (const std::exception&) {
-        // unreadable or stale: simulate again and overwrite it
-      }
+  if (const auto answer = disk.read(text)) {
+    try {
+      const StepBreakdown b = breakdown_from(*answer);
+      ++read_from_disk_;
+      return memory_[key] = b;
+    } catch (const std::exception&) {
+      // stale: simulated again and overwritten
     }
   }
-  const StepBreakdown b = step_time(spec.workload, spec.fabric, state,
-                                    spec.dp_algorithm);
+  const StepBreakdown b = step_time(spec.workload, spec.fabric, state, spec.dp_algorithm);
   ++simulated_;
   memory_[key] = b;
-  if (!path.empty()) {
-    std::error_code ignored;
-    std::filesystem::create_directories(directory_, ignored);
-    try {
-      write_file_atomically(path, nlohmann::json{{"signature", text}, {"step", breakdown_json(b)}}.dump(1) + "\n");
-    } catch (const std::exception&) {
-      // a cache that cannot be written only costs time
-    }
-  }
+  disk.write(text, breakdown_json(b));
   return b;
 }
 
@@ -186,6 +160,10 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   const StepBreakdown b = StepCache::shared().get(*s.workload, {});
   if (b.hung) throw ScenarioInvalid(file, {{"/workload", "the healthy fabric cannot run the step's collectives"}});
   s.job.step_us = seconds_to_micros(b.step_s);
+  if (s.job.dp_reduction_us == 0) {  // what a checkpoint on the compute fabric competes with
+    s.job.dp_reduction_us = seconds_to_micros(b.dp_collective_s);
+    s.job.dp_exposed_us = seconds_to_micros(b.dp_exposed_s);
+  }
   const Workload& w = s.workload->workload;
   if (!s.job.tokens_per_step) s.job.tokens_per_step = static_cast<double>(w.layout.global_batch) * w.model.seq_len;
   if (s.job.work_steps && !s.job.work_us) {

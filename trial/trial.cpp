@@ -26,6 +26,8 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   recent_faults_.resize(config.faults.size());
   replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
   total_replicas_ = active_replicas_ = std::max(1, config.job_nodes / replica_nodes_);
+  save_us_ = config.save_us;
+  update_transfer_costs();
   choose_interval(0);
   emit(0, EventKind::Running);
 }
@@ -53,7 +55,7 @@ void Trial::choose_interval(Micros t) {
     interval_ = config_.interval_us;
     return;
   }
-  IntervalContext context{t, result_.interruptions, config_.save_us, config_.restart_overhead_us + config_.restore_us};
+  IntervalContext context{t, result_.interruptions, save_us_, config_.restart_overhead_us + config_.restore_us};
   interval_ = std::max<Micros>(1, config_.interval_policy->interval_us(context));
 }
 
@@ -94,7 +96,7 @@ void Trial::advance_up(Micros t) {
           return;
         }
         in_save_ = true;
-        save_left_ = config_.save_us;
+        save_left_ = save_us_;
       } else {
         const Micros wall = t - now_;
         const Micros work = std::min(work_in_wall(wall), goal);
@@ -118,7 +120,7 @@ void Trial::advance_up(Micros t) {
     if (!fold || speed_ <= 0.0) continue;
     // Whole compute+save cycles that end by t; the last cycle of a run given its work goes
     // through the loop above, which notices the work is done.
-    const Micros cycle = wall_for_work(tau) + config_.save_us;
+    const Micros cycle = wall_for_work(tau) + save_us_;
     Micros cycles = (t - now_) / cycle;
     if (config_.work_us != kNever) cycles = std::min(cycles, (remaining() - 1) / tau);
     const bool flash = config_.mechanism == CheckpointMechanism::Flash;
@@ -129,7 +131,7 @@ void Trial::advance_up(Micros t) {
     if (cycles > 0) {
       ledger[Category::Productive] += cycles * tau;
       account_drag(wall_for_work(tau), tau, cycles);
-      ledger[Category::CheckpointSave] += cycles * config_.save_us;
+      ledger[Category::CheckpointSave] += cycles * save_us_;
       committed_ += cycles * tau;
       result_.checkpoints += cycles;
       now_ += cycles * cycle;
@@ -138,15 +140,42 @@ void Trial::advance_up(Micros t) {
   }
 }
 
-std::pair<Micros, Micros> Trial::usable_checkpoint(Micros t, bool host_down) {
-  if (config_.mechanism == CheckpointMechanism::Sync) return {committed_, config_.restore_us};
+Trial::UsableCheckpoint Trial::usable_checkpoint(Micros t, bool host_down, int nodes_lost) {
+  if (config_.mechanism == CheckpointMechanism::Sync) return {committed_, -1, active_nodes()};
   flash_.settle(t);
   // The host stayed up: the newest snapshot is in its shared memory, and its persist goes on.
-  if (!host_down) return {committed_, config_.memory_restore_us};
+  if (!host_down) return {committed_, config_.memory_restore_us, 0};
   flash_.lose_in_flight();  // a node's shard of the step in flight never lands
   // A node is gone with its memory: a peer's copy if there is one, else storage.
-  if (config_.peer_replicas && flash_.replicated() >= flash_.durable()) return {std::min(flash_.replicated(), committed_), config_.peer_restore_us};
-  return {std::min(flash_.durable(), committed_), config_.restore_us};
+  if (config_.peer_replicas && flash_.replicated() >= flash_.durable()) return {std::min(flash_.replicated(), committed_), config_.peer_restore_us, 0};
+  // From storage: the nodes that kept the newest snapshot in memory read nothing if storage has
+  // it too; an older one takes every node back.
+  const int readers = flash_.durable() >= committed_ ? std::min(nodes_lost, active_nodes()) : active_nodes();
+  return {std::min(flash_.durable(), committed_), -1, readers};
+}
+
+int Trial::spines_down() const {
+  return static_cast<int>(std::count_if(slow_.begin(), slow_.end(), [](const SlowEpisode& e) { return e.spine; }));
+}
+
+Micros Trial::storage_restore_us(int readers) const {
+  if (!config_.physics || !config_.physics_restores) return config_.restore_us;
+  return config_.physics->cost({Transfer::Restore, std::max(1, readers), spines_down(), false}).us;
+}
+
+void Trial::update_transfer_costs() {
+  if (!config_.physics || !config_.physics_saves) return;
+  const int movers = std::max(1, active_nodes());
+  if (config_.mechanism == CheckpointMechanism::Sync) {
+    save_us_ = config_.physics->cost({Transfer::Save, movers, spines_down(), false}).us;
+    return;
+  }
+  const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, spines_down(), config_.contention});
+  // The training a persist costs is charged to the snapshots it serves, evenly: the same total,
+  // and whole save cycles stay equal, so they still fold into arithmetic.
+  const Micros drag = round_micros((1.0 - persist.training_speed) * static_cast<double>(persist.us));
+  save_us_ = config_.save_us + (drag + config_.persist_every - 1) / config_.persist_every;
+  flash_.set_persist_us(persist.us);
 }
 
 Micros Trial::up_completion_time() const {
@@ -163,7 +192,7 @@ Micros Trial::up_completion_time() const {
   left -= first;
   if (left > 0) {
     const Micros cycles = (left + tau - 1) / tau;
-    t += cycles * config_.save_us + (cycles - 1) * wall_for_work(tau) + wall_for_work(left - (cycles - 1) * tau);
+    t += cycles * save_us_ + (cycles - 1) * wall_for_work(tau) + wall_for_work(left - (cycles - 1) * tau);
   }
   return t;
 }
@@ -240,7 +269,7 @@ void Trial::advance_down(Micros t) {
     switch (phase_) {
       case Phase::Detect:
         emit(end, EventKind::Detected);
-        if (failure_save_work_ > 0) enter(Phase::FailureSave, end, config_.save_us);
+        if (failure_save_work_ > 0) enter(Phase::FailureSave, end, blocking_save_us());
         else begin_diagnosis(end);
         break;
       case Phase::FailureSave:  // save-on-failure: the live state is safe
@@ -258,7 +287,10 @@ void Trial::advance_down(Micros t) {
         for (int node : rebooting_nodes_) emit(end, EventKind::NodeUp, node);
         rebooting_nodes_.clear();
         emit(end, EventKind::RestoreBegin);
-        enter(Phase::Restore, end, chain_restore_us_ >= 0 ? chain_restore_us_ : config_.restore_us);
+        // A chain with no crash (maintenance, regrowth) restores from storage, every node.
+        if (chain_restore_us_ < 0 && chain_storage_readers_ == 0) chain_storage_readers_ = active_nodes();
+        enter(Phase::Restore, end,
+              std::max(chain_restore_us_, chain_storage_readers_ > 0 ? storage_restore_us(chain_storage_readers_) : Micros{0}));
         break;
       case Phase::Restore:
         phase_ = Phase::Up;
@@ -269,6 +301,7 @@ void Trial::advance_down(Micros t) {
         pending_action_us_ = 0;
         pending_diagnosis_us_ = 0;
         chain_restore_us_ = -1;
+        chain_storage_readers_ = 0;
         choose_interval(end);
         emit(end, EventKind::Running);
         if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
@@ -291,6 +324,7 @@ void Trial::update_speed() {
   slow_speed_ = speed;
   share_ = control::replica_speed(config_.speed_by_replicas, active_replicas_, total_replicas_);
   speed_ = slow_speed_ * share_;
+  update_transfer_costs();
 }
 
 // ---- Inputs ----------------------------------------------------------------------------------------
@@ -330,8 +364,8 @@ void Trial::on_timer(Micros t) {
       result_.ledger[Category::WaitingForSpares] += t - phase_start_;
       begin_restart(t);
     } else if (phase_ == Phase::Up && active_replicas_ < total_replicas_ &&
-               consult_grow(t, micros_to_seconds(config_.save_us + config_.restart_overhead_us + config_.restore_us))) {
-      begin_planned_stop(t, PlannedStop::Regrow, in_save_ ? save_left_ : config_.save_us);
+               consult_grow(t, micros_to_seconds(save_us_ + config_.restart_overhead_us + config_.restore_us))) {
+      begin_planned_stop(t, PlannedStop::Regrow, in_save_ ? save_left_ : blocking_save_us());
     }
   }
   if (!straggler_checks_.empty()) check_stragglers(t);
@@ -360,7 +394,7 @@ void Trial::on_timer(Micros t) {
 void Trial::begin_maintenance(Micros t) {
   while (next_maintenance_ <= t) next_maintenance_ += config_.maintenance->interval_us;
   // The job saves first (finishing a save in progress), so maintenance loses no work.
-  begin_planned_stop(t, PlannedStop::Maintenance, in_save_ ? save_left_ : config_.save_us);
+  begin_planned_stop(t, PlannedStop::Maintenance, in_save_ ? save_left_ : blocking_save_us());
 }
 
 //! The job saves and stops on purpose; what follows the save depends on why (end_planned_save).
@@ -460,7 +494,7 @@ void Trial::on_fault(const FaultStrike& strike) {
 }
 
 //! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
-void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down) {
+void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down, int nodes_lost) {
   ++result_.interruptions;
   ++result_.interruptions_by_class[static_cast<std::size_t>(&fc - config_.faults.data())];
   emit(t, EventKind::Interrupted, -1, -1, &fc);
@@ -480,14 +514,15 @@ void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host
     save_left_ = 0;
   }
   // The newest checkpoint this crash leaves usable: saved work past it is lost too.
-  const auto [usable, restore_us] = usable_checkpoint(t, host_down);
+  const auto [usable, local_restore_us, storage_readers] = usable_checkpoint(t, host_down, nodes_lost);
   if (usable < committed_) {
     const Micros rolled_back = committed_ - usable;
     result_.ledger[Category::Productive] -= rolled_back;
     result_.ledger[Category::LostProgress] += rolled_back;
     committed_ = usable;
   }
-  chain_restore_us_ = std::max(chain_restore_us_, restore_us);
+  if (storage_readers > 0) chain_storage_readers_ = std::min(active_nodes(), chain_storage_readers_ + storage_readers);
+  else chain_restore_us_ = std::max(chain_restore_us_, local_restore_us);
   pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
   enter(Phase::Detect, t, detection_us);
   advance_down(t);

@@ -63,6 +63,7 @@ class Trial {
     Micros end;
     int node;  //!< -1 for a network part
     double factor;
+    bool spine = false;  //!< a spine out: every leaf group's uplinks are narrower
   };
   //! A node that must leave the job when the diagnosis completes, and when it may come back.
   struct Departure {
@@ -102,9 +103,21 @@ class Trial {
   Category phase_category() const;
 
   void update_speed();
-  void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down);
-  //! The newest checkpoint a restart can use at t, and how long restoring it takes.
-  std::pair<Micros, Micros> usable_checkpoint(Micros t, bool host_down);
+  //! What a save, a persist and a storage restore cost in the state the job is in now (physics).
+  void update_transfer_costs();
+  int active_nodes() const { return std::min(config_.job_nodes, active_replicas_ * replica_nodes_); }
+  int spines_down() const;
+  Micros storage_restore_us(int readers) const;
+  //! The blocking save a failure or a planned stop makes: the sync save, or the flash snapshot.
+  Micros blocking_save_us() const { return config_.mechanism == CheckpointMechanism::Sync ? save_us_ : config_.save_us; }
+  void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down, int nodes_lost = 1);
+  //! The newest checkpoint a restart can use at t, and where it comes from.
+  struct UsableCheckpoint {
+    Micros work;
+    Micros local_restore_us;  //!< from memory or a peer (-1: none)
+    int storage_readers;      //!< nodes reading it from storage (0: none)
+  };
+  UsableCheckpoint usable_checkpoint(Micros t, bool host_down, int nodes_lost);
   //! Returns whether the node is down (reboot, replacement): its memory is gone.
   bool stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
   void detect_sdc(const PendingSdc& sdc);
@@ -151,11 +164,13 @@ class Trial {
   double slow_speed_ = 1.0;  //!< the slowest part in the job
   double share_ = 1.0;       //!< active / total replicas
   Micros interval_ = 0;  //!< in force since the last (re)start
+  Micros save_us_ = 0;   //!< the blocking save now (flash: the snapshot and its share of the persist's drag on training)
   void choose_interval(Micros t);
 
   FlashTiers flash_;  //!< flash checkpoints: which snapshot is safe in storage, which in a peer's memory
   Micros failure_save_work_ = 0;  //!< save-on-failure: the live work being saved
-  Micros chain_restore_us_ = -1;  //!< the restore the current recovery needs (-1: from storage)
+  Micros chain_restore_us_ = -1;  //!< the local (memory, peer) restore the current recovery needs (-1: none)
+  int chain_storage_readers_ = 0; //!< nodes the current recovery restores from storage
 
   // Down state.
   Micros phase_start_ = 0;

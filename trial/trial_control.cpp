@@ -69,7 +69,7 @@ control::ClusterView Trial::view(Micros t) const {
   v.step_s = micros_to_seconds(config_.step_us);
   const Micros left = remaining_wall(t);
   v.remaining_s = left == kNever ? 1e12 : micros_to_seconds(left);
-  v.restart_cost_s = micros_to_seconds(config_.save_us + config_.restart_overhead_us + config_.restore_us);
+  v.restart_cost_s = micros_to_seconds(save_us_ + config_.restart_overhead_us + config_.restore_us);
   v.speed_by_replicas = config_.speed_by_replicas;
   return v;
 }
@@ -225,7 +225,7 @@ void Trial::evict(Micros t, int node) {
   departures_.push_back({pool_.slot_of(node), node, kNever, 0});
   slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; }), slow_.end());
   update_speed();
-  begin_planned_stop(t, PlannedStop::Evict, in_save_ ? save_left_ : config_.save_us);
+  begin_planned_stop(t, PlannedStop::Evict, in_save_ ? save_left_ : blocking_save_us());
 }
 
 //! Drops whole replicas from the end: their nodes fill the vacancies left in the others, and the

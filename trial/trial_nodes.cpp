@@ -142,7 +142,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   }
   emit(t, EventKind::Fault, -1, -1, &fc, 1.0, strike.slot);
   if (slows) {
-    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor});
+    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor, fc.rate.component == Component::Spine});
     emit(t, EventKind::SlowBegin, -1, -1, &fc, fc.speed_factor, strike.slot);
     update_speed();
   }
@@ -151,7 +151,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
     emit(t, EventKind::NodeDown, node);
     departures_.push_back({pool_.slot_of(node), node, back, 0});
   }
-  crash(t, fc, fc.detection_us, true);  // nodes cut off: their memory is out of reach
+  crash(t, fc, fc.detection_us, true, static_cast<int>(out_of_job.size()));  // nodes cut off: their memory is out of reach
   return true;
 }
 

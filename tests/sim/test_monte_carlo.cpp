@@ -35,7 +35,7 @@ TEST_CASE("the mechanisms under test are exercised by the features fixture", "[m
                      Category::Detection, Category::Diagnosis, Category::Restart, Category::WaitingForSpares,
                      Category::Degraded})
     CHECK(sum[c] > 0);
-  CHECK(r.costs.source == "simgrid");
+  CHECK(r.costs.source == "storage model");
 }
 
 TEST_CASE("results do not depend on the number of workers", "[monte-carlo]") {

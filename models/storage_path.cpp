@@ -1,0 +1,40 @@
+#include "models/storage_path.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ctwin {
+
+StoragePath StoragePath::from(const Scenario& s) {
+  StoragePath p;
+  p.shard_bytes = s.checkpoint.size_per_gpu_bytes.value_or(0) * s.cluster.gpus_per_node;
+  p.node_bytes_per_s = s.checkpoint.persist_bytes_per_s > 0 ? s.checkpoint.persist_bytes_per_s : 1e12;
+  const StorageSystem& st = s.cluster.storage;
+  p.servers = std::max(1, st.servers);
+  p.server_bytes_per_s = st.network_bytes_per_s > 0 ? st.network_bytes_per_s : 1e12;
+  p.disk_write_bytes_per_s = st.write_bytes_per_s > 0 ? st.write_bytes_per_s : 1e12;
+  p.disk_read_bytes_per_s = st.read_bytes_per_s > 0 ? st.read_bytes_per_s : 1e12;
+  if (const auto& t = s.cluster.topology) {
+    // A ToR leaf serves a rack; a rail-optimized unit's rail leaves together serve its nodes.
+    p.group_nodes = t->shape == TopologyShape::TorFatTree ? t->nodes_per_rack : t->nodes_per_unit;
+    p.group_uplink_bytes_per_s = p.group_nodes * t->nics_per_node * t->nic_bytes_per_s / std::max(1e-9, t->oversubscription);
+    p.spines = std::max(1, t->spines);
+    p.node_bytes_per_s = std::min(p.node_bytes_per_s, t->nics_per_node * t->nic_bytes_per_s);
+    p.step_s = micros_to_seconds(s.job.step_us);
+    p.dp_collective_s = micros_to_seconds(s.job.dp_reduction_us);
+    p.dp_exposed_s = std::min(p.dp_collective_s, micros_to_seconds(s.job.dp_exposed_us));
+  }
+  return p;
+}
+
+std::string StoragePath::signature() const {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "storage-path-v3 shard=%a node=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "lat=%a step=%a dp=%a exposed=%a",
+                shard_bytes, node_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
+                disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);
+  return text;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,158 @@
+#include "sim/simgrid/transfer_fabric.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/simgrid/platform.hpp"
+#include "sim/simgrid/subprocess.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ctwin {
+namespace {
+
+using Direction = sg4::LinkInRoute::Direction;
+
+struct Slice {
+  std::vector<sg4::Host*> movers;
+  sg4::Host* storage = nullptr;
+  const sg4::Disk* disk = nullptr;
+};
+
+//! A star: every mover's node link to the centre; the storage host behind the group's uplinks
+//! (with a topology) and its own link. Every route crosses two latencies, a node's and the storage
+//! link's or another node's: SimGrid's CM02 shares a link in inverse proportion to each flow's
+//! route latency (a TCP trait), and equal routes make that a fair share per flow, as NCCL's and a
+//! storage client's flows get on a lossless fabric.
+Slice build_slice(const StoragePath& p, const TransferQuestion& q, int movers, double storage_share) {
+  Slice s;
+  auto* zone = sg4::create_star_zone("slice");
+  auto link = [&](const std::string& name, double bytes_per_s, double latency_s) {
+    return zone->create_split_duplex_link(name, bytes_per_s)->set_latency(latency_s)->seal();
+  };
+  for (int i = 0; i < movers; ++i) {
+    sg4::Host* host = zone->create_host("node-" + std::to_string(i), 1.0)->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link("nic-" + std::to_string(i), p.node_bytes_per_s, p.link_latency_s), Direction::UP}}, true);
+    s.movers.push_back(host);
+  }
+  s.storage = zone->create_host("storage", 1.0);
+  s.disk = s.storage->create_disk("disks", p.disk_read_bytes_per_s * storage_share, p.disk_write_bytes_per_s * storage_share)->seal();
+  s.storage->seal();
+  std::vector<sg4::LinkInRoute> route{{link("storage-net", p.server_bytes_per_s * storage_share, p.link_latency_s), Direction::UP}};
+  if (p.shares_fabric()) {
+    const int live = std::max(1, p.spines - q.spines_down);
+    route.emplace_back(link("uplinks", p.group_uplink_bytes_per_s * live / p.spines, 0.0), Direction::UP);
+  }
+  zone->add_route(s.storage->get_netpoint(), nullptr, nullptr, nullptr, route, true);
+  zone->seal();
+  return s;
+}
+
+//! Shared by the actors of one transfer.
+struct Run {
+  const StoragePath* path;
+  const Slice* slice;
+  std::uint64_t chunk_bytes = 0;
+  int movers_left = 0;
+  double done_at = 0;
+  double lost_training_s = 0;  //!< summed over the movers' nodes
+};
+
+void write_shard(Run* run) {
+  sg4::Host* self = sg4::this_actor::get_host();
+  std::vector<sg4::IoPtr> writes;
+  for (int i = 0; i < run->path->chunks; ++i) {
+    sg4::Comm::sendto(self, run->slice->storage, run->chunk_bytes);
+    writes.push_back(run->slice->disk->write_async(run->chunk_bytes));
+  }
+  for (auto& io : writes) io->wait();
+  run->done_at = std::max(run->done_at, sg4::Engine::get_clock());
+  --run->movers_left;
+}
+
+void read_shard(Run* run) {
+  sg4::Host* self = sg4::this_actor::get_host();
+  sg4::IoPtr read = run->slice->disk->read_async(run->chunk_bytes);
+  for (int i = 0; i < run->path->chunks; ++i) {
+    read->wait();
+    if (i + 1 < run->path->chunks) read = run->slice->disk->read_async(run->chunk_bytes);
+    sg4::Comm::sendto(run->slice->storage, self, run->chunk_bytes);
+  }
+  run->done_at = std::max(run->done_at, sg4::Engine::get_clock());
+  --run->movers_left;
+}
+
+//! One node of the job, training while the persist runs: compute, then the reduction to the ring
+//! neighbour beside the hidden compute. Its last step ends after the persist; the time its steps
+//! took beyond the healthy step is the training the persist cost it.
+void train(Run* run, sg4::Host* neighbour) {
+  const StoragePath& p = *run->path;
+  sg4::Host* self = sg4::this_actor::get_host();
+  const double bytes = p.dp_collective_s * p.node_bytes_per_s;
+  const double start = sg4::Engine::get_clock();
+  int steps = 0;
+  while (run->movers_left > 0) {
+    sg4::this_actor::sleep_for(p.step_s - p.dp_collective_s);
+    sg4::CommPtr reduction = sg4::Comm::sendto_async(self, neighbour, bytes);
+    sg4::this_actor::sleep_for(p.dp_collective_s - p.dp_exposed_s);
+    reduction->wait();
+    ++steps;
+  }
+  run->lost_training_s += std::max(0.0, sg4::Engine::get_clock() - start - steps * p.step_s);
+}
+
+TransferCost simulate(const StoragePath& p, const TransferQuestion& q) {
+  const int n = std::max(1, q.movers);
+  int movers = 0;
+  double share = 1;  // of one server's link and disks (no topology), or of all servers' (a topology)
+  if (p.shares_fabric()) {
+    movers = std::min(n, p.group_nodes);
+    share = static_cast<double>(p.servers) * movers / n;
+  } else {
+    movers = static_cast<int>(std::ceil(static_cast<double>(n) / p.servers));
+  }
+  init_simgrid_engine();
+  const Slice slice = build_slice(p, q, movers, share);
+  Run run;
+  run.path = &p;
+  run.slice = &slice;
+  run.chunk_bytes = static_cast<std::uint64_t>(std::llround(p.shard_bytes / p.chunks));
+  run.movers_left = movers;
+  const bool training = q.what == Transfer::Persist && q.contention && p.has_training_traffic();
+  for (int i = 0; i < movers; ++i) {
+    sg4::Host* host = slice.movers[static_cast<std::size_t>(i)];
+    sg4::Actor::create("mover", host, q.what == Transfer::Restore ? read_shard : write_shard, &run);
+    if (training && movers > 1)
+      sg4::Actor::create("trainer", host, train, &run, slice.movers[static_cast<std::size_t>((i + 1) % movers)]);
+  }
+  sg4::Engine::get_instance()->run();
+  TransferCost cost;
+  cost.us = seconds_to_micros(run.done_at);
+  if (training && run.done_at > 0) cost.training_speed = std::clamp(1.0 - run.lost_training_s / movers / run.done_at, 0.0, 1.0);
+  return cost;
+}
+
+}  // namespace
+
+TransferCost simulate_transfer(const StoragePath& path, const TransferQuestion& question) {
+  const std::string answer = run_in_child(
+      [&](int fd) {
+        const TransferCost cost = simulate(path, question);
+        ByteWriter out;
+        out.put(cost.us);
+        out.put(cost.training_speed);
+        write_all(fd, out.bytes);
+      },
+      "checkpoint transfer on the fabric");
+  ByteReader in(answer);
+  TransferCost cost;
+  cost.us = in.get<Micros>();
+  cost.training_speed = in.get<double>();
+  return cost;
+}
+
+}  // namespace ctwin

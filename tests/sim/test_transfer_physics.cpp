@@ -1,0 +1,104 @@
+// Checkpoint transfers priced in the trial's state: in closed form (the native engine) and as
+// SimGrid flows and disk I/O on a slice of the fabric (the SimGrid engine). Without training beside
+// them the two agree; beside training, SimGrid measures what the closed form approximates.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "sim/fabric_physics.hpp"
+#include "sim/simgrid/transfer_fabric.hpp"
+#include "sim/transfer_physics.hpp"
+
+using namespace ctwin;
+
+namespace {
+
+//! Two nodes on a leaf with a 10 GB/s link each; storage so fast only the node link counts.
+StoragePath hand_checkable() {
+  StoragePath p;
+  p.shard_bytes = 8e9;  // 8 chunks of 1 GB
+  p.node_bytes_per_s = 10e9;
+  p.group_nodes = 2;
+  p.group_uplink_bytes_per_s = 1e15;
+  p.spines = 1;
+  p.servers = 1;
+  p.server_bytes_per_s = p.disk_write_bytes_per_s = p.disk_read_bytes_per_s = 1e15;
+  // A 1 s step: 0.6 s of compute, then a 0.4 s reduction (4 GB at the link's rate), all exposed.
+  p.step_s = 1.0;
+  p.dp_collective_s = 0.4;
+  p.dp_exposed_s = 0.4;
+  return p;
+}
+
+double seconds(const TransferCost& c) { return micros_to_seconds(c.us); }
+
+}  // namespace
+
+TEST_CASE("a persist beside training, by hand: SimGrid shares the node link", "[physics][simgrid]") {
+  const StoragePath p = hand_checkable();
+  // Alone: 8 GB at 10 GB/s.
+  CHECK(seconds(simulate_transfer(p, {Transfer::Persist, 2, 0, false})) == Approx(0.8).margin(1e-3));
+  // Beside training: 6 GB go alone in the first 0.6 s; then the reduction starts and each gets
+  // 5 GB/s, so the last 2 GB take 0.4 s (done at 1.0 s). The reduction moved 2 GB meanwhile and
+  // sends its other 2 GB alone in 0.2 s: the step took 1.2 s, 0.2 s of training lost in 1.0 s.
+  const TransferCost beside = simulate_transfer(p, {Transfer::Persist, 2, 0, true});
+  CHECK(seconds(beside) == Approx(1.0).margin(1e-3));
+  CHECK(beside.training_speed == Approx(0.8).margin(1e-3));
+  // The closed form keeps the persist at 0.8 s and gives the reduction 5 GB/s throughout: its 4 GB
+  // take 0.8 s, the step 1.4 s. The engines differ by design; `run --engine both` reports it.
+  const TransferCost closed = analytic_transfer(p, {Transfer::Persist, 2, 0, true});
+  CHECK(seconds(closed) == Approx(0.8).margin(1e-4));
+  CHECK(closed.training_speed == Approx(1.0 / 1.4).epsilon(1e-6));
+  // With contention off nothing slows.
+  CHECK(analytic_transfer(p, {Transfer::Persist, 2, 0, false}).training_speed == 1.0);
+}
+
+TEST_CASE("without training beside them, SimGrid and the closed form agree within 0.1%", "[physics][simgrid]") {
+  StoragePath star;  // a storage network of its own: the busiest server sets the time
+  star.shard_bytes = 4.5e9;
+  star.node_bytes_per_s = 50e9;
+  star.servers = 250;
+  star.server_bytes_per_s = 50e9;
+  star.disk_write_bytes_per_s = 8e9;
+  star.disk_read_bytes_per_s = 28e9;
+  StoragePath fabric = star;  // on the compute fabric: 32-node groups, 64 spines
+  fabric.group_nodes = 32;
+  fabric.node_bytes_per_s = 8 * 50e9;                     // eight NICs
+  fabric.group_uplink_bytes_per_s = 32 * 8 * 50e9 / 4.0;  // 4:1 oversubscribed: the uplinks bind
+  fabric.spines = 64;
+  fabric.server_bytes_per_s = fabric.disk_write_bytes_per_s = fabric.disk_read_bytes_per_s = 1e13;
+  for (const StoragePath* p : {&star, &fabric})
+    for (Transfer what : {Transfer::Save, Transfer::Persist, Transfer::Restore})
+      for (int movers : {1, 7, 1248, 2048})
+        for (int spines_down : {0, 16}) {
+          const TransferQuestion q{what, movers, spines_down, false};
+          INFO((p == &star ? "star " : "fabric ") << q.signature());
+          CHECK(seconds(simulate_transfer(*p, q)) == Approx(seconds(analytic_transfer(*p, q))).epsilon(1e-3));
+        }
+  // The state matters: a shrunk job writes fewer shards, a spine out narrows every group's uplinks.
+  CHECK(analytic_transfer(star, {Transfer::Save, 1000, 0, false}).us < analytic_transfer(star, {Transfer::Save, 1248, 0, false}).us);
+  CHECK(analytic_transfer(fabric, {Transfer::Save, 2048, 16, false}).us > analytic_transfer(fabric, {Transfer::Save, 2048, 0, false}).us);
+}
+
+TEST_CASE("the SimGrid physics simulates a state once, then reads it from memory and disk", "[physics][simgrid]") {
+  const std::string dir = (std::filesystem::temp_directory_path() / "ctwin-physics-cache-test").string();
+  std::filesystem::remove_all(dir);
+  const TransferQuestion q{Transfer::Persist, 2, 0, true};
+  TransferCost first;
+  {
+    const FabricPhysics physics(hand_checkable(), dir);
+    first = physics.cost(q);
+    CHECK(physics.cost(q).us == first.us);
+    CHECK(physics.simulated() == 1);
+  }
+  const FabricPhysics again(hand_checkable(), dir);
+  const TransferCost second = again.cost(q);
+  CHECK(again.simulated() == 0);
+  CHECK(again.read_from_disk() == 1);
+  CHECK(second.us == first.us);
+  CHECK(second.training_speed == first.training_speed);
+  // A different state is a different question.
+  CHECK(again.cost({Transfer::Persist, 2, 0, false}).us != first.us);
+  CHECK(again.simulated() == 1);
+  std::filesystem::remove_all(dir);
+}
