@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <queue>
 #include <string>
@@ -131,8 +133,8 @@ void row(const char* scenario, const char* what, double per_trial_s, long peak_k
 //! Returns the native per-trial time on one core.
 double bench_scenario(const std::string& label, const Scenario& scenario, int native_trials, int simgrid_trials,
                       bool do_simgrid) {
-  const CheckpointCosts costs = resolve_checkpoint_costs(scenario);  // cached before timing
-  const TrialConfig config = make_trial_config(scenario, costs);
+  const CheckpointCosts costs = resolve_checkpoint_costs(scenario);
+  const TrialConfig config = make_run_config(scenario, RunOptions{}, costs);  // the native engine's physics
   const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
 
   const Measure native = measured([&] {
@@ -199,6 +201,64 @@ double bench_scenario(const std::string& label, const Scenario& scenario, int na
   return native_per_trial;
 }
 
+//! The default scenario at 99,840 GPUs: 12,480 job nodes, and ten times its spares.
+Scenario hundred_thousand_gpus(Scenario s) {
+  s.job.nodes = 12'480;
+  s.cluster.spare_nodes = 320;
+  s.cluster.nodes = s.job.nodes + s.cluster.spare_nodes;
+  return s;
+}
+
+//! The 16k full scenario flash-checkpointed over its fabric beside a 3 s data-parallel reduction:
+//! every persist meets one (tests/sim/test_engines_physics.cpp's case).
+Scenario flash_on_fabric(Scenario s) {
+  s.checkpoint.mechanism = CheckpointMechanism::Flash;
+  s.checkpoint.snapshot_us = seconds_to_micros(2);
+  s.checkpoint.memory_restore_us = seconds_to_micros(20);
+  s.checkpoint.size_per_gpu_bytes = 30e9;
+  s.cluster.storage.write_bytes_per_s = 400e9;
+  s.cluster.storage.network_bytes_per_s = 400e9;
+  s.job.dp_reduction_us = seconds_to_micros(3);
+  s.job.dp_exposed_us = seconds_to_micros(0.5);
+  s.checkpoint_policy.interval_us = seconds_to_micros(300);
+  return s;
+}
+
+//! Issue 20's figures: start-up, a 100k-GPU run, and the SimGrid engine's physics in the trial's
+//! state, cold (every state simulated) and warm (the disk cache), in a cache of the run's own.
+void bench_physics(const Scenario& def, const Scenario& full) {
+  char cache[] = "/tmp/ctwin-bench-cache-XXXXXX";
+  if (!mkdtemp(cache)) return;
+  setenv("CTWIN_CACHE_DIR", cache, 1);
+  auto run = [](const Scenario& s, int trials, EngineKind engine) {
+    return measured_once([&s, trials, engine] {
+      RunOptions options;
+      options.trials = trials;
+      options.jobs = 2;
+      options.engine = engine;
+      run_trials(s, options);
+      return 0.0;
+    });
+  };
+  std::printf("\n| run | engine | trials | wall s | ms per trial | peak MiB |\n|---|---|---:|---:|---:|---:|\n");
+  auto print = [](const char* what, const char* engine, int trials, const Measure& m) {
+    std::printf("| %-40s | %-7s | %6d | %7.3f | %8.3f | %7.1f |\n", what, engine, trials, m.seconds, 1e3 * m.seconds / trials,
+                m.peak_kib / 1024.0);
+    std::fflush(stdout);
+  };
+  const Scenario big = hundred_thousand_gpus(def), flash = flash_on_fabric(full);
+  print("default: start-up and 1 trial", "native", 1, run(def, 1, EngineKind::Native));
+  print("99,840 GPUs (12,480 nodes)", "native", 1000, run(big, 1000, EngineKind::Native));
+  print("99,840 GPUs, cold cache", "simgrid", 1000, run(big, 1000, EngineKind::Simgrid));
+  print("16k full, cold cache", "simgrid", 1, run(full, 1, EngineKind::Simgrid));
+  print("16k full, warm cache", "simgrid", 200, run(full, 200, EngineKind::Simgrid));
+  print("16k full flash on the fabric, cold cache", "simgrid", 1, run(flash, 1, EngineKind::Simgrid));
+  print("16k full flash on the fabric, states new", "simgrid", 200, run(flash, 200, EngineKind::Simgrid));
+  print("16k full flash on the fabric, warm cache", "simgrid", 200, run(flash, 200, EngineKind::Simgrid));
+  print("16k full flash on the fabric", "native", 200, run(flash, 200, EngineKind::Native));
+  std::filesystem::remove_all(cache);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,5 +291,6 @@ int main(int argc, char** argv) {
   });
   std::printf("\n1,000 trials of the default scenario, 2 workers, storage model included: %.3f s (peak %.1f MiB)\n",
               thousand.seconds, thousand.peak_kib / 1024.0);
+  bench_physics(def, full);
   return 0;
 }

@@ -68,12 +68,14 @@ struct RepairShop {
   Micros triage_us = 0;                //!< automatic triage before the manual repair
   double repair_median_us = 0;         //!< lognormal manual repair, when > 0
   double repair_sigma = 0;
+  double repair_mean_us = 0;           //!< exponential manual repair, when > 0
   double failure_probability = 0;      //!< a repair that fails sends the node to RMA
   Micros rma_us = 0;
   int hot_count = 0;                   //!< spares kept warm: swapping one in takes `hot_swap_us`
   Micros hot_swap_us = 0;
   double lemon_fraction = 0;           //!< nodes that fail `lemon_multiplier` times as often
   double lemon_multiplier = 1;
+  double lemon_cure_probability = 0;   //!< a repair that mends a node for good: its lemon faults stop
   int retire_after = 0;                //!< retire a node at its N-th failure within the window (0: never)
   Micros retire_within_us = 0;
   double misdiagnosis_probability = 0; //!< the wrong node is replaced; the bad one fails again
@@ -215,6 +217,9 @@ struct Scenario {
   //! At the horizon (or max_wall), the work done since the last save: productive (the job goes on
   //! and no fault took it: the default) or lost progress (only saved work counts).
   bool unsaved_work_at_horizon_counts = true;
+  //! false: no fault strikes while the job recovers (detection to restore), as simpler published
+  //! models assume (Young's first-order interval, the classic (M + R)(e^((tau+delta)/M) - 1)).
+  bool faults_during_recovery = true;
   //! How old the parts are when a trial starts: new (every Weibull or lognormal clock at age 0: a
   //! fleet just built) or stationary (an installed base in mid-life: each part's first failure
   //! comes from the equilibrium residual life, so the failure rate does not depend on the horizon).

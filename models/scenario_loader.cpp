@@ -262,11 +262,19 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
   shop.triage_us = r.duration(sp, p, "triage", false).value_or(0);
   if (const json* rep = r.object(sp, p, "repair", false)) {
     const std::string rp = p + "/repair";
-    r.allow_only(*rep, rp, {"distribution", "median", "sigma", "source"});
-    if (auto d = r.string(*rep, rp, "distribution", true); d && *d != "lognormal")
-      r.problem(rp + "/distribution", "unknown value \"" + *d + "\" (one of: lognormal)");
-    shop.repair_median_us = static_cast<double>(r.duration(*rep, rp, "median", true, true).value_or(1));
-    shop.repair_sigma = r.number(*rep, rp, "sigma", true, 0.0).value_or(0.5);
+    r.allow_only(*rep, rp, {"distribution", "median", "sigma", "mean", "source"});
+    const auto d = r.string(*rep, rp, "distribution", true);
+    if (d && *d == "exponential") {
+      shop.repair_mean_us = static_cast<double>(r.duration(*rep, rp, "mean", true, true).value_or(1));
+      for (const char* key : {"median", "sigma"})
+        if (rep->contains(key)) r.problem(rp + "/" + key, "an exponential repair takes only a mean");
+    } else if (d && *d == "lognormal") {
+      shop.repair_median_us = static_cast<double>(r.duration(*rep, rp, "median", true, true).value_or(1));
+      shop.repair_sigma = r.number(*rep, rp, "sigma", true, 0.0).value_or(0.5);
+      if (rep->contains("mean")) r.problem(rp + "/mean", "a lognormal repair takes a median and a sigma");
+    } else if (d) {
+      r.problem(rp + "/distribution", "unknown value \"" + *d + "\" (one of: lognormal, exponential)");
+    }
     r.string(*rep, rp, "source", false);
   }
   if (sp.contains("repair_time") == sp.contains("repair"))
@@ -279,7 +287,8 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
     shop.hot_swap_us = r.duration(*hot, p + "/hot", "swap_time", true).value_or(0);
   }
   if (const json* lemons = r.object(sp, p, "lemons", false)) {
-    r.allow_only(*lemons, p + "/lemons", {"fraction", "rate_multiplier", "source"});
+    r.allow_only(*lemons, p + "/lemons", {"fraction", "rate_multiplier", "cure_probability", "source"});
+    shop.lemon_cure_probability = r.probability(*lemons, p + "/lemons", "cure_probability").value_or(0);
     shop.lemon_fraction = r.probability(*lemons, p + "/lemons", "fraction").value_or(0);
     if (!lemons->contains("fraction")) r.problem(p + "/lemons/fraction", "missing required number");
     shop.lemon_multiplier = r.number(*lemons, p + "/lemons", "rate_multiplier", true, 1.0).value_or(1);
@@ -352,7 +361,8 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* sim = r.object(root, "", "simulation", false)) {
     const std::string p = "/simulation";
-    r.allow_only(*sim, p, {"trials", "seed", "max_wall", "unsaved_work_at_horizon", "part_ages"});
+    r.allow_only(*sim, p, {"trials", "seed", "max_wall", "unsaved_work_at_horizon", "part_ages", "faults_during_recovery"});
+    s.faults_during_recovery = r.boolean(*sim, p, "faults_during_recovery").value_or(true);
     s.trials = static_cast<int>(r.integer(*sim, p, "trials", false, 1, 100'000'000).value_or(s.trials));
     s.seed = static_cast<std::uint64_t>(r.integer(*sim, p, "seed", false, 0).value_or(static_cast<std::int64_t>(s.seed)));
     s.max_wall_us = r.duration(*sim, p, "max_wall", false, true).value_or(0);

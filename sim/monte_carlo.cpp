@@ -55,21 +55,26 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
 
 }  // namespace
 
-RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
-  RunResult out;
-  out.costs = resolve_checkpoint_costs(scenario);
-  out.config = make_trial_config(scenario, out.costs);
+TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options, const CheckpointCosts& costs) {
+  TrialConfig config = make_trial_config(scenario, costs);
   if (auto physics = make_physics(scenario, options.engine)) {
-    out.config.physics = std::move(physics);
-    out.config.physics_saves = !scenario.checkpoint.save_us;
-    out.config.physics_restores = !scenario.checkpoint.restore_us;
-    out.config.contention = options.contention;
+    config.physics = std::move(physics);
+    config.physics_saves = !scenario.checkpoint.save_us;
+    config.physics_restores = !scenario.checkpoint.restore_us;
+    config.contention = options.contention;
     if (options.engine == EngineKind::Simgrid) {
       // Ask every question a healthy trial asks before the threads start, so the first
       // simulations are not raced for; the rest are asked when a trial's state first needs them.
-      Trial warm(out.config, options.seed);
+      Trial warm(config, options.seed);
     }
   }
+  return config;
+}
+
+RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
+  RunResult out;
+  out.costs = resolve_checkpoint_costs(scenario);
+  out.config = make_run_config(scenario, options, out.costs);
   const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
   run_driver(out.config, faults, options, out);
   return out;

@@ -37,6 +37,9 @@ CheckpointCosts resolve_checkpoint_costs(const Scenario& scenario);
 //! The engine's physics for a scenario whose checkpoint size is given (null when its times are).
 std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind engine);
 
+//! The trials' configuration: the scenario's, with the engine's physics (and options' contention).
+TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options, const CheckpointCosts& costs);
+
 RunResult run_trials(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace ctwin

@@ -160,12 +160,20 @@ int Trial::spines_down() const {
 
 Micros Trial::storage_restore_us(int readers) const {
   if (!config_.physics || !config_.physics_restores) return config_.restore_us;
-  return config_.physics->cost({Transfer::Restore, std::max(1, readers), spines_down(), false}).us;
+  const std::pair<int, int> state{std::max(1, readers), spines_down()};
+  if (state != priced_restore_) {
+    priced_restore_ = state;
+    priced_restore_us_ = config_.physics->cost({Transfer::Restore, state.first, state.second, false}).us;
+  }
+  return priced_restore_us_;
 }
 
 void Trial::update_transfer_costs() {
   if (!config_.physics || !config_.physics_saves) return;
   const int movers = std::max(1, active_nodes());
+  const std::pair<int, int> state{movers, spines_down()};
+  if (state == priced_save_) return;
+  priced_save_ = state;
   if (config_.mechanism == CheckpointMechanism::Sync) {
     save_us_ = config_.physics->cost({Transfer::Save, movers, spines_down(), false}).us;
     return;
@@ -446,6 +454,10 @@ void Trial::on_fault(const FaultStrike& strike) {
   }
   now_ = std::max(now_, t);
   const FaultClass& fc = config_.faults[strike.fault_class];
+  // A lemon's extra fault (it names its node) after a repair that cured it: the node is sound now.
+  if (strike.node >= 0 && std::find(cured_.begin(), cured_.end(), strike.node) != cured_.end()) return;
+  // A model without faults during recovery (Young's, the classic renewal formula) drops them.
+  if (!config_.faults_during_recovery && phase_ != Phase::Up && phase_ != Phase::PlannedSave && phase_ != Phase::Maintenance) return;
   if (is_network(fc.rate.component)) {
     if (on_network_fault(strike, fc)) ++result_.fault_counts[strike.fault_class];
     return;

@@ -165,6 +165,10 @@ class Trial {
   double share_ = 1.0;       //!< active / total replicas
   Micros interval_ = 0;  //!< in force since the last (re)start
   Micros save_us_ = 0;   //!< the blocking save now (flash: the snapshot and its share of the persist's drag on training)
+  //! The last questions asked of the physics, so an unchanged state asks nothing (the hot path).
+  std::pair<int, int> priced_save_ = {-1, -1};                  //!< (movers, spines down)
+  mutable std::pair<int, int> priced_restore_ = {-1, -1};       //!< (readers, spines down)
+  mutable Micros priced_restore_us_ = 0;
   void choose_interval(Micros t);
 
   FlashTiers flash_;  //!< flash checkpoints: which snapshot is safe in storage, which in a peer's memory
@@ -183,6 +187,7 @@ class Trial {
   // Nodes.
   NodePool pool_;  //!< slots, vacancies, spares, returns, failure history
   std::vector<Recurrence> recurrences_;
+  std::vector<int> cured_;  //!< nodes a repair mended for good: their lemon faults no longer strike
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;

@@ -55,6 +55,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.straggler_observe_us = scenario.stragglers.evict ? scenario.stragglers.observe_us : 0;
   c.precheck_detect_probability = scenario.precheck.detect_probability;
   c.unsaved_work_at_horizon_counts = scenario.unsaved_work_at_horizon_counts;
+  c.faults_during_recovery = scenario.faults_during_recovery;
   for (const auto& f : scenario.faults)
     if (is_network(f.rate.component)) {
       c.network = std::make_shared<const NetworkDomains>(build_network_domains(scenario));

@@ -48,6 +48,7 @@ struct TrialConfig {
   Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow
   double precheck_detect_probability = 1;  //!< a bad node still in the job fails the precheck
   bool unsaved_work_at_horizon_counts = true;  //!< false: work unsaved at the horizon is lost progress
+  bool faults_during_recovery = true;          //!< false: strikes while the job recovers are dropped
   //! Checkpoint transfers priced in the trial's state (the engine's): the save or persist when
   //! `save_us`/`persist_us` come from the model, the storage restore when `restore_us` does.
   //! Null: the scenario's times hold throughout.

@@ -35,9 +35,16 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
   if (shop.repair_median_us > 0) {
     const double draw = boost::random::lognormal_distribution<double>(std::log(shop.repair_median_us), shop.repair_sigma)(shop_rng_);
     repair = shop.triage_us + static_cast<Micros>(std::llround(std::min(draw, 1e15)));
+  } else if (shop.repair_mean_us > 0) {
+    const double draw = boost::random::exponential_distribution<double>(1.0 / shop.repair_mean_us)(shop_rng_);
+    repair = shop.triage_us + static_cast<Micros>(std::llround(std::min(draw, 1e15)));
   }
-  if (shop.failure_probability > 0 && boost::random::bernoulli_distribution<double>(shop.failure_probability)(shop_rng_))
-    repair += shop.rma_us;
+  const bool failed = shop.failure_probability > 0 && boost::random::bernoulli_distribution<double>(shop.failure_probability)(shop_rng_);
+  if (failed) repair += shop.rma_us;
+  // A repair that works may mend a lemon for good (a reseated part, a swapped board).
+  if (!failed && shop.lemon_cure_probability > 0 &&
+      boost::random::bernoulli_distribution<double>(shop.lemon_cure_probability)(shop_rng_))
+    cured_.push_back(node);
   return t + repair;
 }
 

@@ -125,6 +125,20 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
       {"bandwidth share above 1", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["bandwidth"] = 2; },
        "/workload/efficiency/bandwidth", "at most 1"},
       {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
+      {"faults during recovery not a boolean", [](json& d) { d["simulation"]["faults_during_recovery"] = "no"; },
+       "/simulation/faults_during_recovery", "expected true or false"},
+      {"unknown repair distribution", [](json& d) { d["spares"] = {{"repair", {{"distribution", "weibull"}, {"mean", "1d"}}}}; },
+       "/spares/repair/distribution", "one of: lognormal, exponential"},
+      {"exponential repair with a median", [](json& d) { d["spares"] = {{"repair", {{"distribution", "exponential"}, {"mean", "1d"}, {"median", "1d"}}}}; },
+       "/spares/repair/median", "only a mean"},
+      {"exponential repair without its mean", [](json& d) { d["spares"] = {{"repair", {{"distribution", "exponential"}}}}; },
+       "/spares/repair/mean", "missing"},
+      {"cure probability above 1", [](json& d) { d["spares"]["lemons"] = {{"fraction", 0.1}, {"cure_probability", 1.5}}; },
+       "/spares/lemons/cure_probability", "between 0 and 1"},
+      {"exposed reduction longer than the reduction", [](json& d) { d["job"]["dp_reduction"] = {{"time", "1s"}, {"exposed", "2s"}}; },
+       "/job/dp_reduction/exposed", "more than the whole reduction"},
+      {"reduction longer than the step", [](json& d) { d["job"]["dp_reduction"] = {{"time", "1h"}, {"exposed", "1s"}}; },
+       "/job/dp_reduction/time", "longer than the step"},
   };
   for (const auto& c : cases) {
     INFO(c.what);
