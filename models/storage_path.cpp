@@ -30,7 +30,7 @@ StoragePath StoragePath::from(const Scenario& s) {
 std::string StoragePath::signature() const {
   char text[512];
   std::snprintf(text, sizeof text,
-                "storage-path-v3 shard=%a node=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "storage-path-v4 shard=%a node=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
                 "lat=%a step=%a dp=%a exposed=%a",
                 shard_bytes, node_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
                 disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);

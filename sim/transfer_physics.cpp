@@ -16,17 +16,14 @@ MoverRates rates(const StoragePath& p, const TransferQuestion& q) {
   const int n = std::max(1, q.movers);
   const double disk = q.what == Transfer::Restore ? p.disk_read_bytes_per_s : p.disk_write_bytes_per_s;
   MoverRates r;
-  if (!p.shares_fabric()) {
-    const double writers = std::ceil(static_cast<double>(n) / p.servers);  // the busiest server's
-    r.network = std::min(p.node_bytes_per_s, p.server_bytes_per_s / writers);
-    r.disk = disk / writers;
-    return r;
+  const double writers = std::ceil(static_cast<double>(n) / p.servers);  // the busiest server's
+  r.network = std::min(p.node_bytes_per_s, p.server_bytes_per_s / writers);
+  r.disk = disk / writers;
+  if (p.shares_fabric()) {
+    const int group = std::min(n, p.group_nodes);
+    const int live = std::max(1, p.spines - q.spines_down);
+    r.network = std::min(r.network, p.group_uplink_bytes_per_s * live / p.spines / group);
   }
-  const int group = std::min(n, p.group_nodes);
-  const int live = std::max(1, p.spines - q.spines_down);
-  const double uplinks = p.group_uplink_bytes_per_s * live / p.spines;
-  r.network = std::min({p.node_bytes_per_s, uplinks / group, p.servers * p.server_bytes_per_s / n});
-  r.disk = p.servers * disk / n;
   return r;
 }
 

@@ -3,11 +3,11 @@
 //! storage path (models/storage_path.hpp), fast enough to ask at every change of state.
 //!
 //! Each mover sends its shard in equal chunks; a chunk's disk I/O overlaps the next chunk's
-//! transfer. Every stage is shared fairly by the movers that cross it, so a mover's network rate
-//! is the least of its node link, its share of the group's live uplinks and its share of the
-//! servers' links, and its disk rate its share of the servers' disks: T = t_net + t_disk +
-//! (chunks - 1) max(t_net, t_disk) for one chunk's times. Without a topology the movers are dealt to
-//! servers in turn, and the busiest server (ceil(movers / servers) writers) sets the time.
+//! transfer. The movers are dealt to servers in turn, and the busiest server (ceil(movers /
+//! servers) writers) sets the time. Every stage is shared fairly by the movers that cross it, so a
+//! mover's network rate is the least of its node link, its share of its group's live uplinks (with
+//! a topology) and its share of the server's link, and its disk rate its share of the server's
+//! disks: T = t_net + t_disk + (chunks - 1) max(t_net, t_disk) for one chunk's times.
 //!
 //! A persist beside training (storage on the compute fabric): during the step's data-parallel
 //! reduction both share the node link; the reduction gets what the persist leaves, and at least

@@ -107,13 +107,13 @@ void train(Run* run, sg4::Host* neighbour) {
 
 TransferCost simulate(const StoragePath& p, const TransferQuestion& q) {
   const int n = std::max(1, q.movers);
-  int movers = 0;
-  double share = 1;  // of one server's link and disks (no topology), or of all servers' (a topology)
-  if (p.shares_fabric()) {
+  // The movers are dealt to servers in turn: the busiest server has `writers` of them.
+  const int writers = static_cast<int>(std::ceil(static_cast<double>(n) / p.servers));
+  int movers = writers;
+  double share = 1;  // servers' worth of links and disks in the slice
+  if (p.shares_fabric()) {  // a leaf group, with as much storage as its movers get on the busiest server
     movers = std::min(n, p.group_nodes);
-    share = static_cast<double>(p.servers) * movers / n;
-  } else {
-    movers = static_cast<int>(std::ceil(static_cast<double>(n) / p.servers));
+    share = static_cast<double>(movers) / writers;
   }
   init_simgrid_engine();
   const Slice slice = build_slice(p, q, movers, share);

@@ -4,8 +4,8 @@
 //!
 //! The movers are symmetric, so one slice of the cluster is simulated: without a topology, the
 //! busiest storage server and its ceil(movers / servers) writers; with one, a leaf group's movers,
-//! their shared uplinks (the live spines' share) and the group's share of every server's link and
-//! disks. Each mover streams its shard in chunks, a chunk's disk I/O overlapping the next chunk's
+//! their shared uplinks (the live spines' share) and, of the servers' links and disks, what as many
+//! writers of the busiest server get (the movers are dealt to servers in turn). Each mover streams its shard in chunks, a chunk's disk I/O overlapping the next chunk's
 //! transfer. A persist beside training also runs the job: each mover's node computes, then sends
 //! its step's data-parallel reduction to its ring neighbour over the node link the persist uses
 //! (the hidden part beside backward compute), step after step until the persist is done. The

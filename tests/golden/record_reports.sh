@@ -46,7 +46,12 @@ for scenario in src/scenarios/*.json src/tests/scenarios/*.json; do
   fi
 done
 
-# The SimGrid engine on the small scenarios (it runs the same trials as S4U actors).
+# Both engines on the scenario whose storage shares its fabric: SimGrid's report and the native
+# engine's approximation error.
+record "llama3_405b_16k_full" run_both "$bin" run src/scenarios/llama3_405b_16k_full.json --engine both --trials 8 \
+  --json "llama3_405b_16k_full/run_both.json"
+
+# The SimGrid engine on the small scenarios (transfers priced on the fabric; here the star, alike).
 for scenario in src/tests/scenarios/minimal.json src/tests/scenarios/features.json src/tests/scenarios/policies.json; do
   name=$(basename "$scenario" .json)
   record "$name" run_simgrid "$bin" run "$scenario" --engine simgrid --trials 8 --json "$name/run_simgrid.json" \
