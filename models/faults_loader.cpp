@@ -12,7 +12,7 @@ namespace ctwin::json_reader {
 
 namespace {
 
-void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
+void read_fault(Reader& r, const json& root, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
   if (!given.is_object()) {
     r.problem(p, std::string("expected an object, got ") + given.type_name());
     return;
@@ -38,7 +38,7 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
     }
   }
   r.allow_only(f, p,
-               {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "detection", "diagnosis",
+               {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
                 "recovery", "escalation", "xid", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
@@ -84,6 +84,18 @@ void read_fault(Reader& r, const json& given, const std::string& p, Scenario& s,
     fc.speed_factor = speed.value_or(1.0);
   } else if (speed) {
     r.problem(p + "/speed_factor", "only a \"slow\" fault takes a speed factor");
+  }
+  fc.slows = choose<SlowedPart>(r, f, p, "slows", false,
+                                {{"compute", SlowedPart::Compute}, {"nvlink", SlowedPart::NvLink}, {"nic", SlowedPart::Nic}})
+                 .value_or(SlowedPart::Compute);
+  if (fc.slows != SlowedPart::Compute) {
+    if (fc.effect != Effect::Slow) r.problem(p + "/slows", "only a \"slow\" fault slows a part");
+    else if (fc.rate.component != Component::Gpu) r.problem(p + "/slows", "an NVLink port or a NIC is a GPU's: give the rate per GPU");
+    // The factor is the port's bandwidth left; the job's speed comes from the step model.
+    const json* job = root.contains("job") ? &root["job"] : nullptr;
+    const bool step_from_workload = root.contains("workload") && job && !job->contains("step_time") && !job->contains("tokens_per_s");
+    if (!step_from_workload)
+      r.problem(p + "/slows", "a port's bandwidth reaches the job's speed through the step model: give a workload, and no step_time");
   }
   fc.detection_us = r.duration(f, p, "detection", true).value_or(0);
   fc.diagnosis_us = r.duration(f, p, "diagnosis", false).value_or(0);
@@ -147,7 +159,7 @@ void read_faults(Reader& r, const json& root, Scenario& s) {
     return;
   }
   std::set<std::string> names;
-  for (std::size_t i = 0; i < it->size(); ++i) read_fault(r, (*it)[i], "/faults/" + std::to_string(i), s, names);
+  for (std::size_t i = 0; i < it->size(); ++i) read_fault(r, root, (*it)[i], "/faults/" + std::to_string(i), s, names);
 }
 
 //! The fault episodes one trial should expect: over the horizon, or at least the work.

@@ -32,6 +32,9 @@ enum class Distribution { Exponential, Weibull, Lognormal };
 //! checkpoint saved after the corruption. Flap: a link out for `recovery.duration`: ridden out as a
 //! stall if shorter than `detection` (the watchdog), else a hang. None: counted only (e.g. Xid 92).
 enum class Effect { Crash, Hang, Slow, Sdc, Flap, None };
+//! What a slow GPU fault slows: its compute, its NVLink port (lanes down), or its NIC. A port's
+//! factor is its bandwidth left; the step model turns it into the job's speed.
+enum class SlowedPart { Compute, NvLink, Nic };
 
 const char* to_string(Distribution d);
 const char* to_string(Effect e);
@@ -46,6 +49,7 @@ struct FaultClass {
   double lognormal_sigma = 1.0;  //!< of log(time to failure); the median follows from the mean
   Effect effect = Effect::Crash;
   double speed_factor = 1.0;  //!< Slow only: the job runs at this fraction of full speed
+  SlowedPart slows = SlowedPart::Compute;  //!< Slow only; a port's factor becomes the job's through the step model
   Micros detection_us = 0;    //!< from the fault until it is noticed (a hang: the watchdog timeout)
   Micros diagnosis_us = 0;    //!< from notice until the culprit is known
   Act action = Act::Restart;  //!< what brings the job back (kFaultActions); only Replace needs a spare

@@ -179,6 +179,10 @@ void resolve_step_time(Scenario& s, const std::string& file) {
     StepState slowed;
     switch (f.rate.component) {
       case Component::Gpu:
+        if (f.slows == SlowedPart::NvLink) slowed.fabric.nvlink_factor[0] = f.speed_factor;  // lanes down
+        else if (f.slows == SlowedPart::Nic) slowed.fabric.nic_factor[0] = f.speed_factor;
+        else slowed.gpu_speed[0] = f.speed_factor;
+        break;
       case Component::Node: slowed.gpu_speed[0] = f.speed_factor; break;
       case Component::Cable: slowed.fabric.nic_factor[0] = f.speed_factor; break;
       case Component::Leaf:  // a rail switch: every port it serves, on rail 0

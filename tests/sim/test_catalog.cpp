@@ -6,6 +6,7 @@
 #include "models/scenario_loader.hpp"
 #include "trial/trial.hpp"
 #include "sim/monte_carlo.hpp"
+#include "sim/step_cache.hpp"
 #include "support/fixtures.hpp"
 
 using namespace ctwin;
@@ -13,6 +14,14 @@ using namespace ctwin;
 namespace {
 
 constexpr Micros s = kMicrosPerSecond;
+
+//! 128 GPUs as tensor-parallel groups of 8 in 4 pipeline stages.
+nlohmann::json small_workload() {
+  return {{"model", {{"layers", 8}, {"hidden", 1024}, {"heads", 8}, {"vocab", 32000}, {"seq_len", 2048}}},
+          {"parallel", {{"tp", 8}, {"pp", 4}, {"global_batch", 16}}},
+          {"efficiency", {{"gemm", 0.5}}},
+          {"fabric", {{"nvlink", "300GB/s"}, {"nic", "200Gbps"}}}};
+}
 
 //! The fabric fixture (ToR racks of 4, 2 spines) with one fault class taken from the catalog.
 Scenario with_entry(const std::string& name) {
@@ -27,6 +36,13 @@ Scenario with_entry(const std::string& name) {
     doc["faults"][0]["rate"] = "0.1/leaf-year";
     doc["cluster"]["topology"] = {{"shape", "rail_optimized"}, {"nodes_per_rack", 4}, {"nodes_per_unit", 8},
                                   {"spines", 2}, {"nic_bandwidth", "400Gbps"}};
+  }
+  if (catalog_entry(name)->contains("slows")) {  // a port's factor reaches the job through the step model
+    doc["workload"] = small_workload();
+    doc["job"].erase("step_time");
+    Scenario s = test::scenario_from(doc);
+    resolve_step_time(s, "test.json");
+    return s;
   }
   return test::scenario_from(doc);
 }
@@ -138,4 +154,33 @@ TEST_CASE("each catalog class follows its path: detector, action, ledger categor
         break;
     }
   }
+}
+
+TEST_CASE("a degraded NVLink slows the job through its tensor-parallel collectives", "[catalog][step]") {
+  // Half the port's lanes down: the job slows by what the step model makes of it, less than half
+  // (compute and the other collectives do not slow), and the class keeps its port factor's meaning.
+  const Scenario s = with_entry("nvlink_degraded");
+  const FaultClass& f = s.faults.at(0);
+  CHECK(f.slows == SlowedPart::NvLink);
+  StepState degraded;
+  degraded.fabric.nvlink_factor[0] = 0.5;
+  const double healthy = StepCache::shared().get(*s.workload, {}).step_s;
+  const double slowed = StepCache::shared().get(*s.workload, degraded).step_s;
+  CHECK(slowed > healthy);
+  CHECK(f.speed_factor == Approx(healthy / slowed));
+  CHECK(f.speed_factor > 0.5);
+  CHECK(f.speed_factor < 1.0);
+  // The same port factor on a GPU's compute would be the job's speed as it stands.
+  auto doc = test::read_json(test::fixture("fabric.json"));
+  doc["workload"] = small_workload();
+  doc["job"].erase("step_time");
+  doc["faults"] = nlohmann::json::array({{{"use", "nvlink_degraded"}, {"rate", "0.1/gpu-year"}, {"slows", "compute"}}});
+  Scenario compute = test::scenario_from(doc);
+  resolve_step_time(compute, "test.json");
+  CHECK(compute.faults.at(0).speed_factor < f.speed_factor);  // compute is most of the step
+  // Without a workload there is no step model to reach: refused, with the pointer.
+  doc.erase("workload");
+  doc["job"]["step_time"] = "10s";
+  doc["faults"][0]["slows"] = "nvlink";
+  CHECK_THROWS_WITH(test::scenario_from(doc, "n.json"), Catch::Contains("n.json: /faults/0/slows: a port's bandwidth"));
 }
