@@ -39,7 +39,7 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
   }
   r.allow_only(f, p,
                {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
-                "recovery", "escalation", "xid", "source", "notes", "calibration"});
+                "recovery", "escalation", "remap", "xid", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
@@ -129,6 +129,18 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     if (fc.effect != Effect::Crash && fc.effect != Effect::Hang && fc.effect != Effect::Sdc)
       r.problem(ep, "only faults that stop the job (crash, hang, sdc) escalate");
     fc.escalation = esc;
+  }
+  if (const json* m = r.object(f, p, "remap", false)) {
+    const std::string mp = p + "/remap";
+    r.allow_only(*m, mp, {"spare_rows", "failure_probability", "replace_time", "source"});
+    FaultClass::RowRemap remap;
+    remap.spare_rows = static_cast<int>(r.integer(*m, mp, "spare_rows", true, 0, 1'000'000).value_or(8));
+    remap.failure_probability = r.probability(*m, mp, "failure_probability").value_or(0);
+    remap.replace_us = r.duration(*m, mp, "replace_time", true).value_or(0);
+    r.string(*m, mp, "source", false);
+    if (f.value("xid", -1) != 48) r.problem(mp, "a row remap follows a double-bit ECC error: give the class \"xid\": 48");
+    if (fc.effect != Effect::Crash) r.problem(mp, "a double-bit error stops the job: the class must be a crash");
+    fc.remap = remap;
   }
   if ((fc.effect == Effect::Flap || fc.effect == Effect::Sdc || fc.effect == Effect::None) && is_network(fc.rate.component))
     r.problem(p + "/effect", std::string("a ") + to_string(fc.effect) + " fault strikes a GPU or a node");

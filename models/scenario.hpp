@@ -64,6 +64,16 @@ struct FaultClass {
     Micros action_us = 0;
   };
   std::optional<Escalation> escalation;
+
+  //! A double-bit ECC error (Xid 48) leaves a row remap pending (Xid 63) until the GPU is next reset
+  //! (reset_gpu, reboot). Each remap takes a spare row; one that fails, or finds none left, is
+  //! Xid 64: the GPU goes for RMA and its node is replaced (in `replace_us`, the spare's swap).
+  struct RowRemap {
+    int spare_rows = 8;
+    double failure_probability = 0;
+    Micros replace_us = 0;
+  };
+  std::optional<RowRemap> remap;
 };
 
 //! What happens to a replaced node, and to the spare pool (`spares` in a scenario).

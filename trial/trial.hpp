@@ -188,6 +188,12 @@ class Trial {
   NodePool pool_;  //!< slots, vacancies, spares, returns, failure history
   std::vector<Recurrence> recurrences_;
   std::vector<int> cured_;  //!< nodes a repair mended for good: their lemon faults no longer strike
+  //! ECC row remaps: pending ones (part, the double-bit error's class) until the GPU's next reset,
+  //! and the spare rows each GPU has used (part = node * 256 + GPU). Short lists, scanned.
+  std::vector<std::pair<std::int64_t, std::uint32_t>> remaps_pending_;
+  std::vector<std::pair<std::int64_t, int>> rows_used_;
+  //! Applies the remaps pending on the GPUs a reset clears; true when one fails (Xid 64: RMA).
+  bool apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& replace_us);
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
   std::vector<PendingSdc> sdc_;

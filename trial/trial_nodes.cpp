@@ -77,6 +77,38 @@ void Trial::leave_diagnosis(Micros t) {
   enter(Phase::WaitSpare, t, kNever);
 }
 
+bool Trial::apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& replace_us) {
+  bool failed = false;
+  for (auto it = remaps_pending_.begin(); it != remaps_pending_.end();) {
+    const bool cleared = it->first / 256 == node && (whole_node || it->first % 256 == std::max(gpu, 0));
+    if (!cleared) {
+      ++it;
+      continue;
+    }
+    const FaultClass& fc = config_.faults[it->second];
+    auto used = std::find_if(rows_used_.begin(), rows_used_.end(), [&](const auto& r) { return r.first == it->first; });
+    if (used == rows_used_.end()) used = rows_used_.insert(rows_used_.end(), {it->first, 0});
+    const bool exhausted = ++used->second > fc.remap->spare_rows;
+    if (exhausted || (fc.remap->failure_probability > 0 &&
+                      boost::random::bernoulli_distribution<double>(fc.remap->failure_probability)(shop_rng_))) {
+      failed = true;
+      replace_us = std::max(replace_us, fc.remap->replace_us);
+      if (observer_) {  // Xid 64, a row remapping failure, on the GPU that had the remap pending
+        RunEvent e;
+        e.time = t;
+        e.node = node;
+        e.gpu = static_cast<std::int32_t>(it->first % 256);
+        e.kind = EventKind::Escalated;
+        e.code = 64;
+        e.fault_class = static_cast<std::int32_t>(it->second);
+        observer_->on_event(e);
+      }
+    }
+    it = remaps_pending_.erase(it);
+  }
+  return failed;
+}
+
 //! The part that failed: its action (escalated when it keeps failing) and what happens to its node.
 bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
   Act action = fc.action;
@@ -96,6 +128,21 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
     }
   }
   if (config_.controller) consult_fault(t, fc, node, gpu, action, action_us);
+  const std::int64_t gpu_part = static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0);
+  if (fc.remap && std::none_of(remaps_pending_.begin(), remaps_pending_.end(), [gpu_part](const auto& r) { return r.first == gpu_part; }))
+    remaps_pending_.emplace_back(gpu_part, static_cast<std::uint32_t>(&fc - config_.faults.data()));  // Xid 63
+  if (action == Act::ResetGpu || action == Act::Reboot) {
+    Micros replace_us = 0;
+    if (apply_remaps(t, node, gpu, action == Act::Reboot, replace_us)) {
+      action = Act::Replace;  // Xid 64: the GPU goes for RMA
+      action_us = replace_us;
+    }
+  }
+  if (action == Act::Replace) {  // new hardware: nothing pending, every spare row back
+    auto on_node = [node](const auto& r) { return r.first / 256 == node; };
+    remaps_pending_.erase(std::remove_if(remaps_pending_.begin(), remaps_pending_.end(), on_node), remaps_pending_.end());
+    rows_used_.erase(std::remove_if(rows_used_.begin(), rows_used_.end(), on_node), rows_used_.end());
+  }
   if (action == Act::Reboot) {
     emit(t, EventKind::NodeDown, node);
     if (std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end()) rebooting_nodes_.push_back(node);
