@@ -11,6 +11,7 @@
 
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
+#include "models/fault_catalog.hpp"
 #include "models/json_document.hpp"
 #include "models/xid_table.hpp"
 
@@ -368,6 +369,32 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
   return added;
 }
 
+//! The remap-to-RMA chain: the share of row remaps that failed (Xid 64 among 63s and 64s), into
+//! the double-bit error class's `remap` (spare rows and the swap time are kept, or assumed).
+void apply_row_remaps(nlohmann::ordered_json& doc, const Evidence& evidence, const CalibrateOptions& options,
+                      nlohmann::ordered_json& report) {
+  const auto& seen = evidence.row_remaps;
+  const double attempts = seen.remapped + seen.failed;
+  if (attempts <= 0) return;
+  const Interval p = binomial_share(static_cast<std::size_t>(seen.failed), static_cast<std::size_t>(attempts), options.confidence);
+  report["row_remaps"] = {{"remapped", seen.remapped}, {"failed", seen.failed}, {"failure_probability", interval_json(p)},
+                          {"provenance", seen.provenance}};
+  for (auto& f : doc["faults"]) {
+    int xid = f.value("xid", -1);
+    if (xid < 0 && f.contains("use") && f["use"].is_string())
+      if (const auto* entry = catalog_entry(f["use"].get<std::string>())) xid = entry->value("xid", -1);
+    if (xid != 48 || f.value("effect", std::string("crash")) != "crash") continue;
+    nlohmann::ordered_json remap = f.contains("remap") ? f["remap"] : nlohmann::ordered_json::object();
+    if (!remap.contains("spare_rows")) remap["spare_rows"] = 8;
+    if (!remap.contains("replace_time")) remap["replace_time"] = "2min";
+    remap["failure_probability"] = p.estimate;
+    remap["source"] = "ctwin calibrate: " + number(seen.failed) + " of " + number(attempts) +
+                      " row remaps failed in the kernel logs; spare_rows and replace_time kept from the base or assumed [A]";
+    f["remap"] = remap;
+    if (!f.contains("xid")) f["xid"] = 48;
+  }
+}
+
 //! The repair shop from the repairs seen: a fixed turnaround, or a lognormal.
 void apply_repairs(nlohmann::ordered_json& doc, const std::optional<LognormalFit>& repair) {
   const std::string repairs_seen = "ctwin calibrate: " + (repair ? std::to_string(repair->n) : "") + " repairs in the traces";
@@ -406,6 +433,7 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   nlohmann::ordered_json doc = base_document(options, evidence);
   const nlohmann::ordered_json added = apply_class_fits(doc, estimates, options);
   apply_repairs(doc, fits.repair);
+  apply_row_remaps(doc, evidence, options, report);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
   // A failure-free step is the logs' median (slow steps are the tail). With a workload the step

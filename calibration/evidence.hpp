@@ -35,6 +35,11 @@ struct Evidence {
   std::vector<double> recovery_hours;  //!< the job interrupted until it runs again
   std::vector<Life> job_lives;         //!< time between the job's interruptions, in hours
   std::map<std::string, NodeCount> nodes;
+  //! Row remaps in the kernel logs: each attempt is Xid 63 (remapped) or Xid 64 (failed: RMA).
+  struct RowRemaps {
+    double remapped = 0, failed = 0;
+    std::vector<std::string> provenance;
+  } row_remaps;
   std::vector<SlurmJob> jobs;
   std::vector<StepRecord> steps;
   std::vector<std::string> step_sources;

@@ -65,7 +65,10 @@ void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::ve
         for (std::size_t j = i; j > 0 && e.time_s - list[j - 1].event->time_s < options.dedupe_s; --j)
           merged |= list[j - 1].event->xid == x->follows;
       const auto last = last_of_xid.find(e.xid);
-      merged |= last != last_of_xid.end() && e.time_s - last->second < options.dedupe_s;
+      const bool repeat = last != last_of_xid.end() && e.time_s - last->second < options.dedupe_s;
+      merged |= repeat;
+      if (!repeat && e.xid == 63) into.row_remaps.remapped += 1;  // a remap, whether or not it follows its 48
+      if (!repeat && e.xid == 64) into.row_remaps.failed += 1;
       last_of_xid[e.xid] = e.time_s;
       if (merged) {
         ++repeats[list[i].log];
@@ -127,6 +130,10 @@ void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::ve
         c.provenance.push_back("no Xid " + std::to_string(*f.xid) + " in " + std::to_string(logs.size()) + " kernel log(s) over " +
                                std::to_string(static_cast<long long>(gpu_hours)) + " GPU-hours");
       }
+  if (into.row_remaps.remapped + into.row_remaps.failed > 0)
+    into.row_remaps.provenance.push_back(std::to_string(logs.size()) + " kernel log(s): " +
+                                         std::to_string(static_cast<long long>(into.row_remaps.remapped)) + " row remaps (Xid 63), " +
+                                         std::to_string(static_cast<long long>(into.row_remaps.failed)) + " failed (Xid 64)");
   for (std::size_t l = 0; l < logs.size(); ++l) {
     double log_gpu_hours = 0;
     for (const auto& [host, w] : logs[l].window) log_gpu_hours += (w.second - w.first) / kHour * gpus;

@@ -335,6 +335,34 @@ TEST_CASE("Xids are read with NVIDIA's table: an accompanying Xid is the same fa
   CHECK(by_name.at("xid_13")->action == Act::Restart);                  // NVIDIA: restart the application
 }
 
+TEST_CASE("the remap-to-RMA chain: the share of row remaps that failed goes into the double-bit class", "[calibration]") {
+  // Ten double-bit errors, each remapped (Xid 63) but two, whose remaps failed (Xid 64): 2 of 10.
+  namespace fs = std::filesystem;
+  const fs::path log = fs::temp_directory_path() / ("ctwin-remaps-" + std::to_string(::getpid()) + ".dmesg");
+  {
+    std::ofstream out(log);
+    for (int i = 0; i < 10; ++i) {
+      const int t = 1000 + 5000 * i;
+      out << "[ " << t << ".0] NVRM: Xid (PCI:0000:" << 10 + i << ":00): 48, pid=1, DBE\n";
+      out << "[ " << t + 1 << ".0] NVRM: Xid (PCI:0000:" << 10 + i << ":00): " << (i < 2 ? 64 : 63) << ", pid=1, remap\n";
+    }
+  }
+  const CalibrationResult r = calibrate({log.string()}, {});
+  fs::remove(log);
+  CHECK(r.report["row_remaps"]["remapped"] == 8);
+  CHECK(r.report["row_remaps"]["failed"] == 2);
+  CHECK(r.report["row_remaps"]["failure_probability"]["estimate"] == Approx(0.2));
+  CHECK(r.report["row_remaps"]["failure_probability"]["upper"] > 0.5);  // ten remaps say little
+  const Scenario calibrated = parse_scenario(r.scenario.dump(), "calibrated");
+  const FaultClass* dbe = nullptr;
+  for (const auto& f : calibrated.faults)
+    if (f.xid == 48) dbe = &f;
+  REQUIRE(dbe);
+  REQUIRE(dbe->remap);
+  CHECK(dbe->remap->failure_probability == Approx(0.2));
+  CHECK(dbe->remap->spare_rows == 8);
+}
+
 TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli]") {
   namespace fs = std::filesystem;
   // The tables are generated: a hand edit, or a script change without rerunning it, fails here.
