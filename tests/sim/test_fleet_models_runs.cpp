@@ -1,5 +1,5 @@
-// Lemons and repairs as fleets see them, and a model stated exactly: a repair that cures a lemon,
-// exponential manual repairs, and no faults during recovery (the classic renewal formula).
+// Repairs as fleets see them, and a model stated exactly: exponential manual repairs, and no faults
+// during recovery (the classic renewal formula). Lemons a repair cures: test_repair_shop_runs.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,43 +11,6 @@
 
 using namespace ctwin;
 
-namespace {
-
-//! 64 job nodes, 10% lemons failing 100x as often, every fault a replacement through the shop.
-nlohmann::json lemon_fleet() {
-  auto doc = test::read_json(test::fixture("minimal.json"));
-  doc["cluster"] = {{"nodes", 74}, {"gpus_per_node", 8}, {"gpu", {{"model", "H100"}, {"peak_bf16", "989TFLOP/s"}}}, {"spare_nodes", 10}};
-  doc["job"] = {{"nodes", 64}, {"step_time", "10s"}, {"horizon", "360d"}};
-  doc["faults"][0] = {{"name", "node"}, {"rate", "0.2/node-year"}, {"effect", "crash"}, {"detection", "10s"},
-                      {"recovery", {{"action", "replace"}, {"duration", "5min"}}}};
-  doc["spares"] = {{"repair_time", "1d"}, {"lemons", {{"fraction", 0.1}, {"rate_multiplier", 100}}}};
-  return doc;
-}
-
-double total_faults(const RunResult& r) {
-  double sum = 0;
-  for (const auto& t : r.trials) sum += static_cast<double>(t.fault_counts[0]);
-  return sum;
-}
-
-}  // namespace
-
-TEST_CASE("a repair that cures lemons leaves fewer faults, on the same draws", "[repair][statistics]") {
-  auto doc = lemon_fleet();
-  const double never = total_faults(run_trials(test::scenario_from(doc), test::run_options(30, 4)));
-  doc["spares"]["lemons"]["cure_probability"] = 1.0;
-  const double always = total_faults(run_trials(test::scenario_from(doc), test::run_options(30, 4)));
-  doc["spares"]["lemons"]["cure_probability"] = 0.5;
-  const double half = total_faults(run_trials(test::scenario_from(doc), test::run_options(30, 4)));
-  INFO("never cured " << never << ", half " << half << ", always " << always);
-  // Cured at its first repair, a lemon fails once and then at the fleet's rate: 30 trials x (64
-  // nodes x 0.2/year x 360 days, and one fault for each of the ~7.4 lemons among 74 nodes) ~ 600.
-  CHECK(always == Approx(30 * (64 * 0.2 * 360 / 365 + 7.4)).epsilon(0.15));
-  CHECK(always < 0.6 * never);
-  CHECK(half > always);
-  CHECK(half < never);
-}
-
 TEST_CASE("exponential manual repairs take their mean", "[repair][statistics]") {
   // One node fails often; the job waits for it (no spares), so waiting time = repair time.
   auto doc = test::read_json(test::fixture("minimal.json"));
@@ -57,7 +20,6 @@ TEST_CASE("exponential manual repairs take their mean", "[repair][statistics]") 
                       {"recovery", {{"action", "replace"}, {"duration", "0s"}}}};
   doc["spares"] = {{"repair", {{"distribution", "exponential"}, {"mean", "2d"}}}};
   const RunResult r = run_trials(test::scenario_from(doc), test::run_options(20, 9));
-  std::vector<double> waits;
   double repairs = 0, waited_days = 0;
   for (const auto& t : r.trials) {
     repairs += static_cast<double>(t.interruptions);
