@@ -118,9 +118,9 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   double number = 0;
   std::string_view unit;
   if (!split_number(text, number, unit, why)) return std::nullopt;
-  static constexpr std::array<std::pair<std::string_view, Component>, 5> kComponents{{
+  static constexpr std::array<std::pair<std::string_view, Component>, 6> kComponents{{
       {"gpu", Component::Gpu}, {"node", Component::Node}, {"leaf", Component::Leaf}, {"spine", Component::Spine},
-      {"cable", Component::Cable}}};
+      {"cable", Component::Cable}, {"nvswitch", Component::NvSwitch}}};
   static constexpr std::array<std::pair<std::string_view, double>, 4> kPeriods{
       {{"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
   if (unit.size() > 1 && unit.front() == '/') {
@@ -133,7 +133,7 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   }
   why = "unknown rate unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
         "\" (use failures per component and period: \"0.17/gpu-year\", \"0.002/node-day\"; components: gpu, node, "
-        "leaf, spine, cable; periods: hour, day, week, year)";
+        "leaf, spine, cable, nvswitch; periods: hour, day, week, year)";
   return std::nullopt;
 }
 
@@ -144,6 +144,7 @@ const char* to_string(Component c) {
     case Component::Leaf: return "leaf";
     case Component::Spine: return "spine";
     case Component::Cable: return "cable";
+    case Component::NvSwitch: return "nvswitch";
   }
   return "?";
 }

@@ -33,9 +33,12 @@ inline double micros_to_hours(Micros us) { return static_cast<double>(us) / 3.6e
 inline double micros_to_days(Micros us) { return static_cast<double>(us) / 8.64e10; }
 
 //! What a rate is counted against: "/node-day", "/gpu-year", or a network part: "/leaf-year"
-//! (a ToR or rail switch), "/spine-year", "/cable-year" (one NIC's cable to its leaf).
-enum class Component { Node, Gpu, Leaf, Spine, Cable };
-inline bool is_network(Component c) { return c == Component::Leaf || c == Component::Spine || c == Component::Cable; }
+//! (a ToR or rail switch), "/spine-year", "/cable-year" (one NIC's cable to its leaf),
+//! "/nvswitch-year" (an NVLink switch tray of a multi-node NVLink domain, GB200 NVL72-style).
+enum class Component { Node, Gpu, Leaf, Spine, Cable, NvSwitch };
+inline bool is_network(Component c) {
+  return c == Component::Leaf || c == Component::Spine || c == Component::Cable || c == Component::NvSwitch;
+}
 const char* to_string(Component c);
 
 struct Rate {

@@ -79,6 +79,8 @@ constexpr const char* kCatalog = R"json([
    "source": "[BR] switch down detected in 2 x 30 s; the blast radius comes from the topology; no public per-switch rate ([L3] Network Switch/Cable 35 counts switches and cables together); replacement time [A]"},
   {"name": "rail_switch_slow", "effect": "slow", "speed_factor": 0.875, "detection": "60s", "recovery": {"action": "replace", "duration": "4h"},
    "source": "NCCL runs on 7 of 8 rails; [BR] detection; no public per-switch rate; replacement time [A]"},
+  {"name": "nvlink_switch_tray", "effect": "slow", "speed_factor": 0.889, "detection": "60s", "recovery": {"action": "replace", "duration": "4h"},
+   "source": "a GB200 NVL72 rack's GPUs each reach all 9 NVLink switch trays: one tray out leaves 8/9 of the NVLink bandwidth to every GPU of the domain (NVIDIA GB200 NVL72 architecture); with \"effect\": \"crash\" its blast radius is the whole domain; detection and swap times [A]; no public rate"},
   {"name": "spine_switch", "effect": "slow", "speed_factor": 0.95, "detection": "60s", "recovery": {"action": "replace", "duration": "4h"},
    "source": "a spine lost cuts bisection bandwidth; the job's slowdown depends on its communication share [A]; no public rate"},
   {"name": "cable", "effect": "crash", "detection": "30s", "recovery": {"action": "replace", "duration": "1h"},

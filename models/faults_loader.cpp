@@ -150,6 +150,8 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     if (fc.effect == Effect::Hang) r.problem(p + "/effect", "a network fault is a crash (NCCL errors) or slow (fewer rails, less bandwidth)");
     if (fc.rate.component == Component::Spine && fc.effect != Effect::Slow)
       r.problem(p + "/effect", "a spine failure disconnects nothing, it cuts bandwidth: use \"slow\" with a speed factor");
+    if (fc.rate.component == Component::NvSwitch && s.cluster.topology && s.cluster.topology->nvlink_domain_nodes == 0)
+      r.problem(p + "/rate", "an NVLink switch tray belongs to a multi-node NVLink domain: add /cluster/topology/nvlink_domain");
   }
   if (auto xid = r.integer(f, p, "xid", false, 1, 100'000)) fc.xid = static_cast<int>(*xid);
   r.string(f, p, "source", false);

@@ -1,5 +1,7 @@
 #include "models/network_domains.hpp"
 
+#include <algorithm>
+
 #include "models/topology.hpp"
 
 namespace ctwin {
@@ -11,8 +13,20 @@ std::int64_t component_count(const Scenario& s, const FaultClass& f) {
     case Component::Leaf: return s.cluster.topology ? leaf_count(*s.cluster.topology) : 0;
     case Component::Spine: return s.cluster.topology ? s.cluster.topology->spines : 0;
     case Component::Cable: return s.cluster.topology ? cable_count(*s.cluster.topology) : 0;
+    case Component::NvSwitch: return s.cluster.topology ? nvswitch_count(*s.cluster.topology) : 0;
   }
   return 0;
+}
+
+//! An NVLink switch tray serves every GPU of its domain: a crash (the fabric cannot route) takes
+//! the domain's nodes out of the job; a slow one leaves them on less NVLink bandwidth.
+NetworkDomain nvswitch_domain(const TopologySpec& t, int tray, Effect effect, int tracked) {
+  NetworkDomain d;
+  const int domain = tray / t.nvswitches_per_domain;
+  auto& list = effect == Effect::Slow ? d.nodes_degraded : d.nodes_out;
+  for (int n = domain * t.nvlink_domain_nodes; n < std::min({(domain + 1) * t.nvlink_domain_nodes, t.nodes, tracked}); ++n)
+    list.push_back(n);
+  return d;
 }
 
 NetworkDomains build_network_domains(const Scenario& s) {
@@ -45,7 +59,8 @@ NetworkDomains build_network_domains(const Scenario& s) {
     for (int k = 0; k < count; ++k) {
       if (f.rate.component == Component::Leaf) domains.push_back(domain_of(topology.leaf_failure(k), f.effect));
       else if (f.rate.component == Component::Spine) domains.push_back(domain_of(topology.spine_failure(k), f.effect));
-      else domains.push_back(domain_of(topology.cable_failure(k), f.effect));
+      else if (f.rate.component == Component::Cable) domains.push_back(domain_of(topology.cable_failure(k), f.effect));
+      else domains.push_back(nvswitch_domain(*s.cluster.topology, k, f.effect, tracked));
     }
   }
   return out;

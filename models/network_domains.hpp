@@ -1,6 +1,7 @@
 #pragma once
 //! Which of the job's nodes a network fault takes away, per fault class and per component (each
-//! leaf, spine or cable), read off the topology graph once per scenario. A node that loses every
+//! leaf, spine or cable, read off the topology graph once per scenario; each NVLink switch tray,
+//! whose domain is the nodes it joins). A node that loses every
 //! uplink always leaves the job; one that loses a rail leaves it when the class's effect is a
 //! crash (NCCL errors), or slows the job when the effect is slow (NCCL runs on fewer rails).
 

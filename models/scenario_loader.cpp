@@ -111,7 +111,7 @@ void read_cluster(Reader& r, const json& root, Scenario& s) {
     const std::string tp = p + "/topology";
     r.allow_only(*t, tp,
                  {"shape", "nics_per_node", "nvswitches_per_node", "nodes_per_rack", "nodes_per_unit", "spines",
-                  "oversubscription", "nic_bandwidth", "nvlink_bandwidth", "source"});
+                  "oversubscription", "nic_bandwidth", "nvlink_bandwidth", "nvlink_domain", "source"});
     TopologySpec spec;
     spec.shape = choose<TopologyShape>(r, *t, tp, "shape", true,
                                        {{"rail_optimized", TopologyShape::RailOptimized}, {"tor_fat_tree", TopologyShape::TorFatTree}})
@@ -132,6 +132,13 @@ void read_cluster(Reader& r, const json& root, Scenario& s) {
     spec.nvlink_bytes_per_s =
         r.positive_unit(*t, tp, "nvlink_bandwidth", false, parse_bandwidth_bytes_per_s, "900GB/s").value_or(spec.nvlink_bytes_per_s);
     spec.storage_servers = s.cluster.storage.servers;
+    if (const json* d = r.object(*t, tp, "nvlink_domain", false)) {
+      const std::string dp = tp + "/nvlink_domain";
+      r.allow_only(*d, dp, {"nodes", "switches", "source"});
+      spec.nvlink_domain_nodes = static_cast<int>(r.integer(*d, dp, "nodes", true, 1, 1024).value_or(1));
+      spec.nvswitches_per_domain = static_cast<int>(r.integer(*d, dp, "switches", false, 1, 1024).value_or(9));
+      r.string(*d, dp, "source", false);
+    }
     r.string(*t, tp, "source", false);
     s.cluster.topology = spec;
   }

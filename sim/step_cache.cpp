@@ -189,6 +189,9 @@ void resolve_step_time(Scenario& s, const std::string& file) {
         for (int node = 0; node < std::max(1, s.workload->fabric.nodes_per_leaf); ++node)
           slowed.fabric.nic_factor[node * gpus_per_node] = f.speed_factor;
         break;
+      case Component::NvSwitch:  // a tray of the domain: every GPU's NVLink has that share left
+        for (int g = 0; g < gpus_per_node; ++g) slowed.fabric.nvlink_factor[g] = f.speed_factor;
+        break;
       case Component::Spine:  // shared by every leaf: the factor is the cross-leaf bandwidth left
         if (s.workload->fabric.nodes_per_leaf <= 0) continue;  // no spine hop modelled: the factor stands
         slowed.fabric.uplink_factor = f.speed_factor;

@@ -32,6 +32,10 @@ Scenario with_entry(const std::string& name) {
     doc["faults"][0]["rate"] = network ? (name == "spine_switch" ? "0.1/spine-year" : name == "cable" ? "0.1/cable-year" : "0.1/leaf-year")
                                        : "0.1/gpu-year";
   }
+  if (name == "nvlink_switch_tray") {  // a tray of a multi-node NVLink domain (here: each rack of 4)
+    doc["faults"][0]["rate"] = "0.1/nvswitch-year";
+    doc["cluster"]["topology"]["nvlink_domain"] = {{"nodes", 4}};
+  }
   if (name == "rail_switch_slow") {  // a rail switch lives in a rail-optimized fabric (on a ToR, a leaf takes the rack)
     doc["faults"][0]["rate"] = "0.1/leaf-year";
     doc["cluster"]["topology"] = {{"shape", "rail_optimized"}, {"nodes_per_rack", 4}, {"nodes_per_unit", 8},
@@ -40,9 +44,9 @@ Scenario with_entry(const std::string& name) {
   if (catalog_entry(name)->contains("slows")) {  // a port's factor reaches the job through the step model
     doc["workload"] = small_workload();
     doc["job"].erase("step_time");
-    Scenario s = test::scenario_from(doc);
-    resolve_step_time(s, "test.json");
-    return s;
+    Scenario scenario = test::scenario_from(doc);
+    resolve_step_time(scenario, "test.json");
+    return scenario;
   }
   return test::scenario_from(doc);
 }
