@@ -132,14 +132,21 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
   }
   if (const json* m = r.object(f, p, "remap", false)) {
     const std::string mp = p + "/remap";
-    r.allow_only(*m, mp, {"spare_rows", "failure_probability", "replace_time", "source"});
+    r.allow_only(*m, mp, {"spare_rows", "failure_probability", "replace_time", "after", "source"});
     FaultClass::RowRemap remap;
     remap.spare_rows = static_cast<int>(r.integer(*m, mp, "spare_rows", true, 0, 1'000'000).value_or(8));
     remap.failure_probability = r.probability(*m, mp, "failure_probability").value_or(0);
     remap.replace_us = r.duration(*m, mp, "replace_time", true).value_or(0);
+    remap.after = static_cast<int>(r.integer(*m, mp, "after", false, 1, 1'000'000).value_or(1));
     r.string(*m, mp, "source", false);
-    if (f.value("xid", -1) != 48) r.problem(mp, "a row remap follows a double-bit ECC error: give the class \"xid\": 48");
-    if (fc.effect != Effect::Crash) r.problem(mp, "a double-bit error stops the job: the class must be a crash");
+    // A double-bit error (Xid 48, a crash) asks for a remap at once; correctable errors (counted
+    // only) accumulate on their GPU until the after-th.
+    if (fc.effect == Effect::Crash && f.value("xid", -1) != 48)
+      r.problem(mp, "a row remap follows a double-bit ECC error: give the class \"xid\": 48");
+    else if (fc.effect != Effect::Crash && fc.effect != Effect::None)
+      r.problem(mp, "a remap follows a double-bit error (a crash) or accumulated correctable errors (effect \"none\")");
+    else if (fc.effect == Effect::Crash && remap.after != 1)
+      r.problem(mp + "/after", "a double-bit error asks for its remap at once");
     fc.remap = remap;
   }
   if ((fc.effect == Effect::Flap || fc.effect == Effect::Sdc || fc.effect == Effect::None) && is_network(fc.rate.component))

@@ -68,10 +68,13 @@ struct FaultClass {
   //! A double-bit ECC error (Xid 48) leaves a row remap pending (Xid 63) until the GPU is next reset
   //! (reset_gpu, reboot). Each remap takes a spare row; one that fails, or finds none left, is
   //! Xid 64: the GPU goes for RMA and its node is replaced (in `replace_us`, the spare's swap).
+  //! Correctable errors (a counted-only class, e.g. Xid 92) accumulate on their GPU, and every
+  //! `after`-th asks for a remap the same way.
   struct RowRemap {
     int spare_rows = 8;
     double failure_probability = 0;
     Micros replace_us = 0;
+    int after = 1;
   };
   std::optional<RowRemap> remap;
 };

@@ -474,7 +474,9 @@ void Trial::on_fault(const FaultStrike& strike) {
   pool_.record_failure(node, t);
 
   switch (fc.effect) {
-    case Effect::None: return;
+    case Effect::None:  // counted; correctable ECC errors accumulate towards a row remap
+      if (fc.remap) request_remap(static_cast<std::int64_t>(node) * 256 + std::max(strike.gpu, 0), fc);
+      return;
     case Effect::Slow:
       slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
       emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);

@@ -192,6 +192,8 @@ class Trial {
   //! and the spare rows each GPU has used (part = node * 256 + GPU). Short lists, scanned.
   std::vector<std::pair<std::int64_t, std::uint32_t>> remaps_pending_;
   std::vector<std::pair<std::int64_t, int>> rows_used_;
+  std::vector<std::pair<std::int64_t, int>> correctable_;  //!< correctable errors seen per GPU part
+  void request_remap(std::int64_t part, const FaultClass& fc);
   //! Applies the remaps pending on the GPUs a reset clears; true when one fails (Xid 64: RMA).
   bool apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& replace_us);
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'

@@ -77,6 +77,17 @@ void Trial::leave_diagnosis(Micros t) {
   enter(Phase::WaitSpare, t, kNever);
 }
 
+//! A remap goes pending (Xid 63) at once for a double-bit error, at the after-th correctable one.
+void Trial::request_remap(std::int64_t part, const FaultClass& fc) {
+  if (fc.remap->after > 1) {
+    auto seen = std::find_if(correctable_.begin(), correctable_.end(), [part](const auto& c) { return c.first == part; });
+    if (seen == correctable_.end()) seen = correctable_.insert(correctable_.end(), {part, 0});
+    if (++seen->second % fc.remap->after != 0) return;
+  }
+  if (std::none_of(remaps_pending_.begin(), remaps_pending_.end(), [part](const auto& r) { return r.first == part; }))
+    remaps_pending_.emplace_back(part, static_cast<std::uint32_t>(&fc - config_.faults.data()));
+}
+
 bool Trial::apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& replace_us) {
   bool failed = false;
   for (auto it = remaps_pending_.begin(); it != remaps_pending_.end();) {
@@ -129,8 +140,7 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   }
   if (config_.controller) consult_fault(t, fc, node, gpu, action, action_us);
   const std::int64_t gpu_part = static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0);
-  if (fc.remap && std::none_of(remaps_pending_.begin(), remaps_pending_.end(), [gpu_part](const auto& r) { return r.first == gpu_part; }))
-    remaps_pending_.emplace_back(gpu_part, static_cast<std::uint32_t>(&fc - config_.faults.data()));  // Xid 63
+  if (fc.remap) request_remap(gpu_part, fc);
   if (action == Act::ResetGpu || action == Act::Reboot) {
     Micros replace_us = 0;
     if (apply_remaps(t, node, gpu, action == Act::Reboot, replace_us)) {
@@ -142,6 +152,7 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
     auto on_node = [node](const auto& r) { return r.first / 256 == node; };
     remaps_pending_.erase(std::remove_if(remaps_pending_.begin(), remaps_pending_.end(), on_node), remaps_pending_.end());
     rows_used_.erase(std::remove_if(rows_used_.begin(), rows_used_.end(), on_node), rows_used_.end());
+    correctable_.erase(std::remove_if(correctable_.begin(), correctable_.end(), on_node), correctable_.end());
   }
   if (action == Act::Reboot) {
     emit(t, EventKind::NodeDown, node);

@@ -139,6 +139,8 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/job/dp_reduction/exposed", "more than the whole reduction"},
       {"row remap on a class that is not Xid 48", [](json& d) { d["faults"][0]["remap"] = {{"spare_rows", 8}, {"replace_time", "2min"}}; },
        "/faults/0/remap", "give the class \"xid\": 48"},
+      {"a double-bit error waiting for more", [](json& d) { d["faults"][0]["xid"] = 48; d["faults"][0]["remap"] = {{"spare_rows", 8}, {"replace_time", "2min"}, {"after", 3}}; },
+       "/faults/0/remap/after", "asks for its remap at once"},
       {"row remap without its replace time", [](json& d) { d["faults"][0]["xid"] = 48; d["faults"][0]["remap"] = {{"spare_rows", 8}}; },
        "/faults/0/remap/replace_time", "missing"},
       {"reduction longer than the step", [](json& d) { d["job"]["dp_reduction"] = {{"time", "1h"}, {"exposed", "1s"}}; },

@@ -106,3 +106,32 @@ TEST_CASE("a remap that fails is an RMA, and the new GPU starts with every spare
   CHECK(remap_failures(fine) == 0);
   CHECK(fine.count(EventKind::ToRepair) == 0);
 }
+
+TEST_CASE("correctable errors accumulate on their GPU, and every after-th asks for a remap", "[trial][ecc]") {
+  FaultClass sbe;  // counted only: corrected single-bit errors (Xid 92's storms)
+  sbe.name = std::string(12, 'c');
+  sbe.effect = Effect::None;
+  sbe.action = Act::None;
+  sbe.xid = 92;
+  sbe.remap = FaultClass::RowRemap{0, 0.0, 120 * s, 3};  // no spare rows: the remap is an RMA
+  FaultClass reset;
+  reset.name = std::string(12, 'r');
+  reset.effect = Effect::Crash;
+  reset.action = Act::ResetGpu;
+  reset.detection_us = 10 * s;
+  reset.action_us = 60 * s;
+  const TrialConfig c = config({sbe, reset});
+  // Two corrected errors, then a reset: nothing pending yet, nothing to apply.
+  const auto two = test::run_scripted(c, on_gpu3({{1000 * s, 0}, {2000 * s, 0}, {5000 * s, 1}}));
+  CHECK(remap_failures(two) == 0);
+  CHECK(two.result.ledger[Category::Productive] > 0);
+  // A third (on the same GPU) asks for a remap; the reset applies it and finds no spare row.
+  const auto three = test::run_scripted(c, on_gpu3({{1000 * s, 0}, {2000 * s, 0}, {3000 * s, 0}, {5000 * s, 1}}));
+  CHECK(remap_failures(three) == 1);
+  CHECK(three.count(EventKind::ToRepair) == 1);
+  // Three spread over two GPUs ask for nothing.
+  std::vector<FaultStrike> spread = on_gpu3({{1000 * s, 0}, {2000 * s, 0}});
+  spread.push_back({3000 * s, 0, 0, 5, -1});
+  spread.push_back({5000 * s, 1, 0, 3, -1});
+  CHECK(remap_failures(test::run_scripted(c, spread)) == 0);
+}
