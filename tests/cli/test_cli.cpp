@@ -79,6 +79,19 @@ TEST_CASE("an output path in a missing directory exits 2 before running", "[cli]
   CHECK(run_cli("run --engine warp").exit_code == 2);
 }
 
+TEST_CASE("run --engine both: SimGrid's report and the native engine's approximation error", "[cli]") {
+  const fs::path report = scratch() / "both.json";
+  const Outcome out = run_cli("run " + ctwin::test::fixture("features.json") + " --trials 6 --engine both --json " + report.string());
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("simgrid engine") != std::string::npos);
+  CHECK(out.output.find("native approximation error (SimGrid - native, the same 6 trials and faults)") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(report));
+  CHECK(j["engine"] == "simgrid");
+  CHECK(j["native_approximation_error"]["trials"] == 6);
+  CHECK(j["native_approximation_error"]["ledger_hours_difference"].contains("checkpoint_save"));
+  CHECK(run_cli("run --contention sometimes").exit_code == 2);
+}
+
 TEST_CASE("the JSON report is byte-identical whatever --jobs is", "[cli]") {
   const fs::path one = scratch() / "one.json", two = scratch() / "two.json";
   const std::string scenario = ctwin::test::fixture("features.json");
