@@ -2,7 +2,7 @@
 //! The fault timeline of one trial: which component fails when, in wall-clock order.
 //!
 //! It depends only on the scenario and the trial seed, never on what the job is doing, so the
-//! native and SimGrid drivers consume the very same sequence. Exponential classes are drawn as
+//! native and SimGrid engines, and every policy, consume the very same sequence. Exponential classes are drawn as
 //! the superposition of all components' Poisson processes (O(1) per fault). For a Weibull class,
 //! the first failures among the m parts still in their first life form a stream whose cumulative
 //! hazard (t/scale)^k grows by Exp(1)/m per failure, the victim uniform among those parts: exact,

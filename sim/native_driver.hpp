@@ -1,7 +1,8 @@
 #pragma once
 //! The native driver: our own clock for the trial state machine, the fast path for Monte Carlo.
 //! Its "event queue" has two sources, the fault timeline and the trial's own timer, so each step
-//! is a comparison: the timer wins ties, exactly as in the SimGrid driver.
+//! is a comparison: the timer wins ties. Both engines run trials through it; they differ in the
+//! physics their trial configuration carries (trial/physics.hpp).
 
 #include "models/fault_timeline.hpp"
 #include "trial/trial.hpp"

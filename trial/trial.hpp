@@ -2,10 +2,11 @@
 //! One trial of a training run, as an engine-neutral state machine.
 //!
 //! It reacts to two inputs, a fault strike and its own timer, and says when it next needs the
-//! timer. A driver supplies the clock: the native driver merges the fault timeline with the timer;
-//! the SimGrid driver delivers them from S4U actors. Both feed the same calls in the same order,
-//! so they produce the same ledger. Between events, compute spans and checkpoint saves are folded
-//! into arithmetic: a 54-day run costs a few thousand events, not millions.
+//! timer; the driver merges the fault timeline with the timer. What a checkpoint transfer costs in
+//! the trial's state (who moves, which spines are out, training beside a persist) it asks its
+//! engine's physics (trial/physics.hpp) each time that state changes. Between events, compute
+//! spans and checkpoint saves are folded into arithmetic: a 54-day run costs a few thousand
+//! events, not millions.
 //!
 //! The model (docs/model.md): the job runs compute intervals of `interval` work, each followed by
 //! a blocking save; a crash or hang loses the work since the last completed save, then the job goes

@@ -1,7 +1,6 @@
 #pragma once
 //! What a trial tells the outside world as it runs (core/event.hpp's events): the event log and
-//! the timeline are written from these, and the SimGrid driver mirrors node state (off, on, slow)
-//! onto its hosts.
+//! the timeline are written from these.
 
 #include <vector>
 

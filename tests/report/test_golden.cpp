@@ -41,7 +41,7 @@ TEST_CASE("golden report and event log of the features fixture", "[golden]") {
   check_golden("features_report.json", report_json(report));
   check_golden("features_events.csv", trial_event_log(scenario, result.trial0_events, result.trials.front()));
 
-  // The SimGrid driver writes the same log.
+  // The SimGrid engine writes the same log (the fixture's storage has no contention to see).
   options.engine = EngineKind::Simgrid;
   const RunResult simgrid = run_trials(scenario, options);
   check_golden("features_events.csv", trial_event_log(scenario, simgrid.trial0_events, simgrid.trials.front()));
