@@ -51,6 +51,7 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
       ledger_.charge(Category::CheckpointSave, t);  // the last save, and waiting for it to persist
       done_ = m.kind == K::Done;
       break;
+    case K::Section:  // a rank's compute time: the straggler watch's, not the ledger's
     case K::Unknown: break;
   }
 }
