@@ -25,6 +25,17 @@ FaultClass dbe(Act action, int spare_rows, double failure_probability = 0) {
   return f;
 }
 
+//! Another fault of the GPU or node, whose action resets (or reboots) it.
+FaultClass crash(Act action) {
+  FaultClass f;
+  f.name = std::string(12, 'r');
+  f.effect = Effect::Crash;
+  f.action = action;
+  f.detection_us = 10 * s;
+  f.action_us = 60 * s;
+  return f;
+}
+
 TrialConfig config(const std::vector<FaultClass>& faults) {
   TrialConfig c;
   c.job_nodes = 2;
@@ -65,12 +76,7 @@ TEST_CASE("each reset applies the pending remap, and the one past the spare rows
 TEST_CASE("a remap stays pending until the GPU is reset, by any fault", "[trial][ecc]") {
   // The double-bit error's class only restarts the process: its remap waits (Xid 63 pending).
   // A later fault that resets the GPU applies it; with no spare rows, that reset is an RMA.
-  FaultClass reset;
-  reset.name = std::string(12, 'r');
-  reset.effect = Effect::Crash;
-  reset.action = Act::ResetGpu;
-  reset.detection_us = 10 * s;
-  reset.action_us = 60 * s;
+  const FaultClass reset = crash(Act::ResetGpu);
   const TrialConfig c = config({dbe(Act::Restart, 0), reset});
   const auto pending = test::run_scripted(c, on_gpu3({{1000 * s, 0}, {3000 * s, 0}}));
   CHECK(remap_failures(pending) == 0);  // never reset: still pending, no row used
@@ -82,9 +88,7 @@ TEST_CASE("a remap stays pending until the GPU is reset, by any fault", "[trial]
   std::vector<FaultStrike> other_gpu = on_gpu3({{1000 * s, 0}});
   other_gpu.push_back({5000 * s, 1, 0, 5, -1});
   CHECK(remap_failures(test::run_scripted(c, other_gpu)) == 0);
-  FaultClass reboot = reset;
-  reboot.action = Act::Reboot;
-  const auto rebooted = test::run_scripted(config({dbe(Act::Restart, 0), reboot}), [] {
+  const auto rebooted = test::run_scripted(config({dbe(Act::Restart, 0), crash(Act::Reboot)}), [] {
     std::vector<FaultStrike> v = on_gpu3({{1000 * s, 0}});
     v.push_back({5000 * s, 1, 0, 5, -1});
     return v;
@@ -114,12 +118,7 @@ TEST_CASE("correctable errors accumulate on their GPU, and every after-th asks f
   sbe.action = Act::None;
   sbe.xid = 92;
   sbe.remap = FaultClass::RowRemap{0, 0.0, 120 * s, 3};  // no spare rows: the remap is an RMA
-  FaultClass reset;
-  reset.name = std::string(12, 'r');
-  reset.effect = Effect::Crash;
-  reset.action = Act::ResetGpu;
-  reset.detection_us = 10 * s;
-  reset.action_us = 60 * s;
+  const FaultClass reset = crash(Act::ResetGpu);
   const TrialConfig c = config({sbe, reset});
   // Two corrected errors, then a reset: nothing pending yet, nothing to apply.
   const auto two = test::run_scripted(c, on_gpu3({{1000 * s, 0}, {2000 * s, 0}, {5000 * s, 1}}));
