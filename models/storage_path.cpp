@@ -20,6 +20,8 @@ StoragePath StoragePath::from(const Scenario& s) {
     p.group_uplink_bytes_per_s = p.group_nodes * t->nics_per_node * t->nic_bytes_per_s / std::max(1e-9, t->oversubscription);
     p.spines = std::max(1, t->spines);
     p.node_bytes_per_s = std::min(p.node_bytes_per_s, t->nics_per_node * t->nic_bytes_per_s);
+    // A node on one NIC has no rail to lose: losing it takes the node out of the job.
+    if (t->nics_per_node > 1) p.degraded_node_bytes_per_s = std::min(p.node_bytes_per_s, (t->nics_per_node - 1) * t->nic_bytes_per_s);
     p.step_s = micros_to_seconds(s.job.step_us);
     p.dp_collective_s = micros_to_seconds(s.job.dp_reduction_us);
     p.dp_exposed_s = std::min(p.dp_collective_s, micros_to_seconds(s.job.dp_exposed_us));
@@ -30,9 +32,9 @@ StoragePath StoragePath::from(const Scenario& s) {
 std::string StoragePath::signature() const {
   char text[512];
   std::snprintf(text, sizeof text,
-                "storage-path-v4 shard=%a node=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "storage-path-v5 shard=%a node=%a degraded=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
                 "lat=%a step=%a dp=%a exposed=%a",
-                shard_bytes, node_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
+                shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
                 disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);
   return text;
 }

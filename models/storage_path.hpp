@@ -19,6 +19,7 @@ namespace ctwin {
 struct StoragePath {
   double shard_bytes = 0;             //!< one node's part of a checkpoint
   double node_bytes_per_s = 0;        //!< a node's link to storage
+  double degraded_node_bytes_per_s = 0;  //!< the same for a node that lost one rail (0: unknown, as healthy)
   int group_nodes = 0;                //!< nodes behind one leaf group's uplinks (0: a storage network of its own)
   double group_uplink_bytes_per_s = 0;  //!< those uplinks together, every spine up
   int spines = 1;                     //!< a spine down takes 1/spines of every group's uplinks

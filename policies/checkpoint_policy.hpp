@@ -27,6 +27,8 @@ class IntervalPolicy {
   virtual ~IntervalPolicy() = default;
   //! Compute time between saves, from this (re)start until the next.
   virtual Micros interval_us(const IntervalContext& context) const = 0;
+  //! The MTBF the interval plans for (what the live job's log shows); 0 for a fixed interval.
+  virtual double planned_mtbf_s(const IntervalContext&) const { return 0; }
 };
 
 //! Young (1974): tau = sqrt(2 delta M).
@@ -48,6 +50,7 @@ class YoungPolicy final : public IntervalPolicy {
  public:
   explicit YoungPolicy(double mtbf_s) : mtbf_s_(mtbf_s) {}
   Micros interval_us(const IntervalContext& c) const override;
+  double planned_mtbf_s(const IntervalContext&) const override { return mtbf_s_; }
 
  private:
   double mtbf_s_;
@@ -57,6 +60,7 @@ class DalyPolicy final : public IntervalPolicy {
  public:
   explicit DalyPolicy(double mtbf_s) : mtbf_s_(mtbf_s) {}
   Micros interval_us(const IntervalContext& c) const override;
+  double planned_mtbf_s(const IntervalContext&) const override { return mtbf_s_; }
 
  private:
   double mtbf_s_;
@@ -69,6 +73,7 @@ class AdaptivePolicy final : public IntervalPolicy {
   AdaptivePolicy(double prior_mtbf_s, double prior_weight) : prior_mtbf_s_(prior_mtbf_s), prior_weight_(prior_weight) {}
   Micros interval_us(const IntervalContext& c) const override;
   double estimated_mtbf_s(const IntervalContext& c) const;
+  double planned_mtbf_s(const IntervalContext& c) const override { return estimated_mtbf_s(c); }
 
  private:
   double prior_mtbf_s_;
@@ -107,7 +112,8 @@ std::int64_t steps_per_interval(double interval_s, double step_s);
 
 //! The change to `every` steps a job at `step` should make, or nullopt: none when it differs from
 //! the current cadence by no more than `hysteresis` (a fraction), so that noise in the measured
-//! costs does not move the cadence at every report. It applies `lead_steps` ahead.
+//! costs does not move the cadence at every report (a negative one: always a change, as after an
+//! interruption, which is news rather than noise). It applies `lead_steps` ahead.
 std::optional<CadenceChange> next_cadence(const CheckpointCadence& current, std::int64_t every, std::int64_t step, std::int64_t lead_steps,
                                           double hysteresis = 0.1);
 

@@ -24,6 +24,8 @@ MoverRates rates(const StoragePath& p, const TransferQuestion& q) {
     const int live = std::max(1, p.spines - q.spines_down);
     r.network = std::min(r.network, p.group_uplink_bytes_per_s * live / p.spines / group);
   }
+  // The transfer ends with its slowest mover: one that lost a rail, if any.
+  if (q.degraded_movers > 0 && p.degraded_node_bytes_per_s > 0) r.network = std::min(r.network, p.degraded_node_bytes_per_s);
   return r;
 }
 

@@ -6,9 +6,9 @@ namespace ctwin {
 
 std::string TransferQuestion::signature() const {
   static const char* const kinds[] = {"save", "persist", "restore"};
-  char text[96];
-  std::snprintf(text, sizeof text, "%s movers=%d spines_down=%d contention=%d", kinds[static_cast<int>(what)], movers,
-                spines_down, contention ? 1 : 0);
+  char text[128];
+  std::snprintf(text, sizeof text, "%s movers=%d spines_down=%d contention=%d degraded=%d", kinds[static_cast<int>(what)], movers,
+                spines_down, contention ? 1 : 0, degraded_movers);
   return text;
 }
 

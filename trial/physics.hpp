@@ -1,7 +1,7 @@
 #pragma once
 //! What moving a checkpoint costs in the state the trial is in: the question the trial asks its
 //! engine each time that state changes (a start, a shrink or regrowth, a spine out or back, a
-//! restore that needs storage). The native engine answers in closed form (sim/transfer_physics);
+//! node on fewer rails, a restore that needs storage). The native engine answers in closed form (sim/transfer_physics);
 //! the SimGrid engine runs the transfer, and what runs beside it, as flows and disk I/O on the
 //! scenario's fabric (sim/simgrid/fabric_physics). Their difference is the native engine's
 //! approximation error, which `ctwin run --engine both` reports.
@@ -24,6 +24,7 @@ struct TransferQuestion {
   int movers = 0;           //!< nodes each moving one shard
   int spines_down = 0;      //!< spines out: every leaf group's uplinks are narrower
   bool contention = true;   //!< a persist shares the links with the job's data-parallel traffic
+  int degraded_movers = 0;  //!< movers that lost a rail (a cable or a rail leaf out): a narrower node link
   bool operator==(const TransferQuestion&) const = default;
   std::string signature() const;
 };

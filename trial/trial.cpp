@@ -158,12 +158,20 @@ int Trial::spines_down() const {
   return static_cast<int>(std::count_if(slow_.begin(), slow_.end(), [](const SlowEpisode& e) { return e.spine; }));
 }
 
+int Trial::nodes_on_fewer_rails() const {
+  int n = 0;
+  for (const auto& e : slow_) n += e.rail_nodes;
+  return n;
+}
+
 Micros Trial::storage_restore_us(int readers) const {
   if (!config_.physics || !config_.physics_restores) return config_.restore_us;
-  const std::pair<int, int> state{std::max(1, readers), spines_down()};
+  // Readers are the nodes that lost memory or all of them; a degraded one among them is assumed.
+  const int readers_n = std::max(1, readers);
+  const std::array<int, 3> state{readers_n, spines_down(), std::min(nodes_on_fewer_rails(), readers_n)};
   if (state != priced_restore_) {
     priced_restore_ = state;
-    priced_restore_us_ = config_.physics->cost({Transfer::Restore, state.first, state.second, false}).us;
+    priced_restore_us_ = config_.physics->cost({Transfer::Restore, state[0], state[1], false, state[2]}).us;
   }
   return priced_restore_us_;
 }
@@ -171,14 +179,14 @@ Micros Trial::storage_restore_us(int readers) const {
 void Trial::update_transfer_costs() {
   if (!config_.physics || !config_.physics_saves) return;
   const int movers = std::max(1, active_nodes());
-  const std::pair<int, int> state{movers, spines_down()};
+  const std::array<int, 3> state{movers, spines_down(), std::min(nodes_on_fewer_rails(), movers)};
   if (state == priced_save_) return;
   priced_save_ = state;
   if (config_.mechanism == CheckpointMechanism::Sync) {
-    save_us_ = config_.physics->cost({Transfer::Save, movers, spines_down(), false}).us;
+    save_us_ = config_.physics->cost({Transfer::Save, movers, state[1], false, state[2]}).us;
     return;
   }
-  const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, spines_down(), config_.contention});
+  const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, state[1], config_.contention, state[2]});
   // The training a persist costs is charged to the snapshots it serves, evenly: the same total,
   // and whole save cycles stay equal, so they still fold into arithmetic.
   const Micros drag = round_micros((1.0 - persist.training_speed) * static_cast<double>(persist.us));

@@ -14,6 +14,7 @@
 //! pool is empty), restart (the longest pending action + the restart overhead) and restore. A fault
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
+#include <array>
 #include <vector>
 
 #include "core/ledger.hpp"
@@ -65,6 +66,7 @@ class Trial {
     int node;  //!< -1 for a network part
     double factor;
     bool spine = false;  //!< a spine out: every leaf group's uplinks are narrower
+    int rail_nodes = 0;  //!< the job's nodes that lost a rail to it: their storage link is narrower
   };
   //! A node that must leave the job when the diagnosis completes, and when it may come back.
   struct Departure {
@@ -108,6 +110,7 @@ class Trial {
   void update_transfer_costs();
   int active_nodes() const { return std::min(config_.job_nodes, active_replicas_ * replica_nodes_); }
   int spines_down() const;
+  int nodes_on_fewer_rails() const;
   Micros storage_restore_us(int readers) const;
   //! The blocking save a failure or a planned stop makes: the sync save, or the flash snapshot.
   Micros blocking_save_us() const { return config_.mechanism == CheckpointMechanism::Sync ? save_us_ : config_.save_us; }
@@ -167,8 +170,8 @@ class Trial {
   Micros interval_ = 0;  //!< in force since the last (re)start
   Micros save_us_ = 0;   //!< the blocking save now (flash: the snapshot and its share of the persist's drag on training)
   //! The last questions asked of the physics, so an unchanged state asks nothing (the hot path).
-  std::pair<int, int> priced_save_ = {-1, -1};                  //!< (movers, spines down)
-  mutable std::pair<int, int> priced_restore_ = {-1, -1};       //!< (readers, spines down)
+  std::array<int, 3> priced_save_ = {-1, -1, -1};             //!< (movers, spines down, nodes on fewer rails)
+  mutable std::array<int, 3> priced_restore_ = {-1, -1, -1};  //!< (readers, spines down, nodes on fewer rails)
   mutable Micros priced_restore_us_ = 0;
   void choose_interval(Micros t);
 

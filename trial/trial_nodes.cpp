@@ -200,14 +200,16 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
     else if (pool_.hold_spare(node, back)) emit(now_, EventKind::NodeDown, node);
   }
   bool slows = fc.effect == Effect::Slow && domain.slows_everyone;
-  for (int node : domain.nodes_degraded) slows |= pool_.in_job(node);
+  int rail_nodes = 0;
+  for (int node : domain.nodes_degraded) rail_nodes += pool_.in_job(node) ? 1 : 0;
+  slows |= rail_nodes > 0;
   if (out_of_job.empty() && !slows) {
     emit(t, EventKind::FaultIgnored, -1, -1, &fc, 1.0, strike.slot);
     return false;
   }
   emit(t, EventKind::Fault, -1, -1, &fc, 1.0, strike.slot);
   if (slows) {
-    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor, fc.rate.component == Component::Spine});
+    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor, fc.rate.component == Component::Spine, rail_nodes});
     emit(t, EventKind::SlowBegin, -1, -1, &fc, fc.speed_factor, strike.slot);
     update_speed();
   }

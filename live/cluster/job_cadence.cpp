@@ -24,12 +24,17 @@ void JobMaster::update_cadence(Clock::time_point now) {
   const double interval_s = micros_to_seconds(interval_policy_->interval_us(context));
   // A change applies far enough ahead that every node has heard of it: a few report intervals.
   const std::int64_t lead = steps_per_interval(3 * o_.report_interval_s + 1, step_s) + 1;
-  const auto change = next_cadence(cadence_, steps_per_interval(interval_s, step_s), book_.step(), lead);
+  // An interruption since the last change is news, not noise: the policy's answer is announced at once.
+  const double hysteresis = failures != cadence_failures_ ? -1.0 : 0.1;
+  const auto change = next_cadence(cadence_, steps_per_interval(interval_s, step_s), book_.step(), lead, hysteresis);
   if (!change) return;
   cadence_.add(*change);
-  char note[200];
-  std::snprintf(note, sizeof note, "checkpoint cadence every=%lld from_step=%lld interval_s=%.3f save_s=%.4f step_s=%.4f interruptions=%ld",
-                static_cast<long long>(change->every), static_cast<long long>(change->from), interval_s, save_s, step_s, failures);
+  cadence_failures_ = failures;
+  char note[240];
+  std::snprintf(note, sizeof note,
+                "checkpoint cadence every=%lld from_step=%lld interval_s=%.3f save_s=%.4f step_s=%.4f interruptions=%ld mtbf_s=%.3f at_s=%.3f",
+                static_cast<long long>(change->every), static_cast<long long>(change->from), interval_s, save_s, step_s, failures,
+                interval_policy_->planned_mtbf_s(context), micros_to_seconds(context.now_us));
   record(ledger_.at(now), EventKind::Health, note);
   std::cerr << "ctwin master: " << note << "\n";
 }

@@ -194,6 +194,7 @@ class JobMaster {
   std::map<std::string, long> interruptions_;
   std::unique_ptr<IntervalPolicy> interval_policy_;
   CheckpointCadence cadence_;
+  long cadence_failures_ = 0;  //!< interruptions the newest cadence change knew of
   Clock::time_point cadence_checked_{};
   Clock::time_point stragglers_checked_{};
   int suspect_ = -1;               //!< the node the last window named

@@ -34,9 +34,12 @@ Slice build_slice(const StoragePath& p, const TransferQuestion& q, int movers, d
   auto link = [&](const std::string& name, double bytes_per_s, double latency_s) {
     return zone->create_split_duplex_link(name, bytes_per_s)->set_latency(latency_s)->seal();
   };
+  // The nodes that lost a rail are in the slice: the transfer ends with them.
+  const int degraded = p.degraded_node_bytes_per_s > 0 ? std::min(q.degraded_movers, movers) : 0;
   for (int i = 0; i < movers; ++i) {
     sg4::Host* host = zone->create_host("node-" + std::to_string(i), 1.0)->seal();
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link("nic-" + std::to_string(i), p.node_bytes_per_s, p.link_latency_s), Direction::UP}}, true);
+    const double nic = i < degraded ? p.degraded_node_bytes_per_s : p.node_bytes_per_s;
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{link("nic-" + std::to_string(i), nic, p.link_latency_s), Direction::UP}}, true);
     s.movers.push_back(host);
   }
   s.storage = zone->create_host("storage", 1.0);

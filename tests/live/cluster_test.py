@@ -363,25 +363,45 @@ def run_save_kill(job):
     restores_agree(job, rows)
 
 
+def daly_s(save_s, mtbf_s):
+    """Daly's interval (policies/checkpoint_policy.cpp), for the counterfactual of no interruption."""
+    if save_s >= 2 * mtbf_s:
+        return mtbf_s
+    x = save_s / (2 * mtbf_s)
+    return (2 * save_s * mtbf_s) ** 0.5 * (1 + x ** 0.5 / 3 + x / 9) - save_s
+
+
 def run_cadence(job):
     """The checkpoint interval comes from the policy (adaptive: Daly for the MTBF estimated online),
-    in steps every trainer follows from a step announced ahead; a crash shortens it."""
+    in steps every trainer follows from a step announced ahead; a crash is counted at once and
+    shortens it against the same job without the crash."""
     job.steps = 700
     job.start_master()
     for n in range(job.nnodes):
         job.start_agent(str(n), n, ["--crash-at-step", "250"] if n == 1 else [])
     _, rows = finish_and_check(job, 1)
-    changes = []  # (wall s, every, from, interruptions)
+    changes = []  # (wall s, every, from, interruptions, the row's fields)
     for r in rows:
         if r["kind"] == "health" and r["detail"].startswith("checkpoint cadence "):
             said = dict(w.split("=") for w in r["detail"].split()[2:])
-            changes.append((float(r["time_s"]), int(said["every"]), int(said["from_step"]), int(said["interruptions"])))
+            changes.append((float(r["time_s"]), int(said["every"]), int(said["from_step"]), int(said["interruptions"]), said))
     check(len(changes) >= 2, "the cadence never changed: %s" % changes, job)
+    # The MTBF each change planned for is the policy's estimate (w M0 + T) / (w + n) for what the job had seen.
+    policy = CADENCE_POLICY["policies"]["checkpoint"]
+    w, m0 = policy["prior_weight"], float(policy["mtbf"].rstrip("s"))
+    for c in changes:
+        f = c[4]
+        expected = (w * m0 + float(f["at_s"])) / (w + c[3])
+        check(abs(float(f["mtbf_s"]) - expected) <= 1e-3 * expected + 2e-3, "change %s planned for MTBF %s, not %.3f" % (f, f["mtbf_s"], expected), job)
     crash_at = min(float(r["time_s"]) for r in rows if r["kind"] == "interrupted")
     before = [c for c in changes if c[0] < crash_at]
     after = [c for c in changes if c[0] > crash_at and c[3] == 1]
-    check(before and after and after[0][1] < before[-1][1],
-          "the interruption did not shorten the interval: before %s, after %s" % (before, after), job)
+    check(before and after, "no change before the crash or none counting it: before %s, after %s" % (before, after), job)
+    # The first change after the crash counts it, and its interval is shorter than the same job's without it.
+    f = after[0][4]
+    without = daly_s(float(f["save_s"]), (w * m0 + float(f["at_s"])) / w)
+    check(float(f["interval_s"]) < 0.9 * without, "after the crash the interval is %s s, not shorter than %.3f s without it" % (f["interval_s"], without), job)
+    changes = [c[:4] for c in changes]
     # Every node saved the cadence's steps once it applied: each of the next three multiples, and nothing between.
     fits = [i for i, c in enumerate(changes) if c[2] + 3 * c[1] <= job.steps]
     _, every, start, _ = changes[fits[-1]]

@@ -137,6 +137,7 @@ TEST_CASE("checkpoint cadence: every rank saves the same steps, changes apply ah
   CHECK(cadence.saves_at(135, 10));
   CHECK_FALSE(cadence.saves_at(140, 10));
   CHECK_FALSE(next_cadence(cadence, 27, 120, 7));  // within 10%: noise, no change
+  CHECK(next_cadence(cadence, 25, 120, 7, -1.0));    // news (an interruption): announced even unchanged
   const auto second = next_cadence(cadence, 10, 104, 2);
   REQUIRE(second);
   CHECK(second->from == 111);  // never at or before the last change's step

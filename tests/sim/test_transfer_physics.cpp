@@ -53,6 +53,19 @@ TEST_CASE("a persist beside training, by hand: SimGrid shares the node link", "[
   CHECK(analytic_transfer(p, {Transfer::Persist, 2, 0, false}).training_speed == 1.0);
 }
 
+TEST_CASE("a mover that lost a rail sets the transfer's end, in both engines", "[physics][simgrid]") {
+  StoragePath p = hand_checkable();
+  p.degraded_node_bytes_per_s = 5e9;  // one of two NICs left
+  for (Transfer what : {Transfer::Save, Transfer::Restore}) {
+    const TransferQuestion q{what, 2, 0, false, 1};
+    INFO(q.signature());
+    CHECK(seconds(simulate_transfer(p, q)) == Approx(1.6).margin(1e-3));  // 8 GB at 5 GB/s
+    CHECK(seconds(analytic_transfer(p, q)) == Approx(1.6).margin(1e-3));
+  }
+  p.degraded_node_bytes_per_s = 0;  // a node on one NIC: nothing to lose, nothing narrows
+  CHECK(seconds(analytic_transfer(p, {Transfer::Save, 2, 0, false, 1})) == Approx(0.8).margin(1e-3));
+}
+
 TEST_CASE("without training beside them, SimGrid and the closed form agree within 0.1%", "[physics][simgrid]") {
   StoragePath star;  // a storage network of its own: the busiest server sets the time
   star.shard_bytes = 4.5e9;

@@ -2,6 +2,8 @@
 // nodes behind a failed switch, and those nodes come back when the switch is replaced.
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "trial/trial.hpp"
 #include "trial/trial_config.hpp"
 #include "support/fixtures.hpp"
@@ -118,4 +120,42 @@ TEST_CASE("network faults need the fabric and the right effect and action", "[ne
     CHECK(text.find("net.json: /faults/1/effect: a spine failure disconnects nothing") != std::string::npos);
     CHECK(text.find("net.json: /faults/0/recovery/action: a leaf fault takes action \"replace\"") != std::string::npos);
   }
+}
+
+namespace {
+
+//! Prices a save by the question alone, and keeps every question the trial asked.
+class RecordingPhysics final : public Physics {
+ public:
+  TransferCost cost(const TransferQuestion& q) const override {
+    asked.push_back(q);
+    return {(q.degraded_movers > 0 ? 20 : 10) * s, 1.0};
+  }
+  const char* name() const override { return "recording"; }
+  mutable std::vector<TransferQuestion> asked;
+};
+
+}  // namespace
+
+TEST_CASE("nodes on fewer rails narrow the storage path for as long as the rail is out", "[network][physics]") {
+  auto doc = test::read_json(test::fixture("fabric.json"));
+  doc["policies"]["checkpoint"]["interval"] = "10min";
+  doc["cluster"]["topology"] = {{"shape", "rail_optimized"}, {"nodes_per_rack", 4}, {"nodes_per_unit", 8},
+                                {"spines", 2}, {"nic_bandwidth", "400Gbps"}};
+  doc["faults"][0]["effect"] = "slow";
+  doc["faults"][0]["speed_factor"] = 0.875;
+  const Scenario scenario = test::scenario_from(doc);
+  TrialConfig c = make_trial_config(scenario, {10 * s, 20 * s, "scenario"});
+  auto physics = std::make_shared<RecordingPhysics>();
+  c.physics = physics;
+  c.physics_saves = true;
+  const Scripted healthy = run_scripted(c, {});
+  physics->asked.clear();
+  const Scripted run = run_scripted(c, {{1000 * s, 0, 1 * 8 + 3, -1}});  // unit 1's rail 3: nodes 8..15
+  std::vector<int> degraded;
+  for (const auto& q : physics->asked) degraded.push_back(q.degraded_movers);
+  CHECK(degraded == std::vector<int>{0, 8, 0});  // at the start, while the rail is out, after
+  // The saves in the episode cost twice as much: the run saved less often per wall second.
+  CHECK(run.result.ledger[Category::CheckpointSave] > healthy.result.ledger[Category::CheckpointSave]);
+  CHECK(run.result.ledger.total() == run.result.wall_us);
 }
