@@ -3,7 +3,10 @@
 //! over the very same event sequence with no model in it. Each measurement runs in its own forked
 //! process so its peak memory is its own.
 //!
-//!   ctwin_bench [--quick] [--scenarios DIR]
+//!   ctwin_bench [--quick] [--native-only] [--scenarios DIR]
+//!
+//! --native-only: the native and floor rows alone (no SimGrid, all-cores or issue-20 rows), for
+//! comparing builds of the trial quickly.
 
 #include <sys/resource.h>
 
@@ -131,6 +134,8 @@ void row(const char* scenario, const char* what, double per_trial_s, long peak_k
 }
 
 //! Returns the native per-trial time on one core.
+bool native_only = false;
+
 double bench_scenario(const std::string& label, const Scenario& scenario, int native_trials, int simgrid_trials,
                       bool do_simgrid) {
   const CheckpointCosts costs = resolve_checkpoint_costs(scenario);
@@ -166,6 +171,7 @@ double bench_scenario(const std::string& label, const Scenario& scenario, int na
   row(label.c_str(), "native driver, 1 core", native_per_trial, native.peak_kib, note);
   std::snprintf(note, sizeof note, "native / floor = %.2f", native_per_trial / floor_per_trial);
   row(label.c_str(), "floor: bare priority_queue loop", floor_per_trial, floor.peak_kib, note);
+  if (native_only) return native_per_trial;
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const Measure all_cores = measured([&] {
@@ -266,6 +272,7 @@ int main(int argc, char** argv) {
   std::string dir = "scenarios";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--native-only") == 0) native_only = true;
     else if (std::strcmp(argv[i], "--scenarios") == 0 && i + 1 < argc) dir = argv[++i];
   }
   const int native_trials = quick ? 200 : 2000, simgrid_trials = quick ? 10 : 60;
@@ -280,6 +287,7 @@ int main(int argc, char** argv) {
   const double catalog = bench_scenario("llama3 16k full", full, native_trials, simgrid_trials, true);
   std::printf("\nFull catalog (fabric, repair shop, maintenance) / plain 16k scenario, native, 1 core: %.2fx\n",
               catalog / plain);
+  if (native_only) return 0;
 
   // The acceptance figure: 1,000 trials of the default scenario on 2 workers, costs included.
   const Measure thousand = measured([&] {

@@ -23,7 +23,8 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   result_.fault_counts.assign(config.faults.size(), 0);
   result_.interruptions_by_class.assign(config.faults.size(), 0);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
-  recent_faults_.resize(config.faults.size());
+  recent_faults_.reserve(config.faults.size());
+  for (const auto& fc : config.faults) recent_faults_.emplace_back(fc.escalation ? fc.escalation->after : 1);
   replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
   total_replicas_ = active_replicas_ = std::max(1, config.job_nodes / replica_nodes_);
   save_us_ = config.save_us;

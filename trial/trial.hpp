@@ -24,6 +24,7 @@
 #include "policies/controller.hpp"
 #include "trial/flash_tiers.hpp"
 #include "trial/node_pool.hpp"
+#include "trial/part_history.hpp"
 #include "trial/trial_config.hpp"
 #include "trial/trial_observer.hpp"
 
@@ -215,9 +216,8 @@ class Trial {
   std::vector<std::pair<Micros, int>> straggler_checks_;  //!< (when, node)
   Rng control_rng_;  //!< precheck and step-time noise: its own stream, so policies compare on common faults
   std::vector<control::Action> actions_;
-  //! Per fault class with an escalation: its faults within the window, as (part, time), oldest first;
-  //! a part is node * 256 + GPU. Short lists, scanned: no allocation per part.
-  std::vector<std::vector<std::pair<std::int64_t, Micros>>> recent_faults_;
+  //! Per fault class (with an escalation): each part's newest `after` faults; a part is node * 256 + GPU.
+  std::vector<PartHistory> recent_faults_;
 };
 
 }  // namespace ctwin

@@ -125,16 +125,14 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   Act action = fc.action;
   Micros action_us = fc.action_us;
   if (fc.escalation) {
-    auto& recent = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())];
-    const Micros since = t - fc.escalation->within_us;
-    recent.erase(recent.begin(), std::find_if(recent.begin(), recent.end(), [since](const auto& f) { return f.second >= since; }));
     const std::int64_t part = static_cast<std::int64_t>(node) * 256 + std::max(gpu, 0);
-    recent.emplace_back(part, t);
-    const auto same_part = std::count_if(recent.begin(), recent.end(), [part](const auto& f) { return f.first == part; });
-    if (same_part >= fc.escalation->after) {
+    auto& recent = recent_faults_[static_cast<std::size_t>(&fc - config_.faults.data())];
+    Micros oldest = 0;
+    // `after` faults within the window: the oldest of the part's newest `after` is in it.
+    if (recent.add(part, t, oldest) >= fc.escalation->after && oldest >= t - fc.escalation->within_us) {
       action = fc.escalation->action;
       action_us = fc.escalation->action_us;
-      recent.erase(std::remove_if(recent.begin(), recent.end(), [part](const auto& f) { return f.first == part; }), recent.end());
+      recent.clear(part);
       emit(t, EventKind::Escalated, node, gpu, &fc);
     }
   }
