@@ -18,13 +18,13 @@ namespace {
 WorkloadSpec gpt175b(int gpus, int global_batch) {
   WorkloadSpec s;
   Workload& w = s.workload;
-  w.model = {96, 12288, 96, 0, false, 64000, 2048, 1, 1};
+  w.model = {.layers = 96, .hidden = 12288, .heads = 96, .vocab = 64000, .seq_len = 2048};
   w.layout.tp = 8;
   w.layout.pp = 8;
   w.layout.dp = gpus / 64;
   w.layout.global_batch = global_batch;
-  w.efficiency.gemm = 0.739;
-  w.efficiency.bandwidth = 0.4;
+  w.efficiency.gemm = 0.712;
+  w.efficiency.bandwidth = 0.513;
   w.gpu_peak_flops = 312e12;
   s.fabric.nodes_per_leaf = 32;
   return s;
@@ -55,7 +55,7 @@ void measure(const char* name, const WorkloadSpec& spec) {
 WorkloadSpec moe(int gpus) {
   WorkloadSpec s;
   Workload& w = s.workload;
-  w.model = {56, 6144, 48, 16384, true, 32768, 4096, 8, 2};
+  w.model = {.layers = 56, .hidden = 6144, .heads = 48, .ffn_hidden = 16384, .gated_mlp = true, .vocab = 32768, .seq_len = 4096, .experts = 8, .top_k = 2};
   w.layout.tp = 2;
   w.layout.pp = 4;
   w.layout.ep = 8;

@@ -58,14 +58,18 @@ WorkloadSpec layout_for(const WorkloadSpec& base, const Row& row) {
   return w;
 }
 
-//! A and B of the header: compute-bound time at GEMM efficiency 1, and exposed communication.
+//! A and B of the header: compute-bound time at GEMM efficiency 1, and exposed communication. The
+//! bubble holds both (the fill and drain stages communicate too), so A is read off two GEMM
+//! efficiencies: the step at 1/2 minus the step at 1.
 std::pair<double, double> parts(WorkloadSpec w, StepCache& cache) {
   w.workload.efficiency.gemm = 1;
   w.workload.efficiency.tp_overlap = 0;
   w.workload.efficiency.dp_overlap = 0;
   w.workload.efficiency.bandwidth = 1;
-  const StepBreakdown b = cache.get(w, {});
-  return {b.compute_s + b.bubble_s, b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s};
+  const double full = cache.get(w, {}).step_s;
+  w.workload.efficiency.gemm = 0.5;
+  const double compute = cache.get(w, {}).step_s - full;
+  return {compute, full - compute};
 }
 
 }  // namespace

@@ -1,12 +1,44 @@
 #include "models/workload.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 namespace ctwin {
 
 namespace {
 double ffn(const ModelShape& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden; }
 double mlp_params(const ModelShape& m) { return (m.gated_mlp ? 3.0 : 2.0) * m.hidden * ffn(m); }
-double attention_params(const ModelShape& m) { return 4.0 * m.hidden * m.hidden; }
+//! The share of a multi-head layer's key/value width that grouped-query attention keeps.
+double kv_share(const ModelShape& m) { return m.kv_heads > 0 ? static_cast<double>(m.kv_heads) / m.heads : 1.0; }
+//! Q and O are h x h; K and V are h x (h · kv_heads / heads).
+double attention_params(const ModelShape& m) { return (2.0 + 2.0 * kv_share(m)) * m.hidden * m.hidden; }
 }  // namespace
+
+int degree(const ParallelLayout& p, RankDim d) {
+  switch (d) {
+    case RankDim::Tensor: return p.tp;
+    case RankDim::Context: return p.cp;
+    case RankDim::Data: return p.dp;
+    case RankDim::Pipeline: return p.pp;
+  }
+  return 1;
+}
+
+std::vector<int> stage_layers(const Workload& w) {
+  const ParallelLayout& p = w.layout;
+  const int layers = w.model.layers;
+  if (p.pp < 1) return {};
+  if (!p.stage_layers.empty()) return p.stage_layers;
+  // Megatron's accounting: the embedding and the loss may each count as one layer of the split.
+  const int first_extra = p.embedding_as_layer ? 1 : 0, last_extra = p.loss_as_layer ? 1 : 0;
+  const int units = layers + first_extra + last_extra;
+  if (units % p.pp != 0) return {};
+  std::vector<int> out(p.pp, units / p.pp);
+  out.front() -= first_extra;
+  out.back() -= last_extra;
+  if (*std::min_element(out.begin(), out.end()) < 0) return {};
+  return out;
+}
 
 std::string check_layout(const Workload& w, int gpus_per_node) {
   const ModelShape& m = w.model;
@@ -16,8 +48,28 @@ std::string check_layout(const Workload& w, int gpus_per_node) {
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.virtual_stages < 1 || p.micro_batch < 1)
     return "every parallel degree must be at least 1";
   if (gpus_per_node % p.tp != 0) return "tp must divide the GPUs per node: tensor parallelism stays inside NVLink";
+  int inner = 1;  // the stride of a tensor group: the degrees ordered before it
+  for (RankDim d : p.rank_order) {
+    if (d == RankDim::Tensor) break;
+    inner *= degree(p, d);
+  }
+  if (gpus_per_node % (inner * p.tp) != 0)
+    return "rank_order spreads a tensor-parallel group over nodes: the degrees before tp, times tp, must divide the GPUs per node";
   if (m.heads % p.tp != 0) return "tp must divide the attention heads";
-  if (m.layers % (p.pp * p.virtual_stages) != 0) return "pp x virtual_stages must divide the layers";
+  if (m.kv_heads > 0 && m.heads % m.kv_heads != 0) return "kv_heads must divide the attention heads";
+  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0) return "tp must divide kv_heads: each tensor rank holds whole key/value heads";
+  const std::vector<int> stages = stage_layers(w);
+  if (!p.stage_layers.empty()) {
+    if (static_cast<int>(p.stage_layers.size()) != p.pp) return "stage_layers must list one count per pipeline stage (pp)";
+    if (std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0) != m.layers) return "stage_layers must add up to the layers";
+  } else if (stages.empty()) {
+    return p.embedding_as_layer || p.loss_as_layer ? "pp must divide the layers plus the embedding and loss counted as layers"
+                                                   : "pp must divide the layers (or give stage_layers)";
+  }
+  for (int n : stages) {
+    if (n < 0) return "a stage cannot hold fewer than 0 layers";
+    if (n % p.virtual_stages != 0) return "virtual_stages must divide every stage's layers";
+  }
   if (p.global_batch % (p.micro_batch * p.dp) != 0) return "micro_batch x dp must divide the global batch";
   if (m.seq_len % p.cp != 0) return "cp must divide the sequence length";
   if (m.experts % p.ep != 0 || p.dp % p.ep != 0) return "ep must divide both the experts and dp";
@@ -38,36 +90,54 @@ WorkloadCosts workload_costs(const Workload& w) {
   c.active_parameters = dense + l * mlp_params(m) * m.top_k;
   const double attention = 12 * s * h * l;  // score and value matmuls, forward + backward
   c.model_flops_per_token = 6 * c.active_parameters + attention;
-  c.hardware_flops_per_token = c.model_flops_per_token;
-  if (p.recompute == Recompute::Selective) c.hardware_flops_per_token += attention / 3;
-  if (p.recompute == Recompute::Full) c.hardware_flops_per_token += c.model_flops_per_token / 3;
+  // What the GPUs run per token: a layer's model FLOPs and its recomputation; the output layer
+  // (6·V·h) runs once, on the last stage.
+  const double layer_model = 6 * (attention_params(m) + mlp_params(m) * m.top_k) + 12 * s * h;
+  double layer_hardware = layer_model;
+  if (p.recompute == Recompute::Selective) layer_hardware += 4 * s * h;
+  if (p.recompute == Recompute::Full) layer_hardware += layer_model / 3;
+  c.hardware_flops_per_token = l * layer_hardware + 6 * logits;
   c.tokens_per_step = static_cast<double>(p.global_batch) * s;
   c.micro_batches = (p.global_batch + p.micro_batch * p.dp - 1) / (p.micro_batch * p.dp);
   const double tokens_per_micro_batch = static_cast<double>(p.micro_batch) * s;
-  const double split = static_cast<double>(p.tp) * p.pp * p.cp;
-  c.compute_per_micro_batch_s =
-      c.hardware_flops_per_token * tokens_per_micro_batch / split / (w.gpu_peak_flops * w.efficiency.gemm);
-  c.bubble_fraction = static_cast<double>(p.pp - 1) / (static_cast<double>(p.virtual_stages) * c.micro_batches);
+  const double split = static_cast<double>(p.tp) * p.cp;  // the GPUs sharing one stage's work
+  const double flop_s = w.gpu_peak_flops * w.efficiency.gemm;
+  const double layer_experts_per_gpu = m.experts > 1 ? mlp_params(m) * m.experts / (static_cast<double>(p.tp) * p.ep) : 0;
+  const double layer_params_per_gpu = attention_params(m) / p.tp + (m.experts > 1 ? layer_experts_per_gpu : mlp_params(m) / p.tp);
+  const std::vector<int> layers = stage_layers(w);
+  double largest_stage = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    StageCost st;
+    st.layers = layers[i];
+    const bool last = i + 1 == layers.size();
+    const double flops = st.layers * layer_hardware + (last ? 6 * logits : 0);
+    st.compute_s = flops * tokens_per_micro_batch / split / flop_s;
+    // The embedding on the first stage, the output layer on the last (untied).
+    st.parameters = st.layers * layer_params_per_gpu + ((i == 0 ? logits : 0) + (last ? logits : 0)) / p.tp;
+    st.expert_parameters = st.layers * layer_experts_per_gpu;
+    largest_stage = std::max(largest_stage, st.parameters);
+    c.stages.push_back(st);
+  }
   const double activation_bytes = tokens_per_micro_batch / p.cp * h * 2;  // bf16
   c.tp_bytes = p.tp > 1 ? activation_bytes : 0;
-  const int per_layer = 4 + (p.recompute == Recompute::Full ? 2 : 0);  // two in forward, two in backward
-  c.tp_collectives_per_micro_batch = p.tp > 1 ? per_layer * (m.layers / p.pp) : 0;
-  c.pp_bytes = p.pp > 1 ? activation_bytes : 0;
-  const double params_per_gpu = dense / (p.tp * p.pp) + experts / (static_cast<double>(p.tp) * p.pp * p.ep);
+  const int recomputed = p.recompute == Recompute::Full ? 1 : 0;
+  c.tp_collectives_per_layer = p.tp > 1 ? 4 + 2 * recomputed : 0;
+  c.pp_bytes = p.pp > 1 ? activation_bytes / (p.sequence_parallel ? p.tp : 1) : 0;
   // Data parallelism spans the context ranks too: they hold the same parameters.
-  c.dp_bytes = p.dp * p.cp > 1 ? params_per_gpu * w.efficiency.grad_bytes : 0;
+  c.dp_bytes = p.dp * p.cp > 1 ? largest_stage * w.efficiency.grad_bytes : 0;
   // MoE (every layer): each GPU holds 1/tp of the micro-batch's tokens (sequence parallel) and sends
   // each to its top_k experts; Megatron's dispatch and combine, again in backward.
-  const int layers_per_stage = m.layers / p.pp;
-  const int recomputed = p.recompute == Recompute::Full ? 1 : 0;
   if (p.ep > 1) {
     c.ep_bytes = activation_bytes / p.tp * m.top_k;
-    c.ep_collectives_per_micro_batch = (4 + 2 * recomputed) * layers_per_stage;
+    c.ep_collectives_per_layer = 4 + 2 * recomputed;
   }
-  // Ring attention: the local K and V chunk (of this GPU's 1/tp of the heads) goes round the ring.
+  // Context parallel: the local K and V chunk (this GPU's 1/tp of the key/value heads) reaches every
+  // other context rank once a pass.
   if (p.cp > 1) {
-    c.cp_bytes = 2 * activation_bytes / p.tp;
-    c.cp_transfers_per_micro_batch = (p.cp - 1) * (3 + recomputed) * layers_per_stage;
+    c.cp_bytes = 2 * activation_bytes / p.tp * kv_share(m);
+    c.cp_passes_per_layer = 3 + recomputed;
+    const double chunk = s / p.cp;
+    c.cp_chunk_attention_s = 4 * chunk * chunk * h * p.micro_batch / p.tp / flop_s;  // QK^T and AV, forward
   }
   return c;
 }

@@ -7,9 +7,14 @@
 //! FLOPs follow Narayanan et al. (SC'21, the Megatron-LM paper): a forward pass costs 2 FLOPs per
 //! matmul parameter per token plus 4·s·h per layer for attention scores; training is forward + 2x
 //! backward (model FLOPs: 6N + 12·s·h·l per token); full recomputation adds a forward
-//! (8N + 16·s·h·l), selective recomputation the attention part (+4·s·h·l).
+//! (8N + 16·s·h·l), selective recomputation the attention part (+4·s·h·l). Grouped-query attention
+//! (Ainslie et al., 2023) shares each key/value head among heads / kv_heads query heads: the K and V
+//! projections shrink by that factor (so N does), the score and value matmuls stay per query head,
+//! and context parallelism moves only the key/value heads.
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "models/fabric.hpp"
 
@@ -19,6 +24,7 @@ struct ModelShape {
   int layers = 0;
   int hidden = 0;
   int heads = 0;
+  int kv_heads = 0;         //!< key/value heads (grouped-query attention); 0: as many as `heads`
   int ffn_hidden = 0;       //!< 0: 4 x hidden
   bool gated_mlp = false;   //!< SwiGLU: three matrices in the MLP instead of two
   int vocab = 0;
@@ -30,6 +36,13 @@ struct ModelShape {
 
 enum class Recompute { None, Selective, Full };
 
+//! How context parallelism moves keys and values: passed round a ring, one chunk a step, each
+//! step beside the attention of the chunk in hand; or all-gathered once a pass (Llama 3).
+enum class CpAlgorithm { Ring, AllGather };
+
+//! A dimension of the rank grid. Expert parallelism is carved out of the data ranks.
+enum class RankDim { Tensor, Context, Data, Pipeline };
+
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   int virtual_stages = 1;   //!< interleaved 1F1B: model chunks per pipeline rank
@@ -37,6 +50,17 @@ struct ParallelLayout {
   int micro_batch = 1;      //!< sequences per micro-batch
   int global_batch = 1;     //!< sequences per step
   Recompute recompute = Recompute::None;
+  //! Decoder layers on each pipeline stage; empty: an even split (of layers, or of layers plus the
+  //! embedding and the loss when `embedding_as_layer` / `loss_as_layer` count them as one each).
+  std::vector<int> stage_layers;
+  bool embedding_as_layer = false;  //!< Megatron's --account-for-embedding-in-pipeline-split
+  bool loss_as_layer = false;       //!< Megatron's --account-for-loss-in-pipeline-split
+  //! Megatron's sequence parallelism: the activations outside the tensor-parallel GEMMs are split
+  //! along the sequence, so each tensor rank stores and sends between stages 1/tp of them.
+  bool sequence_parallel = false;
+  CpAlgorithm cp_algorithm = CpAlgorithm::Ring;
+  //! Fastest-varying first (Megatron-LM's default: tensor, context, data, pipeline).
+  std::array<RankDim, 4> rank_order{RankDim::Tensor, RankDim::Context, RankDim::Data, RankDim::Pipeline};
 };
 
 //! Achieved efficiencies: what the fabric model does not see.
@@ -45,7 +69,7 @@ struct Efficiency {
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
   double ep_overlap = 0;    //!< share of the expert all-to-alls hidden (e.g. behind shared-expert compute)
-  double cp_overlap = 0;    //!< share of the context-parallel K/V ring hidden behind attention compute
+  double cp_overlap = 0;    //!< achieved share of the K/V traffic the attention compute could hide
   double grad_bytes = 2;    //!< bytes per gradient element reduced (bf16: 2, fp32: 4)
   double bandwidth = 1;     //!< achieved share of the simulated collective bandwidth (NCCL, congestion)
 };
@@ -67,6 +91,14 @@ struct WorkloadSpec {
   AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring;
 };
 
+//! One pipeline stage: its layers and what one micro-batch costs it.
+struct StageCost {
+  int layers = 0;
+  double compute_s = 0;       //!< forward + backward of one micro-batch at full speed (the output layer on the last)
+  double parameters = 0;      //!< held by one of its GPUs (after tensor and expert sharding)
+  double expert_parameters = 0;  //!< the part of `parameters` in expert MLPs (replicated dp/ep times, not dp)
+};
+
 //! The per-step quantities the step model needs.
 struct WorkloadCosts {
   double parameters = 0;               //!< total
@@ -75,18 +107,24 @@ struct WorkloadCosts {
   double hardware_flops_per_token = 0; //!< with recomputation: what the GPUs do
   double tokens_per_step = 0;
   int micro_batches = 0;               //!< per pipeline, per step (the ceiling when dp does not divide the batch)
-  double compute_per_micro_batch_s = 0;  //!< one pipeline stage, forward + backward, at full speed
-  double bubble_fraction = 0;          //!< (pp - 1) / (v·m) of the compute
+  std::vector<StageCost> stages;       //!< one a pipeline stage
   double tp_bytes = 0;                 //!< one tensor-parallel all-reduce (per layer, per micro-batch)
-  int tp_collectives_per_micro_batch = 0;  //!< on one stage
-  double pp_bytes = 0;                 //!< activations sent between stages per micro-batch
-  double dp_bytes = 0;                 //!< gradients each GPU reduces per step
+  int tp_collectives_per_layer = 0;    //!< per micro-batch: two in forward, two in backward (+2 recomputed)
+  double pp_bytes = 0;                 //!< activations each tensor rank sends between stages per micro-batch
+  double dp_bytes = 0;                 //!< gradients each GPU of the largest stage reduces per step
   double ep_bytes = 0;                 //!< tokens x top_k each GPU dispatches in one all-to-all (1/ep stays home)
-  int ep_collectives_per_micro_batch = 0;  //!< dispatch and combine, forward and backward, per MoE layer
-  double cp_bytes = 0;                 //!< the K and V of one sequence chunk, passed round the context ring
-  int cp_transfers_per_micro_batch = 0;    //!< (cp - 1) ring steps forward, twice that backward, per layer
+  int ep_collectives_per_layer = 0;    //!< dispatch and combine, forward and backward (+2 recomputed)
+  double cp_bytes = 0;                 //!< the K and V of one sequence chunk (this GPU's key/value heads)
+  int cp_passes_per_layer = 0;         //!< K/V forward, again in backward, dK/dV back (+1 recomputed)
+  double cp_chunk_attention_s = 0;     //!< attention of one query chunk against one K/V chunk, one pass
   int gpus = 0;
 };
+
+//! The layout's degree along one dimension of the rank grid.
+int degree(const ParallelLayout& p, RankDim d);
+
+//! Decoder layers on each pipeline stage, as the layout places them (empty if they do not fit).
+std::vector<int> stage_layers(const Workload& w);
 
 //! Checks the layout against the shape and the cluster; "" when fine, else the reason.
 std::string check_layout(const Workload& w, int gpus_per_node);

@@ -1,8 +1,11 @@
 // The scenario's optional `workload` section (docs/scenario.md): model shape, parallel layout,
 // efficiencies and the fabric. With it, the step time is an output (sim/step_model.hpp).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "models/json_reader.hpp"
+#include "models/memory.hpp"
 
 namespace ctwin::json_reader {
 
@@ -14,6 +17,80 @@ int count(Reader& r, const json& o, const std::string& p, const char* key, bool 
 
 double share(Reader& r, const json& o, const std::string& p, const char* key, double fallback) {
   return r.probability(o, p, key).value_or(fallback);
+}
+
+//! `stage_layers` (one count a stage), or `first_stage_layers` / `last_stage_layers` with the
+//! rest split evenly over the middle stages (Megatron's --decoder-first/last-pipeline-num-layers).
+void read_stage_layers(Reader& r, const json& l, const std::string& lp, int layers, ParallelLayout& layout) {
+  if (const auto it = l.find("stage_layers"); it != l.end()) {
+    if (!it->is_array() || it->empty()) {
+      r.problem(lp + "/stage_layers", "must be a non-empty array of layer counts, one a pipeline stage");
+      return;
+    }
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& n = (*it)[i];
+      if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > 100'000) {
+        r.problem(lp + "/stage_layers/" + std::to_string(i), "must be a whole number of layers, at least 0");
+        return;
+      }
+      layout.stage_layers.push_back(n.get<int>());
+    }
+    if (l.contains("first_stage_layers") || l.contains("last_stage_layers"))
+      r.problem(lp + "/stage_layers", "give stage_layers or first_stage_layers / last_stage_layers, not both");
+    return;
+  }
+  const auto first = r.integer(l, lp, "first_stage_layers", false, 0, 100'000);
+  const auto last = r.integer(l, lp, "last_stage_layers", false, 0, 100'000);
+  if (!first && !last) return;
+  const int pp = layout.pp;
+  if (pp < 2) {
+    r.problem(lp + (first ? "/first_stage_layers" : "/last_stage_layers"), "needs pp of at least 2");
+    return;
+  }
+  const int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const int rest = layers - static_cast<int>(first.value_or(0)) - static_cast<int>(last.value_or(0));
+  if (rest < 0 || (middle_stages == 0 ? rest != 0 : rest % middle_stages != 0)) {
+    r.problem(lp, "the layers left after the first and last stages (" + std::to_string(rest) + ") must split evenly over the other " +
+                      std::to_string(middle_stages) + " stages");
+    return;
+  }
+  layout.stage_layers.assign(pp, middle_stages > 0 ? rest / middle_stages : 0);
+  if (first) layout.stage_layers.front() = static_cast<int>(*first);
+  if (last) layout.stage_layers.back() = static_cast<int>(*last);
+}
+
+//! "tp-cp-dp-pp" (fastest first); "ep" may stand just before "dp", as in Megatron's "tp-cp-ep-dp-pp".
+void read_rank_order(Reader& r, const json& l, const std::string& lp, ParallelLayout& layout) {
+  const auto text = r.string(l, lp, "rank_order", false);
+  if (!text) return;
+  std::vector<RankDim> order;
+  std::string token, previous;
+  bool ok = true;
+  auto take = [&](const std::string& t) {
+    if (t == "tp") order.push_back(RankDim::Tensor);
+    else if (t == "cp") order.push_back(RankDim::Context);
+    else if (t == "dp") order.push_back(RankDim::Data);
+    else if (t == "pp") order.push_back(RankDim::Pipeline);
+    else if (t != "ep") ok = false;
+    if (previous == "ep" && t != "dp") ok = false;
+    previous = t;
+  };
+  for (char ch : *text + "-") {
+    if (ch != '-') {
+      token += ch;
+      continue;
+    }
+    take(token);
+    token.clear();
+  }
+  std::vector<RankDim> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<RankDim> all{RankDim::Tensor, RankDim::Context, RankDim::Data, RankDim::Pipeline};
+  if (!ok || sorted != all) {
+    r.problem(lp + "/rank_order", "must order tp, cp, dp and pp once each, fastest first, e.g. \"tp-cp-dp-pp\" (\"ep\" only just before \"dp\")");
+    return;
+  }
+  std::copy(order.begin(), order.end(), layout.rank_order.begin());
 }
 
 }  // namespace
@@ -28,10 +105,13 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   w.gpu_peak_flops = s.cluster.gpu_peak_bf16_flops;
   if (const json* m = r.object(*wl, p, "model", true)) {
     const std::string mp = p + "/model";
-    r.allow_only(*m, mp, {"layers", "hidden", "heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len", "experts", "top_k", "source"});
+    r.allow_only(*m, mp, {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len", "experts", "top_k", "source"});
     w.model.layers = count(r, *m, mp, "layers", true, 1);
     w.model.hidden = count(r, *m, mp, "hidden", true, 1);
     w.model.heads = count(r, *m, mp, "heads", true, 1);
+    w.model.kv_heads = count(r, *m, mp, "kv_heads", false, 0);
+    if (w.model.kv_heads > 0 && w.model.heads > 0 && w.model.heads % w.model.kv_heads != 0)
+      r.problem(mp + "/kv_heads", "must divide heads (" + std::to_string(w.model.heads) + "): each key/value head serves a whole group of query heads");
     w.model.ffn_hidden = count(r, *m, mp, "ffn_hidden", false, 0);
     w.model.gated_mlp = r.boolean(*m, mp, "gated_mlp").value_or(false);
     w.model.vocab = count(r, *m, mp, "vocab", true, 1);
@@ -41,7 +121,9 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* l = r.object(*wl, p, "parallel", true)) {
     const std::string lp = p + "/parallel";
-    r.allow_only(*l, lp, {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "zero_stage", "micro_batch", "global_batch", "recompute"});
+    r.allow_only(*l, lp, {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "zero_stage", "micro_batch", "global_batch", "recompute",
+                         "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_as_layer", "loss_as_layer",
+                         "sequence_parallel", "cp_algorithm", "rank_order"});
     ParallelLayout& layout = w.layout;
     layout.tp = count(r, *l, lp, "tp", false, 1);
     layout.pp = count(r, *l, lp, "pp", false, 1);
@@ -60,6 +142,16 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
     layout.recompute = choose<Recompute>(r, *l, lp, "recompute", false,
                                          {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}})
                            .value_or(Recompute::None);
+    read_stage_layers(r, *l, lp, w.model.layers, layout);
+    layout.embedding_as_layer = r.boolean(*l, lp, "embedding_as_layer").value_or(false);
+    layout.loss_as_layer = r.boolean(*l, lp, "loss_as_layer").value_or(false);
+    if (!layout.stage_layers.empty() && (layout.embedding_as_layer || layout.loss_as_layer))
+      r.problem(lp + "/stage_layers", "explicit stage sizes already place the embedding and the loss: drop embedding_as_layer / loss_as_layer");
+    layout.sequence_parallel = r.boolean(*l, lp, "sequence_parallel").value_or(false);
+    layout.cp_algorithm = choose<CpAlgorithm>(r, *l, lp, "cp_algorithm", false,
+                                              {{"ring", CpAlgorithm::Ring}, {"all_gather", CpAlgorithm::AllGather}})
+                              .value_or(CpAlgorithm::Ring);
+    read_rank_order(r, *l, lp, layout);
   }
   if (const json* e = r.object(*wl, p, "efficiency", true)) {
     const std::string ep = p + "/efficiency";
@@ -100,8 +192,10 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
                                                   {"tree", AllReduceAlgorithm::Tree},
                                                   {"hierarchical", AllReduceAlgorithm::Hierarchical}})
                          .value_or(AllReduceAlgorithm::Ring);
-  if (r.problems.empty())
+  if (r.problems.empty()) {
     if (const std::string why = check_layout(w, s.cluster.gpus_per_node); !why.empty()) r.problem(p + "/parallel", why);
+    else if (const std::string full = check_memory(w, s.cluster.gpu_memory_bytes); !full.empty()) r.problem(p + "/parallel", full);
+  }
   // Shrinking drops whole elastic replicas: each must hold whole data-parallel replicas (and whole
   // expert-parallel groups), or the step model has no layout for the narrower job.
   if (r.problems.empty() && s.elastic.shrink) {

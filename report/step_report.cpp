@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/memory.hpp"
+
 namespace ctwin {
 
 namespace {
@@ -45,6 +47,18 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     if (l.cp > 1) out << ", one K/V ring step " << seconds_text(b.cp_transfer_s);
     out << "\n";
   }
+  const MemoryUse mem = memory_per_gpu(s.workload->workload);
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "\n  memory per GPU   %.1f GiB on stage %d: weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f",
+                mem.total() / (1 << 30), mem.stage, mem.weights / (1 << 30), mem.gradients / (1 << 30), mem.optimizer / (1 << 30),
+                mem.activations / (1 << 30));
+  out << line;
+  if (s.cluster.gpu_memory_bytes > 0) {
+    std::snprintf(line, sizeof line, " (of %.1f GiB)", s.cluster.gpu_memory_bytes / (1 << 30));
+    out << line;
+  }
+  out << "\n";
   return out.str();
 }
 
@@ -58,6 +72,10 @@ std::string step_json(const Scenario& s, const StepBreakdown& b) {
                            {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
                                               {"dp_gradients", b.dp_collective_s}, {"ep_all_to_all", b.ep_collective_s},
                                               {"cp_ring_step", b.cp_transfer_s}}}};
+  const MemoryUse mem = memory_per_gpu(s.workload->workload);
+  j["memory_per_gpu_bytes"] = {{"stage", mem.stage},         {"weights", mem.weights},         {"gradients", mem.gradients},
+                               {"optimizer", mem.optimizer}, {"activations", mem.activations}, {"total", mem.total()}};
+  if (s.cluster.gpu_memory_bytes > 0) j["gpu_memory_bytes"] = s.cluster.gpu_memory_bytes;
   return j.dump(2) + "\n";
 }
 

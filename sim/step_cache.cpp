@@ -18,7 +18,7 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kStepModelVersion = 2;  //!< bump when the step model's answers change
+constexpr int kStepModelVersion = 3;  //!< bump when the step model's answers change
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"step_s", b.step_s},           {"compute_s", b.compute_s},     {"bubble_s", b.bubble_s},
@@ -60,10 +60,15 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
   const auto& f = spec.fabric;
   std::ostringstream out;
   out.precision(17);
-  out << "v" << kStepModelVersion << " model " << m.layers << ' ' << m.hidden << ' ' << m.heads << ' ' << m.ffn_hidden << ' '
+  out << "v" << kStepModelVersion << " model " << m.layers << ' ' << m.hidden << ' ' << m.heads << ' ' << m.kv_heads << ' ' << m.ffn_hidden << ' '
       << m.gated_mlp << ' ' << m.vocab << ' ' << m.seq_len << ' ' << m.experts << ' ' << m.top_k << " layout " << l.tp << ' '
       << l.pp << ' ' << l.dp << ' ' << l.cp << ' ' << l.ep << ' ' << l.virtual_stages << ' ' << l.zero_stage << ' '
-      << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << " eff " << e.gemm << ' '
+      << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << ' ' << l.embedding_as_layer << ' '
+      << l.loss_as_layer << ' ' << l.sequence_parallel << ' ' << static_cast<int>(l.cp_algorithm) << " order";
+  for (RankDim d : l.rank_order) out << ' ' << static_cast<int>(d);
+  out << " stages";
+  for (int n : l.stage_layers) out << ' ' << n;
+  out << " eff " << e.gemm << ' '
       << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)

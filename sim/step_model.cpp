@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 namespace ctwin {
 
@@ -36,11 +37,42 @@ PhaseResult plus(PhaseResult a, const PhaseResult& b) {
   return a;
 }
 
-//! Global GPU id of a rank in Megatron-LM's order: tensor fastest, then context, data, pipeline.
+//! A rank's place in the grid.
+struct Coords {
+  int tensor = 0, context = 0, data = 0, stage = 0;
+};
+
+//! Global GPU ids in the layout's rank order (Megatron-LM's by default: tensor fastest, then
+//! context, data, pipeline), packed onto nodes in order.
 struct Ranks {
   const ParallelLayout& p;
-  int dp;
-  int gpu(int stage, int data, int context, int tensor) const { return ((stage * dp + data) * p.cp + context) * p.tp + tensor; }
+  int degree(RankDim d) const { return ctwin::degree(p, d); }
+  static int& at(Coords& c, RankDim d) {
+    switch (d) {
+      case RankDim::Tensor: return c.tensor;
+      case RankDim::Context: return c.context;
+      case RankDim::Data: return c.data;
+      case RankDim::Pipeline: break;
+    }
+    return c.stage;
+  }
+  int gpu(int stage, int data, int context, int tensor) const {
+    Coords c{tensor, context, data, stage};
+    int id = 0, stride = 1;
+    for (RankDim d : p.rank_order) {
+      id += at(c, d) * stride;
+      stride *= degree(d);
+    }
+    return id;
+  }
+  Coords coords(int gpu) const {
+    Coords c;
+    for (RankDim d : p.rank_order) {
+      at(c, d) = gpu % degree(d);
+      gpu /= degree(d);
+    }
+    return c;
+  }
 };
 
 }  // namespace
@@ -126,22 +158,25 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
                                  AllReduceAlgorithm dp_algorithm) {
   const WorkloadCosts c = workload_costs(w);
   const ParallelLayout& p = w.layout;
-  const Ranks ranks{p, p.dp};
+  const Ranks ranks{p};
   const double share = w.efficiency.bandwidth;
   Collectives out;
   auto take = [&](const PhaseResult& r) {
     out.hung |= r.hung;
     return r.seconds / share;
   };
-  // Tensor parallel: node 0's group and every group with a degraded NVLink port.
+  // Tensor parallel: the first group and every group with a degraded NVLink port.
   if (c.tp_bytes > 0) {
-    std::set<int> chosen{0};
+    std::set<std::tuple<int, int, int>> chosen{{0, 0, 0}};
     for (const auto& [gpu, factor] : state.fabric.nvlink_factor)
-      if (factor != 1.0 && gpu < c.gpus) chosen.insert(gpu / p.tp);
+      if (factor != 1.0 && gpu < c.gpus) {
+        const Coords at = ranks.coords(gpu);
+        chosen.insert({at.stage, at.data, at.context});
+      }
     std::vector<std::vector<int>> groups;
-    for (int first : chosen) {
+    for (const auto& [stage, data, context] : chosen) {
       groups.emplace_back();
-      for (int t = 0; t < p.tp; ++t) groups.back().push_back(first * p.tp + t);
+      for (int t = 0; t < p.tp; ++t) groups.back().push_back(ranks.gpu(stage, data, context, t));
     }
     out.tp_s = take(ring_all_reduce(fabric, state.fabric, groups, c.tp_bytes, state.timeout_s));
   }
@@ -150,7 +185,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
   // whose rails hold a degraded port; the others run as rank 0 does.
   std::set<int> tensor_ranks{0};
   for (const auto& [gpu, factor] : state.fabric.nic_factor)
-    if (factor != 1.0 && gpu < c.gpus) tensor_ranks.insert(gpu % p.tp);
+    if (factor != 1.0 && gpu < c.gpus) tensor_ranks.insert(ranks.coords(gpu).tensor);
   // Pipeline: every stage boundary sends at once.
   if (c.pp_bytes > 0) {
     std::vector<Flow> flows;
@@ -204,22 +239,44 @@ StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slow
   const ParallelLayout& p = w.layout;
   const Efficiency& e = w.efficiency;
   const double m = c.micro_batches;
+  const double speed = std::max(slowest, 1e-9);
   StepBreakdown b;
   b.gpus = c.gpus;
-  const double micro_batch_s = c.compute_per_micro_batch_s / std::max(slowest, 1e-9);
-  b.compute_s = micro_batch_s * m;
-  b.bubble_s = micro_batch_s * (p.pp - 1) / p.virtual_stages;
   b.tp_collective_s = k.tp_s;
   b.pp_transfer_s = k.pp_s;
   b.dp_collective_s = k.dp_s;
   b.ep_collective_s = k.ep_s;
   b.cp_transfer_s = k.cp_s;
-  b.tp_exposed_s = k.tp_s * c.tp_collectives_per_micro_batch * m * (1 - e.tp_overlap);
+  // Exposed K/V traffic of one layer and micro-batch. A ring step hides behind the attention of the
+  // chunk in hand; an all-gather (cp - 1 ring phases) behind the attention of the whole pass.
+  double cp_layer_s = 0;
+  if (c.cp_passes_per_layer > 0) {
+    const double steps = p.cp - 1, chunk = c.cp_chunk_attention_s / speed;
+    const double pass = p.cp_algorithm == CpAlgorithm::Ring ? steps * (k.cp_s - e.cp_overlap * std::min(k.cp_s, chunk))
+                                                            : steps * k.cp_s - e.cp_overlap * std::min(steps * k.cp_s, p.cp * chunk);
+    cp_layer_s = pass * c.cp_passes_per_layer;
+  }
+  const double tp_layer_s = k.tp_s * c.tp_collectives_per_layer * (1 - e.tp_overlap);
+  const double ep_layer_s = k.ep_s * c.ep_collectives_per_layer * (1 - e.ep_overlap);
+  // 1F1B over uneven stages: the slowest stage paces the steady state; the others' time for one
+  // micro-batch is the fill and drain (divided by the virtual stages when interleaved).
+  std::size_t critical = 0;
+  double total = 0, critical_s = -1;
+  for (std::size_t i = 0; i < c.stages.size(); ++i) {
+    const StageCost& st = c.stages[i];
+    const double stage_s = st.compute_s / speed + st.layers * (tp_layer_s + ep_layer_s + cp_layer_s);
+    total += stage_s;
+    if (stage_s > critical_s) critical_s = stage_s, critical = i;
+  }
+  const StageCost& slowest_stage = c.stages[critical];
+  b.compute_s = slowest_stage.compute_s / speed * m;
+  b.tp_exposed_s = slowest_stage.layers * tp_layer_s * m;
+  b.ep_exposed_s = slowest_stage.layers * ep_layer_s * m;
+  b.cp_exposed_s = slowest_stage.layers * cp_layer_s * m;
+  b.bubble_s = (total - critical_s) / p.virtual_stages;
   // Forward activations and backward gradients on the critical path of fill, steady state and drain.
   if (p.pp > 1) b.pp_exposed_s = 2.0 * k.pp_s * (m * p.virtual_stages + p.pp - 1) * (1 - e.tp_overlap);
   b.dp_exposed_s = k.dp_s * (1 - e.dp_overlap);
-  b.ep_exposed_s = k.ep_s * c.ep_collectives_per_micro_batch * m * (1 - e.ep_overlap);
-  b.cp_exposed_s = k.cp_s * c.cp_transfers_per_micro_batch * m * (1 - e.cp_overlap);
   b.hung = k.hung;
   b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s;
   if (b.hung) b.step_s = timeout_s;

@@ -17,7 +17,7 @@ constexpr Micros s = kMicrosPerSecond;
 
 //! 128 GPUs as tensor-parallel groups of 8 in 4 pipeline stages.
 nlohmann::json small_workload() {
-  return {{"model", {{"layers", 8}, {"hidden", 1024}, {"heads", 8}, {"vocab", 32000}, {"seq_len", 2048}}},
+  return {{"model", {{"layers", 8}, {"hidden", 4096}, {"heads", 32}, {"vocab", 32000}, {"seq_len", 2048}}},
           {"parallel", {{"tp", 8}, {"pp", 4}, {"global_batch", 16}}},
           {"efficiency", {{"gemm", 0.5}}},
           {"fabric", {{"nvlink", "300GB/s"}, {"nic", "200Gbps"}}}};

@@ -35,7 +35,11 @@ TEST_CASE("model FLOPs per token follow Megatron-LM's formula, and MegaScale's M
   // MegaScale Table 2, Megatron-LM at 256 GPUs: 40.0 s per step is 53.0% MFU.
   CHECK(c.model_flops_per_token * c.tokens_per_step / (40.0 * 256 * 312e12) == Approx(0.530).epsilon(0.01));
   CHECK(c.micro_batches == 192);
-  CHECK(c.bubble_fraction == Approx(7.0 / 192));
+  REQUIRE(c.stages.size() == 8);
+  CHECK(c.stages.front().layers == 12);
+  // The output layer (6·V·h a token) runs on the last stage only.
+  CHECK(c.stages.back().compute_s / c.stages.front().compute_s ==
+        Approx(1 + 6.0 * 64000 * 12288 / ((c.hardware_flops_per_token - 6.0 * 64000 * 12288) / 8)));
   CHECK(check_layout(gpt175b(256, 768), 8).empty());
   Workload bad = gpt175b(256, 768);
   bad.layout.tp = 3;

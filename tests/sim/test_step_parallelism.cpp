@@ -47,13 +47,13 @@ TEST_CASE("an expert-parallel all-to-all sends (ep-1)/ep of the routed tokens th
   REQUIRE(check_layout(w, 1).empty());
   const WorkloadCosts c = workload_costs(w);
   CHECK(c.ep_bytes == Approx(4096.0 * 4096 * 2 * 2));  // tokens x hidden x bf16 x top_k
-  CHECK(c.ep_collectives_per_micro_batch == 4 * 4);
+  CHECK(c.ep_collectives_per_layer == 4);  // dispatch and combine, forward and backward
   const CommFabricSpec f = one_gpu_nodes();
   const Collectives k = simulate_collectives(w, f, {}, AllReduceAlgorithm::Ring);
   REQUIRE_FALSE(k.hung);
   CHECK(k.ep_s == Approx(7.0 / 8 * c.ep_bytes / f.nic_bytes_per_s + 2 * f.nic_latency_s).epsilon(0.02));
   const StepBreakdown b = step_time(w, f, {});
-  CHECK(b.ep_exposed_s == Approx(k.ep_s * c.ep_collectives_per_micro_batch * c.micro_batches));
+  CHECK(b.ep_exposed_s == Approx(k.ep_s * c.ep_collectives_per_layer * w.model.layers * c.micro_batches));
   // A dead NIC in the expert group hangs the all-to-all, as NCCL would.
   StepState cut;
   cut.fabric.nic_factor[5] = 0;
@@ -68,7 +68,7 @@ TEST_CASE("a context-parallel ring passes K/V chunks, and gradients reduce over 
   REQUIRE(check_layout(w, 1).empty());
   const WorkloadCosts c = workload_costs(w);
   CHECK(c.cp_bytes == Approx(2.0 * 4096 / 4 * 4096 * 2));  // K and V of a quarter of the sequence
-  CHECK(c.cp_transfers_per_micro_batch == 3 * 3 * 4);     // (cp-1) steps, forward + 2 backward, 4 layers
+  CHECK(c.cp_passes_per_layer == 3);                      // K/V forward, again backward, dK/dV back
   const CommFabricSpec f = one_gpu_nodes();
   const Collectives k = simulate_collectives(w, f, {}, AllReduceAlgorithm::Ring);
   CHECK(k.cp_s == Approx(c.cp_bytes / f.nic_bytes_per_s + 2 * f.nic_latency_s).epsilon(0.02));
@@ -77,9 +77,19 @@ TEST_CASE("a context-parallel ring passes K/V chunks, and gradients reduce over 
   const StepBreakdown b = step_time(w, f, {});
   CHECK(b.step_s == Approx(b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s +
                            b.cp_exposed_s));
+  // Unhidden: (cp - 1) steps a pass, 3 passes a layer, 4 layers, each micro-batch.
+  CHECK(b.cp_exposed_s == Approx(k.cp_s * 3 * 3 * 4 * c.micro_batches));
+  // A ring step hides behind the attention of the chunk in hand (4 (s/cp)^2 h FLOPs forward), and no more.
+  const double chunk_s = 4.0 * 1024 * 1024 * 4096 / (989e12 * 0.5);
+  CHECK(c.cp_chunk_attention_s == Approx(chunk_s));
+  REQUIRE(chunk_s < k.cp_s);
   Workload hidden = w;
   hidden.efficiency.cp_overlap = 1;
-  CHECK(step_time(hidden, f, {}).cp_exposed_s == 0);
+  CHECK(step_time(hidden, f, {}).cp_exposed_s == Approx((k.cp_s - chunk_s) * 3 * 3 * 4 * c.micro_batches));
+  // All-gathered once a pass, the same traffic hides behind the whole pass's attention (cp chunks).
+  Workload gathered = hidden;
+  gathered.layout.cp_algorithm = CpAlgorithm::AllGather;
+  CHECK(step_time(gathered, f, {}).cp_exposed_s == Approx((3 * k.cp_s - 4 * chunk_s) * 3 * 4 * c.micro_batches));
 }
 
 TEST_CASE("a spine's lost bandwidth slows collectives that cross leaves, as the uplinks' bottleneck predicts",
@@ -158,4 +168,31 @@ TEST_CASE("both drivers run a shrinking MoE job at the step model's speeds, and 
     shrunk += t.ledger[Category::Shrunk];
   }
   CHECK(shrunk > 0);
+}
+
+TEST_CASE("grouped-query attention shrinks the K/V projections and the context-parallel ring, not the scores", "[step][collectives]") {
+  Workload mha = small_model();
+  mha.layout.cp = 4;
+  mha.layout.dp = 2;
+  mha.layout.global_batch = 2;
+  Workload gqa = mha;
+  gqa.model.kv_heads = 8;  // four query heads a key/value head
+  REQUIRE(check_layout(gqa, 1).empty());
+  const WorkloadCosts a = workload_costs(mha), g = workload_costs(gqa);
+  const double h = 4096, l = 4;
+  // K and V go from h x h to h x h/4: 1.5 h^2 fewer parameters a layer.
+  CHECK(a.parameters - g.parameters == Approx(1.5 * h * h * l));
+  // Model FLOPs lose 6 x those; the attention scores (12 s h l) stay.
+  CHECK(a.model_flops_per_token - g.model_flops_per_token == Approx(6 * 1.5 * h * h * l));
+  CHECK(g.cp_bytes == Approx(a.cp_bytes / 4));
+  const CommFabricSpec f = one_gpu_nodes();
+  CHECK(step_time(gqa, f, {}).cp_exposed_s < step_time(mha, f, {}).cp_exposed_s);
+  // Whole key/value heads on each tensor rank.
+  Workload split = gqa;
+  split.model.kv_heads = 2;
+  split.layout.tp = 4;
+  split.layout.dp = 1;
+  split.layout.cp = 2;
+  split.layout.global_batch = 1;
+  CHECK(check_layout(split, 4).find("tp must divide kv_heads") != std::string::npos);
 }

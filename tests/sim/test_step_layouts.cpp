@@ -1,0 +1,123 @@
+// The layouts of today's largest dense runs: uneven pipeline stages with the embedding and the
+// output layer on their own stages, sequence-parallel stage sends, and the order of the rank grid.
+#include <catch2/catch.hpp>
+
+#include "models/workload.hpp"
+#include "sim/step_model.hpp"
+#include "support/step_fixtures.hpp"
+
+using namespace ctwin;
+using namespace ctwin::test;
+
+namespace {
+
+//! Llama 3 405B's shape (126 layers, GQA with 8 key/value heads) on TP 8 x PP 16.
+Workload llama405b() {
+  Workload w;
+  w.model = {.layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .ffn_hidden = 53248, .gated_mlp = true,
+             .vocab = 128256, .seq_len = 8192};
+  w.layout.tp = 8;
+  w.layout.pp = 16;
+  w.layout.dp = 2;
+  w.layout.micro_batch = 1;
+  w.layout.global_batch = 32;
+  w.efficiency.gemm = 0.5;
+  w.gpu_peak_flops = 989e12;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("126 layers on 16 stages: refused evenly, placed with lighter first and last stages", "[step][layout]") {
+  Workload w = llama405b();
+  CHECK(check_layout(w, 8).find("pp must divide the layers") != std::string::npos);
+  // Llama 3: one layer fewer on the first and the last stage, which hold the embedding and the output layer.
+  w.layout.stage_layers.assign(16, 8);
+  w.layout.stage_layers.front() = 7;
+  w.layout.stage_layers.back() = 7;
+  REQUIRE(check_layout(w, 8).empty());
+  const WorkloadCosts c = workload_costs(w);
+  REQUIRE(c.stages.size() == 16);
+  const double per_layer = c.stages[1].compute_s / 8;
+  CHECK(c.stages.front().compute_s == Approx(7 * per_layer));
+  // The last stage's output layer: 6·V·h FLOPs a token against a layer's.
+  const double output = c.stages.back().compute_s - 7 * per_layer;
+  CHECK(output > 0.5 * per_layer);  // 6·V·h = 12.6 GFLOP against a layer's 20.7
+  CHECK(output < 0.7 * per_layer);
+  // The embedding and the output layer add V·h/tp parameters to the first and the last stage.
+  CHECK(c.stages.front().parameters - 7.0 / 8 * c.stages[1].parameters == Approx(128256.0 * 16384 / 8));
+  // Megatron's accounting counts them as one layer each: 126 + 2 = 128 = 16 x 8.
+  Workload counted = llama405b();
+  counted.layout.embedding_as_layer = true;
+  counted.layout.loss_as_layer = true;
+  REQUIRE(check_layout(counted, 8).empty());
+  CHECK(stage_layers(counted) == w.layout.stage_layers);
+  Workload bad = w;
+  bad.layout.stage_layers.back() = 8;
+  CHECK(check_layout(bad, 8).find("add up to the layers") != std::string::npos);
+}
+
+TEST_CASE("with uneven stages the slowest stage paces the step and the others make the bubble", "[step][layout]") {
+  const CommFabricSpec f = a100_fabric();
+  Workload even = gpt175b(256, 768);
+  Workload uneven = even;
+  uneven.layout.stage_layers = {11, 12, 12, 12, 12, 12, 12, 13};
+  REQUIRE(check_layout(uneven, 8).empty());
+  const StepBreakdown a = step_time(even, f, {}), b = step_time(uneven, f, {});
+  const WorkloadCosts c = workload_costs(uneven);
+  // The 13-layer stage carries the output layer too: it sets the steady state.
+  CHECK(b.compute_s == Approx(c.stages.back().compute_s * c.micro_batches));
+  CHECK(b.step_s > a.step_s);
+  CHECK(b.step_s == Approx(b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s));
+  // The bubble is one micro-batch of every other stage, communication included.
+  double others = 0;
+  for (std::size_t i = 0; i + 1 < c.stages.size(); ++i) others += c.stages[i].compute_s + c.stages[i].layers * b.tp_exposed_s / (13 * c.micro_batches);
+  CHECK(b.bubble_s == Approx(others));
+}
+
+TEST_CASE("sequence-parallel stage sends move 1/tp of the activation from each tensor rank", "[step][layout]") {
+  const CommFabricSpec f = a100_fabric();
+  Workload full = gpt175b(256, 768);
+  Workload sp = full;
+  sp.layout.sequence_parallel = true;
+  const WorkloadCosts a = workload_costs(full), b = workload_costs(sp);
+  CHECK(b.pp_bytes == Approx(a.pp_bytes / 8));
+  const Collectives ka = simulate_collectives(full, f, {}, AllReduceAlgorithm::Ring);
+  const Collectives kb = simulate_collectives(sp, f, {}, AllReduceAlgorithm::Ring);
+  // Each GPU's NIC carries its own tensor rank's share: an eighth of the bandwidth term.
+  CHECK(kb.pp_s - f.nic_latency_s * 2 == Approx((ka.pp_s - f.nic_latency_s * 2) / 8).epsilon(0.05));
+}
+
+TEST_CASE("the rank order decides which groups share a node", "[step][layout]") {
+  // TP 2 x DP 4 on nodes of 4 GPUs. Megatron's order puts two tensor groups of the same stage in a
+  // node; data-fastest keeps the tensor pairs apart, and the DP ring runs on NVLink instead.
+  CommFabricSpec f = a100_fabric();
+  f.gpus_per_node = 4;
+  Workload w = gpt175b(8, 8);
+  w.layout.tp = 1;
+  w.layout.pp = 2;
+  w.layout.dp = 4;
+  w.model.layers = 8;
+  w.layout.global_batch = 8;
+  REQUIRE(check_layout(w, 4).empty());
+  Workload data_first = w;
+  data_first.layout.rank_order = {RankDim::Data, RankDim::Tensor, RankDim::Context, RankDim::Pipeline};
+  Workload stage_first = w;
+  stage_first.layout.rank_order = {RankDim::Tensor, RankDim::Pipeline, RankDim::Context, RankDim::Data};
+  REQUIRE(check_layout(data_first, 4).empty());
+  const Collectives megatron = simulate_collectives(w, f, {}, AllReduceAlgorithm::Ring);
+  const Collectives stage = simulate_collectives(stage_first, f, {}, AllReduceAlgorithm::Ring);
+  // Megatron's order (tensor, context, data, pipeline): a stage's 4 data ranks fill one node, the
+  // pipeline crosses nodes. Pipeline-before-data: the stage pairs share a node, the DP ring crosses.
+  CHECK(megatron.dp_s < stage.dp_s / 3);
+  CHECK(stage.pp_s < megatron.pp_s / 3);
+  // A tensor group spread over nodes is refused.
+  Workload spread = gpt175b(16, 16);
+  spread.layout.tp = 2;
+  spread.layout.pp = 1;
+  spread.layout.dp = 8;
+  spread.model.layers = 8;
+  spread.layout.global_batch = 16;
+  spread.layout.rank_order = {RankDim::Data, RankDim::Tensor, RankDim::Context, RankDim::Pipeline};
+  CHECK(check_layout(spread, 4).find("spreads a tensor-parallel group") != std::string::npos);
+}
