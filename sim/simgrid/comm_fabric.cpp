@@ -107,8 +107,9 @@ class PhaseFabric {
   std::vector<sg4::LinkInRoute> route(sg4::NetZone* zone, int a, int b) {
     if (node_of(a) == node_of(b)) return {{nvlink(zone, a), Direction::UP}, {nvlink(zone, b), Direction::DOWN}};
     std::vector<sg4::LinkInRoute> links{{nic(zone, a), Direction::UP}};
-    // Same rail, same leaf: one switch hop. Otherwise up through the spines and down again.
-    if (rail_of(a) != rail_of(b) || leaf_of(a) != leaf_of(b)) {
+    // Same rail, same leaf: one switch hop. Otherwise up through the spines and down again (with
+    // no spine layer, as build_rail_leaves routes it: port to port).
+    if (spec_.nodes_per_leaf > 0 && (rail_of(a) != rail_of(b) || leaf_of(a) != leaf_of(b))) {
       links.push_back({uplink(zone, leaf_of(a), rail_of(a)), Direction::UP});
       links.push_back({uplink(zone, leaf_of(b), rail_of(b)), Direction::DOWN});
     }
@@ -133,10 +134,11 @@ class PhaseFabric {
 
 PhaseResult simulate_phase(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& all_flows,
                            double timeout_s) {
-  std::vector<Flow> flows;  // a GPU sending to itself moves nothing
+  std::vector<Flow> moving;  // a GPU sending to itself moves nothing
   for (const Flow& f : all_flows)
-    if (f.src != f.dst) flows.push_back(f);
-  if (flows.empty()) return {};
+    if (f.src != f.dst) moving.push_back(f);
+  if (moving.empty()) return {};
+  const std::vector<Flow> flows = representative_flows(fabric, state, moving);
   const std::string answer = run_in_child(
       [&](int fd) {
         init_simgrid_engine();

@@ -25,7 +25,16 @@ struct PhaseResult {
   bool hung = false;   //!< a flow crossed a dead port: NCCL would hang until its watchdog fires
 };
 
-//! Runs the flows at once on the fabric (in a forked SimGrid process) and times them.
+//! The flows worth simulating: one component of each shape. Flows that share a link direction
+//! form a component; components share nothing (split-duplex links, a non-blocking core above the
+//! uplinks), so the phase ends when its slowest component does. Components with the same shape
+//! (each flow's bytes, and its hops' kinds, bandwidth factors and number of sharing flows) are
+//! taken to finish together: in a ring phase each flow is its own component, in an all-to-all
+//! each leaf's groups are one, so a 16k-GPU phase shrinks to a handful of flows.
+std::vector<Flow> representative_flows(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& flows);
+
+//! Runs the flows at once on the fabric (in a forked SimGrid process) and times them, one
+//! component of each shape (representative_flows).
 PhaseResult simulate_phase(const CommFabricSpec& fabric, const FabricState& state, const std::vector<Flow>& flows,
                            double timeout_s);
 
