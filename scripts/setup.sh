@@ -20,6 +20,7 @@ packages=(
   python3                       # scripts/convert_public_traces.py
   clang libclang-rt-14-dev      # the fuzzers of tests/fuzz (libFuzzer, ASan, UBSan)
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-numpy  # notebooks/, run headless by the tests
+  python3-pandas                # Calculon imports it: bench/calculon_crosscheck.py runs Calculon as a reference
   libcpp-httplib-dev            # live master <-> agent transport (HTTP/1.1 + JSON; README "Dependencies")
   prometheus-cpp-dev            # live metrics (counters, gauges, the /metrics exposer)
   prometheus                    # promtool: the tests check the metrics' text format
