@@ -118,6 +118,7 @@ struct Cluster {
   int gpus_per_node = 8;
   std::string gpu_model;
   double gpu_peak_bf16_flops = 0;
+  double gpu_peak_fp8_flops = 0;  //!< 0: not given (twice the bf16 peak, as on Hopper)
   double gpu_memory_bytes = 0;  //!< 0: not given (a workload's memory is then reported, not checked)
   int spare_nodes = 0;
   StorageSystem storage;

@@ -89,9 +89,10 @@ void read_cluster(Reader& r, const json& root, Scenario& s) {
   s.cluster.spare_nodes = static_cast<int>(r.integer(*c, p, "spare_nodes", false, 0, 1'000'000).value_or(0));
   if (const json* g = r.object(*c, p, "gpu", true)) {
     const std::string gp = p + "/gpu";
-    r.allow_only(*g, gp, {"model", "peak_bf16", "memory", "source"});
+    r.allow_only(*g, gp, {"model", "peak_bf16", "peak_fp8", "memory", "source"});
     s.cluster.gpu_model = r.string(*g, gp, "model", true).value_or("");
     s.cluster.gpu_peak_bf16_flops = r.positive_unit(*g, gp, "peak_bf16", true, parse_flops, "989TFLOP/s").value_or(0);
+    s.cluster.gpu_peak_fp8_flops = r.positive_unit(*g, gp, "peak_fp8", false, parse_flops, "1979TFLOP/s").value_or(0);
     s.cluster.gpu_memory_bytes = r.positive_unit(*g, gp, "memory", false, parse_bytes, "80GiB").value_or(0);
     r.string(*g, gp, "source", false);
   }

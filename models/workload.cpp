@@ -90,18 +90,21 @@ WorkloadCosts workload_costs(const Workload& w) {
   c.active_parameters = dense + l * mlp_params(m) * m.top_k;
   const double attention = 12 * s * h * l;  // score and value matmuls, forward + backward
   c.model_flops_per_token = 6 * c.active_parameters + attention;
-  // What the GPUs run per token: a layer's model FLOPs and its recomputation; the output layer
-  // (6·V·h) runs once, on the last stage.
-  const double layer_model = 6 * (attention_params(m) + mlp_params(m) * m.top_k) + 12 * s * h;
-  double layer_hardware = layer_model;
-  if (p.recompute == Recompute::Selective) layer_hardware += 4 * s * h;
-  if (p.recompute == Recompute::Full) layer_hardware += layer_model / 3;
-  c.hardware_flops_per_token = l * layer_hardware + 6 * logits;
+  // What the GPUs run per token: a layer's model FLOPs and its recomputation, split into the
+  // projections and MLP (the GEMMs FP8 training speeds up) and the attention core (bf16 either
+  // way); the output layer (6·V·h, bf16) runs once, on the last stage.
+  double layer_gemm = 6 * (attention_params(m) + mlp_params(m) * m.top_k), layer_core = 12 * s * h;
+  if (p.recompute == Recompute::Selective) layer_core += 4 * s * h;
+  if (p.recompute == Recompute::Full) layer_gemm *= 4.0 / 3, layer_core *= 4.0 / 3;
+  c.hardware_flops_per_token = l * (layer_gemm + layer_core) + 6 * logits;
   c.tokens_per_step = static_cast<double>(p.global_batch) * s;
   c.micro_batches = (p.global_batch + p.micro_batch * p.dp - 1) / (p.micro_batch * p.dp);
   const double tokens_per_micro_batch = static_cast<double>(p.micro_batch) * s;
   const double split = static_cast<double>(p.tp) * p.cp;  // the GPUs sharing one stage's work
   const double flop_s = w.gpu_peak_flops * w.efficiency.gemm;
+  const double gemm_flop_s = (w.gemm_peak_flops > 0 ? w.gemm_peak_flops : w.gpu_peak_flops) * w.efficiency.gemm;
+  // Seconds a token of one layer takes on one GPU at full speed.
+  const double layer_s = layer_gemm / gemm_flop_s + layer_core / flop_s;
   const double layer_experts_per_gpu = m.experts > 1 ? mlp_params(m) * m.experts / (static_cast<double>(p.tp) * p.ep) : 0;
   const double layer_params_per_gpu = attention_params(m) / p.tp + (m.experts > 1 ? layer_experts_per_gpu : mlp_params(m) / p.tp);
   const std::vector<int> layers = stage_layers(w);
@@ -110,8 +113,7 @@ WorkloadCosts workload_costs(const Workload& w) {
     StageCost st;
     st.layers = layers[i];
     const bool last = i + 1 == layers.size();
-    const double flops = st.layers * layer_hardware + (last ? 6 * logits : 0);
-    st.compute_s = flops * tokens_per_micro_batch / split / flop_s;
+    st.compute_s = (st.layers * layer_s + (last ? 6 * logits / flop_s : 0)) * tokens_per_micro_batch / split;
     // The embedding on the first stage, the output layer on the last (untied).
     st.parameters = st.layers * layer_params_per_gpu + ((i == 0 ? logits : 0) + (last ? logits : 0)) / p.tp;
     st.expert_parameters = st.layers * layer_experts_per_gpu;

@@ -78,7 +78,8 @@ struct Workload {
   ModelShape model;
   ParallelLayout layout;
   Efficiency efficiency;
-  double gpu_peak_flops = 0;  //!< dense bf16
+  double gpu_peak_flops = 0;   //!< dense bf16
+  double gemm_peak_flops = 0;  //!< the layers' projections and MLP (FP8 training: the FP8 peak); 0: gpu_peak_flops
 };
 
 //! How data-parallel gradients are all-reduced (NCCL's algorithms).

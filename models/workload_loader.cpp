@@ -99,10 +99,13 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   const json* wl = r.object(root, "", "workload", false);
   if (!wl) return;
   const std::string p = "/workload";
-  r.allow_only(*wl, p, {"model", "parallel", "efficiency", "fabric", "dp_algorithm", "source", "notes"});
+  r.allow_only(*wl, p, {"model", "parallel", "efficiency", "fabric", "dp_algorithm", "precision", "source", "notes"});
   WorkloadSpec spec;
   Workload& w = spec.workload;
   w.gpu_peak_flops = s.cluster.gpu_peak_bf16_flops;
+  // FP8 training (Transformer Engine): the layers' GEMMs at the FP8 peak, the rest in bf16.
+  if (choose<bool>(r, *wl, p, "precision", false, {{"bf16", false}, {"fp8", true}}).value_or(false))
+    w.gemm_peak_flops = s.cluster.gpu_peak_fp8_flops > 0 ? s.cluster.gpu_peak_fp8_flops : 2 * s.cluster.gpu_peak_bf16_flops;
   if (const json* m = r.object(*wl, p, "model", true)) {
     const std::string mp = p + "/model";
     r.allow_only(*m, mp, {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab", "seq_len", "experts", "top_k", "source"});

@@ -69,7 +69,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
   out << " stages";
   for (int n : l.stage_layers) out << ' ' << n;
   out << " eff " << e.gemm << ' '
-      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << " fabric "
+      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << ' ' << w.gemm_peak_flops << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)
       << " state " << state.dp_width << ' ' << state.timeout_s << ' ' << state.fabric.uplink_factor;

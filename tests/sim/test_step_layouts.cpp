@@ -121,3 +121,15 @@ TEST_CASE("the rank order decides which groups share a node", "[step][layout]") 
   spread.layout.rank_order = {RankDim::Data, RankDim::Tensor, RankDim::Context, RankDim::Pipeline};
   CHECK(check_layout(spread, 4).find("spreads a tensor-parallel group") != std::string::npos);
 }
+
+TEST_CASE("FP8 training runs the layers' GEMMs at the FP8 peak and the attention core in bf16", "[step][layout]") {
+  Workload bf16 = gpt175b(256, 768);
+  Workload fp8 = bf16;
+  fp8.gemm_peak_flops = 2 * bf16.gpu_peak_flops;
+  const WorkloadCosts a = workload_costs(bf16), b = workload_costs(fp8);
+  const double s = 2048, h = 12288;
+  // Per token of a layer: 6 x 12h^2 GEMM FLOPs halve their time; 12·s·h attention FLOPs do not.
+  const double gemm = 6 * 12 * h * h, core = 12 * s * h;
+  CHECK(b.stages[1].compute_s / a.stages[1].compute_s == Approx((gemm / 2 + core) / (gemm + core)));
+  CHECK(b.model_flops_per_token == a.model_flops_per_token);  // MFU still counts against the bf16 peak
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The step model on H100: NVIDIA's published NeMo table (24.07, DGX-H100, FP8), fitted on three
+rows of different sizes and predicting the six others. Prints a Markdown table (docs/step-time.md).
+
+  /usr/bin/python3 bench/validate_h100.py [build/ctwin] [scenarios/sources/nemo_h100_fp8_2407.csv]
+
+Each row becomes a scenario: the model's shape, NeMo's layout (TP, PP, CP, virtual stages, micro
+and global batch, sequence parallelism with TP, the distributed optimizer), FP8 GEMMs, and a DGX
+H100 fabric (NVLink 450 GB/s, one 400 Gb/s NIC a GPU, 32 nodes a leaf). As for MegaScale, the
+step is A / gemm + B x y with A and B from `ctwin step` (at GEMM efficiency 1 and 1/2) and
+y = (1 - overlap) / bandwidth share: linear in the two unknowns, fitted by least squares on the
+fit rows. Context-parallel ring steps hide behind the chunk's attention (cp_overlap 1, as
+Transformer Engine overlaps them).
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIT = {("GPT3-20B", 64), ("LLAMA2-70B", 64), ("GPT3-175B", 128)}
+
+
+def scenario(row, gemm, bandwidth):
+    gpus = int(row["gpus"])
+    tp, pp, cp = int(row["tp"]), int(row["pp"]), int(row["cp"])
+    model = {"layers": int(row["layers"]), "hidden": int(row["hidden"]), "heads": int(row["heads"]),
+             "kv_heads": int(row["kv_heads"]), "ffn_hidden": int(row["ffn_hidden"]),
+             "gated_mlp": row["gated_mlp"] == "true", "vocab": int(row["vocab"]), "seq_len": int(row["seq_len"])}
+    parallel = {"tp": tp, "pp": pp, "cp": cp, "virtual_stages": int(row["vp"]), "micro_batch": int(row["micro_batch"]),
+                "global_batch": int(row["global_batch"]), "sequence_parallel": tp > 1, "recompute": "selective"}
+    return {
+        "schema_version": 1, "name": row["model"].lower(),
+        "cluster": {"nodes": gpus // 8, "gpus_per_node": 8,
+                    "gpu": {"model": "H100-SXM5-80GB", "peak_bf16": "989TFLOP/s", "peak_fp8": "1979TFLOP/s"}},
+        "job": {"nodes": gpus // 8, "horizon": "1d"},
+        "workload": {"model": model, "parallel": parallel, "precision": "fp8",
+                     "efficiency": {"gemm": gemm, "bandwidth": bandwidth, "cp_overlap": 1},
+                     "fabric": {"nvlink": "450GB/s", "nic": "400Gbps", "nodes_per_leaf": 32}},
+        "faults": [], "checkpoint": {"save_time": "1min", "restore_time": "1min"}, "restart": {"overhead": "1min"},
+        "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}},
+    }
+
+
+def step(binary, row, gemm, bandwidth, work):
+    path = os.path.join(work, "s.json")
+    out = os.path.join(work, "step.json")
+    with open(path, "w") as f:
+        json.dump(scenario(row, gemm, bandwidth), f)
+    subprocess.run([binary, "step", path, "--json", out], check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        return json.load(f)
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ctwin")
+    table = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "scenarios", "sources", "nemo_h100_fp8_2407.csv")
+    with open(table) as f:
+        rows = list(csv.DictReader(f))
+    parts, published, memory = [], [], []
+    with tempfile.TemporaryDirectory() as work:
+        for row in rows:
+            full = step(binary, row, 1, 1, work)
+            half = step(binary, row, 0.5, 1, work)
+            a = half["step_s"] - full["step_s"]
+            parts.append((a, full["step_s"] - a))
+            memory.append(full["memory_per_gpu_bytes"]["total"] / (1 << 30))
+            tokens = int(row["global_batch"]) * int(row["seq_len"])
+            published.append(tokens / (float(row["tokens_per_s_per_gpu"]) * int(row["gpus"])))
+        fit = [i for i, r in enumerate(rows) if (r["model"], int(r["gpus"])) in FIT]
+        x, y = np.linalg.lstsq(np.array([parts[i] for i in fit]), np.array([published[i] for i in fit]), rcond=None)[0]
+        print("| model | GPUs | TP | PP | CP | VP | published step | simulated step | error | memory per GPU | role |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        worst = 0
+        for i, r in enumerate(rows):
+            simulated = parts[i][0] * x + parts[i][1] * y
+            error = simulated / published[i] - 1
+            role = "fitted" if i in fit else "predicted"
+            if role == "predicted":
+                worst = max(worst, abs(error))
+            print(f"| {r['model']} | {r['gpus']} | {r['tp']} | {r['pp']} | {r['cp']} | {r['vp']} | {published[i]:.3f} s | "
+                  f"{simulated:.3f} s | {100 * error:+.1f} % | {memory[i]:.1f} GiB | {role} |")
+    print(f"\n- H100 (FP8 GEMMs): GEMM efficiency {1 / x:.3f}, exposed communication factor (1 - overlap) / bandwidth {y:.3f}; "
+          f"worst predicted error {100 * worst:.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
