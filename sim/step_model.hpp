@@ -2,9 +2,9 @@
 //! Step time as an output of the twin: the workload's compute, and its collectives run as SimGrid
 //! flows on the fabric in a given state (slow GPUs, degraded or dead ports, a shrunk DP width).
 //!
-//! Ranks are laid out as Megatron-LM does (tensor fastest, then context, data, pipeline) and packed
-//! onto nodes in order, so a tensor-parallel group sits inside a node and a data-parallel group of
-//! tensor rank t runs on rail t. A ring collective's phases are identical (each rank sends a 1/p
+//! Ranks are laid out in the layout's rank order (Megatron-LM's by default: tensor fastest, then
+//! context, data, pipeline) and packed onto nodes in order; a tensor-parallel group sits inside a
+//! node, so tensor rank t's GPUs use rails of their own. A ring collective's phases are identical (each rank sends a 1/p
 //! chunk to its neighbour over the same links), so one phase is simulated, with every ring of the
 //! kind running at once, and multiplied by the phase count. Across nodes, tensor rank t's GPUs use
 //! only their own rails, so one healthy tensor rank stands for the others; every rank whose rails
