@@ -2,7 +2,9 @@
 """The step model on H100: NVIDIA's published NeMo table (24.07, DGX-H100, FP8), fitted on three
 rows of different sizes and predicting the six others. Prints a Markdown table (docs/step-time.md).
 
-  /usr/bin/python3 bench/validate_h100.py [build/ctwin] [scenarios/sources/nemo_h100_fp8_2407.csv]
+  /usr/bin/python3 bench/validate_h100.py [build/ctwin] [scenarios/sources/nemo_h100_fp8_2407.csv] [--max-error 0.15]
+
+With --max-error, exits 1 when a predicted row misses by more than that (the test tier runs it so).
 
 Each row becomes a scenario: the model's shape, NeMo's layout (TP, PP, CP, virtual stages, micro
 and global batch, sequence parallelism with TP, the distributed optimizer), FP8 GEMMs, and a DGX
@@ -58,8 +60,14 @@ def step(binary, row, gemm, bandwidth, work):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ctwin")
-    table = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "scenarios", "sources", "nemo_h100_fp8_2407.csv")
+    args = sys.argv[1:]
+    max_error = None
+    if "--max-error" in args:
+        at = args.index("--max-error")
+        max_error = float(args[at + 1])
+        del args[at:at + 2]
+    binary = args[0] if len(args) > 0 else os.path.join(ROOT, "build", "ctwin")
+    table = args[1] if len(args) > 1 else os.path.join(ROOT, "scenarios", "sources", "nemo_h100_fp8_2407.csv")
     with open(table) as f:
         rows = list(csv.DictReader(f))
     parts, published, memory = [], [], []
@@ -87,6 +95,9 @@ def main():
                   f"{simulated:.3f} s | {100 * error:+.1f} % | {memory[i]:.1f} GiB | {role} |")
     print(f"\n- H100 (FP8 GEMMs): GEMM efficiency {1 / x:.3f}, exposed communication factor (1 - overlap) / bandwidth {y:.3f}; "
           f"worst predicted error {100 * worst:.1f} %")
+    if max_error is not None and worst > max_error:
+        print(f"validate_h100: a predicted row misses by {100 * worst:.1f} %, over {100 * max_error:.0f} %", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -2,7 +2,8 @@
 // 175B on 256 to 12,288 A100s, Megatron-LM and MegaScale. Two parameters per method, fitted on two
 // rows (the smallest and the largest run); the other rows are predictions. Prints a Markdown
 // table (docs/step-time.md).
-//   ctwin_validate_step [scenarios/megascale_175b.json] [scenarios/sources/megascale_175b_mfu.csv]
+//   ctwin_validate_step [scenarios/megascale_175b.json] [scenarios/sources/megascale_175b_mfu.csv] [--max-error 0.1]
+// With --max-error, exits 1 when a predicted row misses by more, or a trend differs (the tests run it so).
 //
 // The step is A / gemm + B x (1 - overlap) / bandwidth, where A (compute and bubble at full GEMM
 // efficiency) and B (exposed communication at full bandwidth, no overlap) come from the simulation.
@@ -75,8 +76,15 @@ std::pair<double, double> parts(WorkloadSpec w, StepCache& cache) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string scenario_path = argc > 1 ? argv[1] : "scenarios/megascale_175b.json";
-  const std::string table_path = argc > 2 ? argv[2] : "scenarios/sources/megascale_175b_mfu.csv";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  double max_error = -1;
+  if (const auto at = std::find(args.begin(), args.end(), "--max-error"); at != args.end() && at + 1 != args.end()) {
+    max_error = std::stod(*(at + 1));
+    args.erase(at, at + 2);
+  }
+  const std::string scenario_path = args.size() > 0 ? args[0] : "scenarios/megascale_175b.json";
+  const std::string table_path = args.size() > 1 ? args[1] : "scenarios/sources/megascale_175b_mfu.csv";
+  bool within = true;
   try {
     const Scenario s = load_scenario(scenario_path);
     if (!s.workload) throw std::runtime_error(scenario_path + ": no workload");
@@ -139,9 +147,14 @@ int main(int argc, char** argv) {
                     "%s: GEMM efficiency %.3f, bandwidth share %.3f, overlap %.3f; worst predicted error %.1f %%; trend %s",
                     method.c_str(), gemm, bandwidth, overlap, 100 * worst, trend ? "matches" : "differs");
       summary.push_back(line);
+      within = within && trend && (max_error < 0 || worst <= max_error);
     }
     std::cout << "\n";
     for (const auto& line : summary) std::cout << "- " << line << "\n";
+    if (!within) {
+      std::cerr << "ctwin_validate_step: a predicted row misses by more than " << 100 * max_error << " % or a trend differs\n";
+      return 1;
+    }
   } catch (const std::exception& e) {
     std::cerr << "ctwin_validate_step: " << e.what() << "\n";
     return 2;
