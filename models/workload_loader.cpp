@@ -83,6 +83,7 @@ void read_rank_order(Reader& r, const json& l, const std::string& lp, ParallelLa
     take(token);
     token.clear();
   }
+  if (previous == "ep") ok = false;  // "ep" must stand before "dp"
   std::vector<RankDim> sorted = order;
   std::sort(sorted.begin(), sorted.end());
   const std::vector<RankDim> all{RankDim::Tensor, RankDim::Context, RankDim::Data, RankDim::Pipeline};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 namespace ctwin {
@@ -236,6 +237,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
 
 StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slowest, double timeout_s) {
   const WorkloadCosts c = workload_costs(w);
+  if (c.stages.empty()) throw std::invalid_argument("step model: the layers do not split over the pipeline stages (check_layout refuses this layout)");
   const ParallelLayout& p = w.layout;
   const Efficiency& e = w.efficiency;
   const double m = c.micro_batches;

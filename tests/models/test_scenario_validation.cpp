@@ -128,6 +128,8 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/workload/parallel", "must split evenly over the other 3 stages"},
       {"a rank order that misses a dimension", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["rank_order"] = "tp-dp-pp"; },
        "/workload/parallel/rank_order", "must order tp, cp, dp and pp once each"},
+      {"a rank order with ep last", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["rank_order"] = "tp-cp-dp-pp-ep"; },
+       "/workload/parallel/rank_order", "\"ep\" only just before \"dp\""},
       {"an unknown context-parallel algorithm", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["cp_algorithm"] = "a2a"; },
        "/workload/parallel/cp_algorithm", "unknown value \"a2a\""},
       {"a layout that does not fit in the GPU's memory", [](json& d) { d["workload"] = small_workload(); d["cluster"]["gpu"]["memory"] = "100MB"; },
