@@ -151,8 +151,8 @@ struct Checkpointing {
   int persist_every = 1;                     //!< persist one snapshot in this many
   Micros memory_restore_us = 0;              //!< restore from a snapshot in (shared) host memory
   bool peer_replicas = false;                //!< each snapshot is copied to a peer node's memory
-  Micros replication_us = 0;
-  Micros peer_restore_us = 0;
+  std::optional<Micros> replication_us;      //!< the copy; computed over the node's link when not given
+  std::optional<Micros> peer_restore_us;     //!< a lost node pulling its shard back; likewise
   bool save_on_failure = false;              //!< a crash that leaves the host up saves the live state first
 };
 

@@ -231,8 +231,10 @@ void read_checkpoint(Reader& r, const json& root, Scenario& s) {
     if (const json* peers = r.object(*c, p, "peer_replicas", false)) {
       r.allow_only(*peers, p + "/peer_replicas", {"replication_time", "restore_time"});
       ck.peer_replicas = true;
-      ck.replication_us = r.duration(*peers, p + "/peer_replicas", "replication_time", true).value_or(0);
-      ck.peer_restore_us = r.duration(*peers, p + "/peer_replicas", "restore_time", true).value_or(0);
+      // With a checkpoint size the copies are priced over each node's link; without one they are given.
+      const bool sized = c->contains("size_per_gpu");
+      ck.replication_us = r.duration(*peers, p + "/peer_replicas", "replication_time", !sized);
+      ck.peer_restore_us = r.duration(*peers, p + "/peer_replicas", "restore_time", !sized);
     }
   } else {
     for (const char* key : {"snapshot_time", "persist_every", "memory_restore_time", "peer_replicas"})

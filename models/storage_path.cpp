@@ -9,6 +9,7 @@ StoragePath StoragePath::from(const Scenario& s) {
   StoragePath p;
   p.shard_bytes = s.checkpoint.size_per_gpu_bytes.value_or(0) * s.cluster.gpus_per_node;
   p.node_bytes_per_s = s.checkpoint.persist_bytes_per_s > 0 ? s.checkpoint.persist_bytes_per_s : 1e12;
+  p.peer_bytes_per_s = p.node_bytes_per_s;
   const StorageSystem& st = s.cluster.storage;
   p.servers = std::max(1, st.servers);
   p.server_bytes_per_s = st.network_bytes_per_s > 0 ? st.network_bytes_per_s : 1e12;
@@ -22,6 +23,9 @@ StoragePath StoragePath::from(const Scenario& s) {
     p.node_bytes_per_s = std::min(p.node_bytes_per_s, t->nics_per_node * t->nic_bytes_per_s);
     // A node on one NIC has no rail to lose: losing it takes the node out of the job.
     if (t->nics_per_node > 1) p.degraded_node_bytes_per_s = std::min(p.node_bytes_per_s, (t->nics_per_node - 1) * t->nic_bytes_per_s);
+    // A peer is reached over the compute NICs, not through the storage client's limit.
+    p.peer_bytes_per_s = t->nics_per_node * t->nic_bytes_per_s;
+    if (t->nics_per_node > 1) p.degraded_peer_bytes_per_s = (t->nics_per_node - 1) * t->nic_bytes_per_s;
     p.step_s = micros_to_seconds(s.job.step_us);
     p.dp_collective_s = micros_to_seconds(s.job.dp_reduction_us);
     p.dp_exposed_s = std::min(p.dp_collective_s, micros_to_seconds(s.job.dp_exposed_us));
@@ -30,11 +34,11 @@ StoragePath StoragePath::from(const Scenario& s) {
 }
 
 std::string StoragePath::signature() const {
-  char text[512];
+  char text[1024];
   std::snprintf(text, sizeof text,
-                "storage-path-v5 shard=%a node=%a degraded=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "storage-path-v6 shard=%a node=%a degraded=%a peer=%a peer_degraded=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
                 "lat=%a step=%a dp=%a exposed=%a",
-                shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
+                shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, peer_bytes_per_s, degraded_peer_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
                 disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);
   return text;
 }

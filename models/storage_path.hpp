@@ -23,6 +23,10 @@ struct StoragePath {
   int group_nodes = 0;                //!< nodes behind one leaf group's uplinks (0: a storage network of its own)
   double group_uplink_bytes_per_s = 0;  //!< those uplinks together, every spine up
   int spines = 1;                     //!< a spine down takes 1/spines of every group's uplinks
+  //! A node's link to a peer's memory (a flash snapshot's replica): its compute NICs with a topology,
+  //! else its one link. Peers sit in another leaf group, so with a topology replicas cross the uplinks.
+  double peer_bytes_per_s = 0;
+  double degraded_peer_bytes_per_s = 0;  //!< the same for a node that lost one rail (0: as healthy)
   int servers = 1;
   double server_bytes_per_s = 0;      //!< each server's network link
   double disk_write_bytes_per_s = 0;  //!< each server's disks

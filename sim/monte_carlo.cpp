@@ -61,6 +61,8 @@ TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options,
     config.physics = std::move(physics);
     config.physics_saves = !scenario.checkpoint.save_us;
     config.physics_restores = !scenario.checkpoint.restore_us;
+    config.physics_replicas = config.peer_replicas && !scenario.checkpoint.replication_us;
+    config.physics_peer_restores = config.peer_replicas && !scenario.checkpoint.peer_restore_us;
     config.contention = options.contention;
     if (options.engine == EngineKind::Simgrid) {
       // Ask every question a healthy trial asks before the threads start, so the first

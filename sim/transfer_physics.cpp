@@ -29,24 +29,48 @@ MoverRates rates(const StoragePath& p, const TransferQuestion& q) {
   return r;
 }
 
+//! A peer copy's rate: the mover's link to the peer, and with a topology its share of the group's
+//! live uplinks (the peer is in another leaf group). No disk: the copy lands in memory.
+double peer_rate(const StoragePath& p, const TransferQuestion& q) {
+  const int n = std::max(1, q.movers);
+  double rate = p.peer_bytes_per_s;
+  if (q.degraded_movers > 0 && p.degraded_peer_bytes_per_s > 0) rate = std::min(rate, p.degraded_peer_bytes_per_s);
+  if (p.shares_fabric()) {
+    const int group = std::min(n, p.group_nodes);
+    const int live = std::max(1, p.spines - q.spines_down);
+    rate = std::min(rate, p.group_uplink_bytes_per_s * live / p.spines / group);
+  }
+  return rate;
+}
+
+//! The job's speed while a background transfer takes `rate` of a node link of `link` bytes/s: the
+//! step's reduction gets what the transfer leaves, and at least half.
+double training_speed_beside(const StoragePath& p, double rate, double link) {
+  const double reduction_rate = link - std::min(rate, link / 2);
+  const double reduction = p.dp_collective_s * link / reduction_rate;  // its bytes at the link's full rate
+  const double hidden = p.dp_collective_s - p.dp_exposed_s;
+  const double step = p.step_s - p.dp_collective_s + std::max(reduction, hidden);
+  return std::min(1.0, p.step_s / step);
+}
+
 }  // namespace
 
 TransferCost analytic_transfer(const StoragePath& p, const TransferQuestion& q) {
+  TransferCost cost;
+  const bool background = q.what == Transfer::Persist || q.what == Transfer::Replicate;
+  const bool beside_training = background && q.contention && p.has_training_traffic();
+  if (q.what == Transfer::Replicate || q.what == Transfer::PeerRestore) {
+    const double rate = peer_rate(p, q);
+    cost.us = seconds_to_micros(2 * p.link_latency_s + p.shard_bytes / rate);
+    if (beside_training) cost.training_speed = training_speed_beside(p, rate, p.peer_bytes_per_s);
+    return cost;
+  }
   const MoverRates r = rates(p, q);
   const double chunk = p.shard_bytes / p.chunks;
   const double t_net = 2 * p.link_latency_s + chunk / r.network;  // a node's link and the storage link
   const double t_disk = chunk / r.disk;
-  TransferCost cost;
   cost.us = seconds_to_micros(t_net + t_disk + (p.chunks - 1) * std::max(t_net, t_disk));
-  if (q.what == Transfer::Persist && q.contention && p.has_training_traffic()) {
-    // The reduction's bytes on the node link, at full rate: dp_collective_s x link.
-    const double link = p.node_bytes_per_s;
-    const double reduction_rate = link - std::min(r.network, link / 2);
-    const double reduction = p.dp_collective_s * link / reduction_rate;
-    const double hidden = p.dp_collective_s - p.dp_exposed_s;
-    const double step = p.step_s - p.dp_collective_s + std::max(reduction, hidden);
-    cost.training_speed = std::min(1.0, p.step_s / step);
-  }
+  if (beside_training) cost.training_speed = training_speed_beside(p, r.network, p.node_bytes_per_s);
   return cost;
 }
 

@@ -9,9 +9,12 @@
 //! a topology) and its share of the server's link, and its disk rate its share of the server's
 //! disks: T = t_net + t_disk + (chunks - 1) max(t_net, t_disk) for one chunk's times.
 //!
-//! A persist beside training (storage on the compute fabric): during the step's data-parallel
+//! A peer copy (a flash snapshot's replica, or a lost node pulling its shard back) moves the shard
+//! over the node's link to a peer in another leaf group, sharing the group's live uplinks.
+//!
+//! A persist or a replica beside training (storage on the compute fabric): during the step's data-parallel
 //! reduction both share the node link; the reduction gets what the persist leaves, and at least
-//! half. The persist's own slowdown is not modelled here: SimGrid's answer has it, and `ctwin run
+//! half. The transfer's own slowdown is not modelled here: SimGrid's answer has it, and `ctwin run
 //! --engine both` reports the difference.
 
 #include "models/storage_path.hpp"

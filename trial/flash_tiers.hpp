@@ -26,6 +26,8 @@ class FlashTiers {
   explicit FlashTiers(const Costs& costs) : costs_(costs) {}
   //! The state changed what a persist costs: persists from now on take this long.
   void set_persist_us(Micros persist_us) { costs_.persist_us = persist_us; }
+  //! Likewise for a snapshot's copy to a peer.
+  void set_replication_us(Micros replication_us) { costs_.replication_us = replication_us; }
 
   //! A snapshot of `work` completed at `end`: its persist (one in K: now, or after the one in
   //! flight, replacing any that waited) and its replica.

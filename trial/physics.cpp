@@ -5,7 +5,7 @@
 namespace ctwin {
 
 std::string TransferQuestion::signature() const {
-  static const char* const kinds[] = {"save", "persist", "restore"};
+  static const char* const kinds[] = {"save", "persist", "restore", "replicate", "peer-restore"};
   char text[128];
   std::snprintf(text, sizeof text, "%s movers=%d spines_down=%d contention=%d degraded=%d", kinds[static_cast<int>(what)], movers,
                 spines_down, contention ? 1 : 0, degraded_movers);

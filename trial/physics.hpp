@@ -1,7 +1,7 @@
 #pragma once
 //! What moving a checkpoint costs in the state the trial is in: the question the trial asks its
 //! engine each time that state changes (a start, a shrink or regrowth, a spine out or back, a
-//! node on fewer rails, a restore that needs storage). The native engine answers in closed form (sim/transfer_physics);
+//! node on fewer rails, a restore that needs storage or a peer). The native engine answers in closed form (sim/transfer_physics);
 //! the SimGrid engine runs the transfer, and what runs beside it, as flows and disk I/O on the
 //! scenario's fabric (sim/simgrid/fabric_physics). Their difference is the native engine's
 //! approximation error, which `ctwin run --engine both` reports.
@@ -17,6 +17,8 @@ enum class Transfer : std::uint8_t {
   Save,     //!< a blocking save to storage: the job waits
   Persist,  //!< a flash snapshot persisted in the background: the job trains meanwhile
   Restore,  //!< shards read back from storage
+  Replicate,    //!< each mover copies its snapshot to a peer's memory in another leaf group, training beside
+  PeerRestore,  //!< each mover (a node that lost its memory) pulls its shard back from its peer
 };
 
 struct TransferQuestion {

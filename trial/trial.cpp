@@ -148,7 +148,8 @@ Trial::UsableCheckpoint Trial::usable_checkpoint(Micros t, bool host_down, int n
   if (!host_down) return {committed_, config_.memory_restore_us, 0};
   flash_.lose_in_flight();  // a node's shard of the step in flight never lands
   // A node is gone with its memory: a peer's copy if there is one, else storage.
-  if (config_.peer_replicas && flash_.replicated() >= flash_.durable()) return {std::min(flash_.replicated(), committed_), config_.peer_restore_us, 0};
+  if (config_.peer_replicas && flash_.replicated() >= flash_.durable())
+    return {std::min(flash_.replicated(), committed_), peer_restore_us(std::min(nodes_lost, active_nodes())), 0};
   // From storage: the nodes that kept the newest snapshot in memory read nothing if storage has
   // it too; an older one takes every node back.
   const int readers = flash_.durable() >= committed_ ? std::min(nodes_lost, active_nodes()) : active_nodes();
@@ -165,20 +166,30 @@ int Trial::nodes_on_fewer_rails() const {
   return n;
 }
 
-Micros Trial::storage_restore_us(int readers) const {
-  if (!config_.physics || !config_.physics_restores) return config_.restore_us;
+Micros Trial::PricedRead::us(const Trial& trial, Transfer what, int readers) {
   // Readers are the nodes that lost memory or all of them; a degraded one among them is assumed.
   const int readers_n = std::max(1, readers);
-  const std::array<int, 3> state{readers_n, spines_down(), std::min(nodes_on_fewer_rails(), readers_n)};
-  if (state != priced_restore_) {
-    priced_restore_ = state;
-    priced_restore_us_ = config_.physics->cost({Transfer::Restore, state[0], state[1], false, state[2]}).us;
+  const std::array<int, 3> now{readers_n, trial.spines_down(), std::min(trial.nodes_on_fewer_rails(), readers_n)};
+  if (now != state) {
+    state = now;
+    cost_us = trial.config_.physics->cost({what, now[0], now[1], false, now[2]}).us;
   }
-  return priced_restore_us_;
+  return cost_us;
+}
+
+Micros Trial::storage_restore_us(int readers) const {
+  if (!config_.physics || !config_.physics_restores) return config_.restore_us;
+  return priced_restore_.us(*this, Transfer::Restore, readers);
+}
+
+//! The lost nodes pull their shards from peers while the others load theirs from memory.
+Micros Trial::peer_restore_us(int readers) const {
+  if (!config_.physics || !config_.physics_peer_restores) return config_.peer_restore_us;
+  return std::max(config_.memory_restore_us, priced_peer_restore_.us(*this, Transfer::PeerRestore, readers));
 }
 
 void Trial::update_transfer_costs() {
-  if (!config_.physics || !config_.physics_saves) return;
+  if (!config_.physics || !(config_.physics_saves || config_.physics_replicas)) return;
   const int movers = std::max(1, active_nodes());
   const std::array<int, 3> state{movers, spines_down(), std::min(nodes_on_fewer_rails(), movers)};
   if (state == priced_save_) return;
@@ -187,13 +198,23 @@ void Trial::update_transfer_costs() {
     save_us_ = config_.physics->cost({Transfer::Save, movers, state[1], false, state[2]}).us;
     return;
   }
-  const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, state[1], config_.contention, state[2]});
-  // The training a persist costs is charged to the snapshots it serves, evenly: the same total,
-  // and whole save cycles stay equal, so they still fold into arithmetic.
-  const Micros drag = round_micros((1.0 - persist.training_speed) * static_cast<double>(persist.us));
-  save_us_ = config_.save_us + (drag + config_.persist_every - 1) / config_.persist_every;
-  flash_.set_persist_us(persist.us);
+  // The training a background transfer costs is charged to the snapshots it serves, evenly: the
+  // same total, and whole save cycles stay equal, so they still fold into arithmetic.
+  Micros drag_per_snapshot = 0;
+  if (config_.physics_saves) {
+    const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, state[1], config_.contention, state[2]});
+    const Micros drag = round_micros((1.0 - persist.training_speed) * static_cast<double>(persist.us));
+    drag_per_snapshot += (drag + config_.persist_every - 1) / config_.persist_every;
+    flash_.set_persist_us(persist.us);
+  }
+  if (config_.physics_replicas) {  // every snapshot is replicated
+    const TransferCost replica = config_.physics->cost({Transfer::Replicate, movers, state[1], config_.contention, state[2]});
+    drag_per_snapshot += round_micros((1.0 - replica.training_speed) * static_cast<double>(replica.us));
+    flash_.set_replication_us(replica.us);
+  }
+  save_us_ = config_.save_us + drag_per_snapshot;
 }
+
 
 Micros Trial::up_completion_time() const {
   if (config_.work_us == kNever || speed_ <= 0.0) return kNever;

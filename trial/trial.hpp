@@ -113,6 +113,8 @@ class Trial {
   int spines_down() const;
   int nodes_on_fewer_rails() const;
   Micros storage_restore_us(int readers) const;
+  //! Restoring the lost nodes' shards from their peers' memory.
+  Micros peer_restore_us(int readers) const;
   //! The blocking save a failure or a planned stop makes: the sync save, or the flash snapshot.
   Micros blocking_save_us() const { return config_.mechanism == CheckpointMechanism::Sync ? save_us_ : config_.save_us; }
   void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down, int nodes_lost = 1);
@@ -172,8 +174,13 @@ class Trial {
   Micros save_us_ = 0;   //!< the blocking save now (flash: the snapshot and its share of the persist's drag on training)
   //! The last questions asked of the physics, so an unchanged state asks nothing (the hot path).
   std::array<int, 3> priced_save_ = {-1, -1, -1};             //!< (movers, spines down, nodes on fewer rails)
-  mutable std::array<int, 3> priced_restore_ = {-1, -1, -1};  //!< (readers, spines down, nodes on fewer rails)
-  mutable Micros priced_restore_us_ = 0;
+  //! A restore's price, asked again only when (readers, spines down, nodes on fewer rails) changes.
+  struct PricedRead {
+    std::array<int, 3> state = {-1, -1, -1};
+    Micros cost_us = 0;
+    Micros us(const Trial& trial, Transfer what, int readers);
+  };
+  mutable PricedRead priced_restore_, priced_peer_restore_;  //!< from storage, from peers
   void choose_interval(Micros t);
 
   FlashTiers flash_;  //!< flash checkpoints: which snapshot is safe in storage, which in a peer's memory

@@ -33,8 +33,8 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
     c.persist_every = ck.persist_every;
     c.memory_restore_us = ck.memory_restore_us;
     c.peer_replicas = ck.peer_replicas;
-    c.replication_us = ck.replication_us;
-    c.peer_restore_us = ck.peer_restore_us;
+    c.replication_us = ck.replication_us.value_or(0);
+    c.peer_restore_us = ck.peer_restore_us.value_or(0);
   }
   c.restart_overhead_us = scenario.restart_overhead_us;
   c.repair_us = scenario.spares.fixed_us;

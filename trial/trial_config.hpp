@@ -50,10 +50,12 @@ struct TrialConfig {
   bool unsaved_work_at_horizon_counts = true;  //!< false: work unsaved at the horizon is lost progress
   bool faults_during_recovery = true;          //!< false: strikes while the job recovers are dropped
   //! Checkpoint transfers priced in the trial's state (the engine's): the save or persist when
-  //! `save_us`/`persist_us` come from the model, the storage restore when `restore_us` does.
+  //! `save_us`/`persist_us` come from the model, the storage restore when `restore_us` does, and
+  //! a flash snapshot's peer replica and peer restore when the scenario does not give their times.
   //! Null: the scenario's times hold throughout.
   std::shared_ptr<const Physics> physics;
   bool physics_saves = false, physics_restores = false;
+  bool physics_replicas = false, physics_peer_restores = false;
   bool contention = true;  //!< a persist shares links with training (when storage is on the compute fabric)
 };
 

@@ -96,6 +96,11 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
       {"both save time and size", [](json& d) { d["checkpoint"]["size_per_gpu"] = "1GiB"; }, "/checkpoint", "exactly one of"},
       {"size without storage", [](json& d) { d["checkpoint"] = {{"size_per_gpu", "1GiB"}, {"persist_bandwidth", "100Gbps"}}; },
        "/cluster/storage", "needs the storage system"},
+      {"peer copies with no size to price them",
+       [](json& d) {
+         d["checkpoint"].update({{"mechanism", "flash"}, {"snapshot_time", "2s"}, {"memory_restore_time", "20s"}, {"peer_replicas", json::object()}});
+       },
+       "/checkpoint/peer_replicas/replication_time", "missing"},
       {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
       {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},

@@ -115,3 +115,37 @@ TEST_CASE("the SimGrid physics simulates a state once, then reads it from memory
   CHECK(again.simulated() == 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a peer copy, by hand, in both engines: the node link, then the group's uplinks", "[physics][simgrid]") {
+  StoragePath p = hand_checkable();
+  p.peer_bytes_per_s = 10e9;
+  for (Transfer what : {Transfer::Replicate, Transfer::PeerRestore}) {
+    INFO(TransferQuestion{what}.signature());
+    // 8 GB over a 10 GB/s link to the peer, the uplinks wide open: 0.8 s.
+    CHECK(seconds(analytic_transfer(p, {what, 2, 0, false})) == Approx(0.8).margin(1e-4));
+    CHECK(seconds(simulate_transfer(p, {what, 2, 0, false})) == Approx(0.8).margin(1e-3));
+    // One of two NICs left on a mover: 1.6 s.
+    StoragePath rail = p;
+    rail.degraded_peer_bytes_per_s = 5e9;
+    CHECK(seconds(analytic_transfer(rail, {what, 2, 0, false, 1})) == Approx(1.6).margin(1e-4));
+    CHECK(seconds(simulate_transfer(rail, {what, 2, 0, false, 1})) == Approx(1.6).margin(1e-3));
+    // Four nodes behind 20 GB/s of uplinks on two spines: 5 GB/s each (1.6 s), one spine out 2.5
+    // GB/s (3.2 s); one node alone still has its link's 10 GB/s.
+    StoragePath narrow = p;
+    narrow.group_nodes = 4;
+    narrow.group_uplink_bytes_per_s = 20e9;
+    narrow.spines = 2;
+    for (auto [movers, spines_down, expected] : {std::tuple{4, 0, 1.6}, {4, 1, 3.2}, {1, 0, 0.8}}) {
+      CHECK(seconds(analytic_transfer(narrow, {what, movers, spines_down, false})) == Approx(expected).margin(1e-4));
+      CHECK(seconds(simulate_transfer(narrow, {what, movers, spines_down, false})) == Approx(expected).margin(1e-3));
+    }
+  }
+  // A replica beside training loses the node link's half to each reduction it meets, as a persist:
+  // done at 1.0 s, 0.2 s of training lost (see the persist's case above).
+  const TransferCost beside = simulate_transfer(p, {Transfer::Replicate, 2, 0, true});
+  CHECK(seconds(beside) == Approx(1.0).margin(1e-3));
+  CHECK(beside.training_speed == Approx(0.8).margin(1e-3));
+  CHECK(analytic_transfer(p, {Transfer::Replicate, 2, 0, true}).training_speed == Approx(1.0 / 1.4).epsilon(1e-6));
+  // A restore runs while the job is stopped: nothing to slow.
+  CHECK(simulate_transfer(p, {Transfer::PeerRestore, 2, 0, true}).training_speed == 1.0);
+}

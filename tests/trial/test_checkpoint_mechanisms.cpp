@@ -2,6 +2,8 @@
 // snapshots with background persists and peer replicas, and save-on-failure.
 #include <catch2/catch.hpp>
 
+#include <mutex>
+
 #include "trial/trial.hpp"
 #include "support/fixtures.hpp"
 #include "support/scripted.hpp"
@@ -39,6 +41,28 @@ TrialConfig flash(Act action) {
 
 FaultStrike at(Micros t) { return {t, 0, 1, 0, -1}; }
 
+//! An engine whose peer copies take a fixed time; it remembers the movers of each kind of question.
+class PeerPhysics final : public Physics {
+ public:
+  explicit PeerPhysics(Micros copy_us) : copy_us_(copy_us) {}
+  TransferCost cost(const TransferQuestion& q) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    movers_[static_cast<int>(q.what)] = q.movers;
+    const bool peer = q.what == Transfer::Replicate || q.what == Transfer::PeerRestore;
+    return {peer ? copy_us_ : 30 * s, 1.0};
+  }
+  const char* name() const override { return "peer test"; }
+  int asked(Transfer what) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return movers_[static_cast<int>(what)];
+  }
+
+ private:
+  Micros copy_us_;
+  mutable std::mutex mutex_;
+  mutable int movers_[5] = {};
+};
+
 }  // namespace
 
 TEST_CASE("flash: a crash that leaves the host up restores the newest snapshot from memory", "[mechanisms]") {
@@ -69,6 +93,30 @@ TEST_CASE("flash: a lost node falls back to the newest persisted snapshot", "[me
     const TrialResult peer = test::run_scripted(c, {at(350 * s)}).result;
     CHECK(peer.ledger[Category::LostProgress] == 44 * s);       // the snapshot of 306 was on a peer by 316
     CHECK(peer.ledger[Category::CheckpointRestore] == 8 * s);
+  }
+  SECTION("a replica priced by the engine's physics") {
+    // The engine says a copy to or from a peer takes 8 s, while the nodes that kept their memory
+    // load their snapshot in 5 s: the restore takes 8 s.
+    TrialConfig c = flash(Act::Reboot);
+    c.peer_replicas = true;
+    auto physics = std::make_shared<PeerPhysics>(8 * s);
+    c.physics = physics;
+    c.physics_replicas = c.physics_peer_restores = true;
+    const TrialResult peer = test::run_scripted(c, {at(350 * s)}).result;
+    CHECK(peer.ledger[Category::LostProgress] == 44 * s);
+    CHECK(peer.ledger[Category::CheckpointRestore] == 8 * s);
+    CHECK(peer.ledger.total() == peer.wall_us);
+    // Every node replicates; only the lost one reads back.
+    CHECK(physics->asked(Transfer::Replicate) == 4);
+    CHECK(physics->asked(Transfer::PeerRestore) == 1);
+    CHECK(physics->asked(Transfer::Persist) == 0);  // the scenario gave the persist's time
+
+    // Copies of 150 s, longer than a snapshot cycle: by 350 s only the snapshot of 102 is on a peer
+    // (at 252), older than the one persisted at 234, so storage serves the restore.
+    c.physics = std::make_shared<PeerPhysics>(150 * s);
+    const TrialResult slow = test::run_scripted(c, {at(350 * s)}).result;
+    CHECK(slow.ledger[Category::LostProgress] == (100 + 44) * s);
+    CHECK(slow.ledger[Category::CheckpointRestore] == 50 * s);
   }
 }
 
