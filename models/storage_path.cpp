@@ -20,6 +20,7 @@ StoragePath StoragePath::from(const Scenario& s) {
     p.group_nodes = t->shape == TopologyShape::TorFatTree ? t->nodes_per_rack : t->nodes_per_unit;
     p.group_uplink_bytes_per_s = p.group_nodes * t->nics_per_node * t->nic_bytes_per_s / std::max(1e-9, t->oversubscription);
     p.spines = std::max(1, t->spines);
+    if (t->shape == TopologyShape::RailOptimized) p.group_rails = t->nics_per_node;
     p.node_bytes_per_s = std::min(p.node_bytes_per_s, t->nics_per_node * t->nic_bytes_per_s);
     // A node on one NIC has no rail to lose: losing it takes the node out of the job.
     if (t->nics_per_node > 1) p.degraded_node_bytes_per_s = std::min(p.node_bytes_per_s, (t->nics_per_node - 1) * t->nic_bytes_per_s);
@@ -33,12 +34,19 @@ StoragePath StoragePath::from(const Scenario& s) {
   return p;
 }
 
+double StoragePath::live_uplink_bytes_per_s(int spines_down, int rail_leaves_down) const {
+  const int live_spines = std::max(1, spines - spines_down);
+  double live = group_uplink_bytes_per_s * live_spines / spines;
+  if (group_rails > 0) live *= static_cast<double>(std::max(1, group_rails - rail_leaves_down)) / group_rails;
+  return live;
+}
+
 std::string StoragePath::signature() const {
   char text[1024];
   std::snprintf(text, sizeof text,
-                "storage-path-v6 shard=%a node=%a degraded=%a peer=%a peer_degraded=%a group=%d uplink=%a spines=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "storage-path-v6 shard=%a node=%a degraded=%a peer=%a peer_degraded=%a group=%d uplink=%a spines=%d rails=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
                 "lat=%a step=%a dp=%a exposed=%a",
-                shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, peer_bytes_per_s, degraded_peer_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, servers, server_bytes_per_s,
+                shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, peer_bytes_per_s, degraded_peer_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, group_rails, servers, server_bytes_per_s,
                 disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);
   return text;
 }

@@ -23,6 +23,7 @@ struct StoragePath {
   int group_nodes = 0;                //!< nodes behind one leaf group's uplinks (0: a storage network of its own)
   double group_uplink_bytes_per_s = 0;  //!< those uplinks together, every spine up
   int spines = 1;                     //!< a spine down takes 1/spines of every group's uplinks
+  int group_rails = 0;                //!< rail leaves in a group (rail-optimized; 0: one ToR leaf): one down takes 1/rails of its uplinks
   //! A node's link to a peer's memory (a flash snapshot's replica): its compute NICs with a topology,
   //! else its one link. Peers sit in another leaf group, so with a topology replicas cross the uplinks.
   double peer_bytes_per_s = 0;
@@ -40,6 +41,8 @@ struct StoragePath {
 
   static StoragePath from(const Scenario& scenario);
   bool shares_fabric() const { return group_nodes > 0; }
+  //! A leaf group's uplinks with some spines and some of its rail leaves out.
+  double live_uplink_bytes_per_s(int spines_down, int rail_leaves_down) const;
   bool has_training_traffic() const { return shares_fabric() && dp_collective_s > 0 && step_s > 0; }
   //! Everything that changes an answer, and the model's version.
   std::string signature() const;

@@ -21,8 +21,7 @@ MoverRates rates(const StoragePath& p, const TransferQuestion& q) {
   r.disk = disk / writers;
   if (p.shares_fabric()) {
     const int group = std::min(n, p.group_nodes);
-    const int live = std::max(1, p.spines - q.spines_down);
-    r.network = std::min(r.network, p.group_uplink_bytes_per_s * live / p.spines / group);
+    r.network = std::min(r.network, p.live_uplink_bytes_per_s(q.spines_down, q.rail_leaves_down) / group);
   }
   // The transfer ends with its slowest mover: one that lost a rail, if any.
   if (q.degraded_movers > 0 && p.degraded_node_bytes_per_s > 0) r.network = std::min(r.network, p.degraded_node_bytes_per_s);
@@ -37,8 +36,7 @@ double peer_rate(const StoragePath& p, const TransferQuestion& q) {
   if (q.degraded_movers > 0 && p.degraded_peer_bytes_per_s > 0) rate = std::min(rate, p.degraded_peer_bytes_per_s);
   if (p.shares_fabric()) {
     const int group = std::min(n, p.group_nodes);
-    const int live = std::max(1, p.spines - q.spines_down);
-    rate = std::min(rate, p.group_uplink_bytes_per_s * live / p.spines / group);
+    rate = std::min(rate, p.live_uplink_bytes_per_s(q.spines_down, q.rail_leaves_down) / group);
   }
   return rate;
 }

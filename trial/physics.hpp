@@ -1,7 +1,7 @@
 #pragma once
 //! What moving a checkpoint costs in the state the trial is in: the question the trial asks its
-//! engine each time that state changes (a start, a shrink or regrowth, a spine out or back, a
-//! node on fewer rails, a restore that needs storage or a peer). The native engine answers in closed form (sim/transfer_physics);
+//! engine each time that state changes (a start, a shrink or regrowth, a spine or a rail leaf out
+//! or back, a node on fewer rails, a restore that needs storage or a peer). The native engine answers in closed form (sim/transfer_physics);
 //! the SimGrid engine runs the transfer, and what runs beside it, as flows and disk I/O on the
 //! scenario's fabric (sim/simgrid/fabric_physics). Their difference is the native engine's
 //! approximation error, which `ctwin run --engine both` reports.
@@ -27,6 +27,7 @@ struct TransferQuestion {
   int spines_down = 0;      //!< spines out: every leaf group's uplinks are narrower
   bool contention = true;   //!< a persist shares the links with the job's data-parallel traffic
   int degraded_movers = 0;  //!< movers that lost a rail (a cable or a rail leaf out): a narrower node link
+  int rail_leaves_down = 0; //!< rail leaves out (assumed in one leaf group): that group's uplinks are narrower
   bool operator==(const TransferQuestion&) const = default;
   std::string signature() const;
 };

@@ -156,23 +156,25 @@ Trial::UsableCheckpoint Trial::usable_checkpoint(Micros t, bool host_down, int n
   return {std::min(flash_.durable(), committed_), -1, readers};
 }
 
-int Trial::spines_down() const {
-  return static_cast<int>(std::count_if(slow_.begin(), slow_.end(), [](const SlowEpisode& e) { return e.spine; }));
-}
-
-int Trial::nodes_on_fewer_rails() const {
-  int n = 0;
-  for (const auto& e : slow_) n += e.rail_nodes;
-  return n;
+//! Spines out, movers on fewer rails (when any of the job's nodes are, one among the movers is
+//! assumed) and rail leaves out: what of the fabric's state a transfer's price depends on.
+TransferQuestion Trial::fabric_question(Transfer what, int movers, bool contention) const {
+  TransferQuestion q{what, std::max(1, movers), 0, contention};
+  int rail_nodes = 0;
+  for (const auto& e : slow_) {
+    q.spines_down += e.spine ? 1 : 0;
+    q.rail_leaves_down += e.rail_leaf ? 1 : 0;
+    rail_nodes += e.rail_nodes;
+  }
+  q.degraded_movers = std::min(rail_nodes, q.movers);
+  return q;
 }
 
 Micros Trial::PricedRead::us(const Trial& trial, Transfer what, int readers) {
-  // Readers are the nodes that lost memory or all of them; a degraded one among them is assumed.
-  const int readers_n = std::max(1, readers);
-  const std::array<int, 3> now{readers_n, trial.spines_down(), std::min(trial.nodes_on_fewer_rails(), readers_n)};
-  if (now != state) {
-    state = now;
-    cost_us = trial.config_.physics->cost({what, now[0], now[1], false, now[2]}).us;
+  const TransferQuestion now = trial.fabric_question(what, readers, false);
+  if (!(now == asked)) {
+    asked = now;
+    cost_us = trial.config_.physics->cost(now).us;
   }
   return cost_us;
 }
@@ -190,25 +192,30 @@ Micros Trial::peer_restore_us(int readers) const {
 
 void Trial::update_transfer_costs() {
   if (!config_.physics || !(config_.physics_saves || config_.physics_replicas)) return;
-  const int movers = std::max(1, active_nodes());
-  const std::array<int, 3> state{movers, spines_down(), std::min(nodes_on_fewer_rails(), movers)};
+  const TransferQuestion state = fabric_question(Transfer::Save, active_nodes(), false);
   if (state == priced_save_) return;
   priced_save_ = state;
   if (config_.mechanism == CheckpointMechanism::Sync) {
-    save_us_ = config_.physics->cost({Transfer::Save, movers, state[1], false, state[2]}).us;
+    save_us_ = config_.physics->cost(state).us;
     return;
   }
+  auto background = [&](Transfer what) {
+    TransferQuestion q = state;
+    q.what = what;
+    q.contention = config_.contention;
+    return config_.physics->cost(q);
+  };
   // The training a background transfer costs is charged to the snapshots it serves, evenly: the
   // same total, and whole save cycles stay equal, so they still fold into arithmetic.
   Micros drag_per_snapshot = 0;
   if (config_.physics_saves) {
-    const TransferCost persist = config_.physics->cost({Transfer::Persist, movers, state[1], config_.contention, state[2]});
+    const TransferCost persist = background(Transfer::Persist);
     const Micros drag = round_micros((1.0 - persist.training_speed) * static_cast<double>(persist.us));
     drag_per_snapshot += (drag + config_.persist_every - 1) / config_.persist_every;
     flash_.set_persist_us(persist.us);
   }
   if (config_.physics_replicas) {  // every snapshot is replicated
-    const TransferCost replica = config_.physics->cost({Transfer::Replicate, movers, state[1], config_.contention, state[2]});
+    const TransferCost replica = background(Transfer::Replicate);
     drag_per_snapshot += round_micros((1.0 - replica.training_speed) * static_cast<double>(replica.us));
     flash_.set_replication_us(replica.us);
   }

@@ -68,6 +68,7 @@ class Trial {
     double factor;
     bool spine = false;  //!< a spine out: every leaf group's uplinks are narrower
     int rail_nodes = 0;  //!< the job's nodes that lost a rail to it: their storage link is narrower
+    bool rail_leaf = false;  //!< a rail leaf out: its group's uplinks are narrower
   };
   //! A node that must leave the job when the diagnosis completes, and when it may come back.
   struct Departure {
@@ -110,8 +111,7 @@ class Trial {
   //! What a save, a persist and a storage restore cost in the state the job is in now (physics).
   void update_transfer_costs();
   int active_nodes() const { return std::min(config_.job_nodes, active_replicas_ * replica_nodes_); }
-  int spines_down() const;
-  int nodes_on_fewer_rails() const;
+  TransferQuestion fabric_question(Transfer what, int movers, bool contention) const;
   Micros storage_restore_us(int readers) const;
   //! Restoring the lost nodes' shards from their peers' memory.
   Micros peer_restore_us(int readers) const;
@@ -173,10 +173,10 @@ class Trial {
   Micros interval_ = 0;  //!< in force since the last (re)start
   Micros save_us_ = 0;   //!< the blocking save now (flash: the snapshot and its share of the persist's drag on training)
   //! The last questions asked of the physics, so an unchanged state asks nothing (the hot path).
-  std::array<int, 3> priced_save_ = {-1, -1, -1};             //!< (movers, spines down, nodes on fewer rails)
-  //! A restore's price, asked again only when (readers, spines down, nodes on fewer rails) changes.
+  TransferQuestion priced_save_{Transfer::Save, -1};
+  //! A restore's price, asked again only when its readers or the fabric's state change.
   struct PricedRead {
-    std::array<int, 3> state = {-1, -1, -1};
+    TransferQuestion asked{Transfer::Restore, -1};
     Micros cost_us = 0;
     Micros us(const Trial& trial, Transfer what, int readers);
   };

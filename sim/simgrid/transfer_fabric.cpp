@@ -48,8 +48,7 @@ Slice build_slice(const StoragePath& p, const TransferQuestion& q, int movers, d
   s.storage->seal();
   std::vector<sg4::LinkInRoute> route{{link("storage-net", p.server_bytes_per_s * storage_share, p.link_latency_s), Direction::UP}};
   if (p.shares_fabric()) {
-    const int live = std::max(1, p.spines - q.spines_down);
-    route.emplace_back(link("uplinks", p.group_uplink_bytes_per_s * live / p.spines, 0.0), Direction::UP);
+    route.emplace_back(link("uplinks", p.live_uplink_bytes_per_s(q.spines_down, q.rail_leaves_down), 0.0), Direction::UP);
   }
   zone->add_route(s.storage->get_netpoint(), nullptr, nullptr, nullptr, route, true);
   zone->seal();
@@ -68,8 +67,7 @@ Slice build_peer_slice(const StoragePath& p, const TransferQuestion& q, int move
   const int degraded = p.degraded_peer_bytes_per_s > 0 ? std::min(q.degraded_movers, movers) : 0;
   sg4::Link* uplinks = nullptr;
   if (p.shares_fabric()) {
-    const int live = std::max(1, p.spines - q.spines_down);
-    uplinks = link("uplinks", p.group_uplink_bytes_per_s * live / p.spines, 0.0);
+    uplinks = link("uplinks", p.live_uplink_bytes_per_s(q.spines_down, q.rail_leaves_down), 0.0);
   }
   for (int i = 0; i < movers; ++i) {
     const std::string id = std::to_string(i);

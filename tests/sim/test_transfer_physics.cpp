@@ -149,3 +149,29 @@ TEST_CASE("a peer copy, by hand, in both engines: the node link, then the group'
   // A restore runs while the job is stopped: nothing to slow.
   CHECK(simulate_transfer(p, {Transfer::PeerRestore, 2, 0, true}).training_speed == 1.0);
 }
+
+TEST_CASE("a rail leaf out takes its share of the group's uplinks, in both engines", "[physics][simgrid]") {
+  // Four nodes on four rails behind 20 GB/s of uplinks, storage and links wide: 5 GB/s each (1.6
+  // s for 8 GB); one rail leaf out leaves three quarters (15 GB/s, 2.13 s), a spine out as well
+  // half of that (7.5 GB/s, 4.27 s).
+  StoragePath p = hand_checkable();
+  p.node_bytes_per_s = p.peer_bytes_per_s = 1e15;
+  p.group_nodes = 4;
+  p.group_rails = 4;
+  p.group_uplink_bytes_per_s = 20e9;
+  p.spines = 2;
+  for (Transfer what : {Transfer::Save, Transfer::Restore, Transfer::Replicate}) {
+    INFO(TransferQuestion{what}.signature());
+    for (auto [spines_down, rails_down, expected] : {std::tuple{0, 0, 1.6}, {0, 1, 32e9 / 15e9}, {1, 1, 32e9 / 7.5e9}}) {
+      TransferQuestion q{what, 4, spines_down, false};
+      q.rail_leaves_down = rails_down;
+      CHECK(seconds(analytic_transfer(p, q)) == Approx(expected).epsilon(1e-3));
+      CHECK(seconds(simulate_transfer(p, q)) == Approx(expected).epsilon(1e-3));
+    }
+  }
+  // A ToR group (no rails) has nothing to lose to a rail leaf.
+  p.group_rails = 0;
+  TransferQuestion q{Transfer::Save, 4, 0, false};
+  q.rail_leaves_down = 1;
+  CHECK(seconds(analytic_transfer(p, q)) == Approx(1.6).epsilon(1e-3));
+}

@@ -137,7 +137,7 @@ class RecordingPhysics final : public Physics {
 
 }  // namespace
 
-TEST_CASE("nodes on fewer rails narrow the storage path for as long as the rail is out", "[network][physics]") {
+TEST_CASE("nodes on fewer rails, and their unit's uplinks, narrow the storage path for as long as the rail is out", "[network][physics]") {
   auto doc = test::read_json(test::fixture("fabric.json"));
   doc["policies"]["checkpoint"]["interval"] = "10min";
   doc["cluster"]["topology"] = {{"shape", "rail_optimized"}, {"nodes_per_rack", 4}, {"nodes_per_unit", 8},
@@ -152,9 +152,13 @@ TEST_CASE("nodes on fewer rails narrow the storage path for as long as the rail 
   const Scripted healthy = run_scripted(c, {});
   physics->asked.clear();
   const Scripted run = run_scripted(c, {{1000 * s, 0, 1 * 8 + 3, -1}});  // unit 1's rail 3: nodes 8..15
-  std::vector<int> degraded;
-  for (const auto& q : physics->asked) degraded.push_back(q.degraded_movers);
+  std::vector<int> degraded, rail_leaves;
+  for (const auto& q : physics->asked) {
+    degraded.push_back(q.degraded_movers);
+    rail_leaves.push_back(q.rail_leaves_down);
+  }
   CHECK(degraded == std::vector<int>{0, 8, 0});  // at the start, while the rail is out, after
+  CHECK(rail_leaves == std::vector<int>{0, 1, 0});  // and its unit's uplinks lost a rail leaf's
   // The saves in the episode cost twice as much: the run saved less often per wall second.
   CHECK(run.result.ledger[Category::CheckpointSave] > healthy.result.ledger[Category::CheckpointSave]);
   CHECK(run.result.ledger.total() == run.result.wall_us);
