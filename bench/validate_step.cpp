@@ -21,6 +21,7 @@
 
 #include <Eigen/Dense>
 
+#include "models/efficiency_presets.hpp"
 #include "models/scenario_loader.hpp"
 #include "sim/step_cache.hpp"
 
@@ -148,11 +149,21 @@ int main(int argc, char** argv) {
                     method.c_str(), gemm, bandwidth, overlap, 100 * worst, trend ? "matches" : "differs");
       summary.push_back(line);
       within = within && trend && (max_error < 0 || worst <= max_error);
+      if (method == "Megatron-LM") {
+        // The A100 preset a scenario gets when it states no efficiency must be this fit.
+        const Efficiency& preset = find_efficiency_preset("a100-bf16")->efficiency;
+        const bool same = std::abs(preset.gemm - gemm) < 1e-3 && std::abs(preset.bandwidth - bandwidth) < 1e-3;
+        std::snprintf(line, sizeof line, "preset a100-bf16: GEMM %.3f, bandwidth %.3f: %s", preset.gemm, preset.bandwidth,
+                      same ? "the fit" : "NOT the fit: update models/efficiency_presets.cpp");
+        summary.push_back(line);
+        within = within && same;
+      }
     }
     std::cout << "\n";
     for (const auto& line : summary) std::cout << "- " << line << "\n";
     if (!within) {
-      std::cerr << "ctwin_validate_step: a predicted row misses by more than " << 100 * max_error << " % or a trend differs\n";
+      std::cerr << "ctwin_validate_step: a predicted row misses by more than " << 100 * max_error
+                << " %, a trend differs, or the preset is not the fit\n";
       return 1;
     }
   } catch (const std::exception& e) {

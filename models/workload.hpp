@@ -90,6 +90,7 @@ struct WorkloadSpec {
   Workload workload;
   CommFabricSpec fabric;
   AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring;
+  std::string efficiency_preset;  //!< the preset its efficiencies start from ("": all stated)
 };
 
 //! One pipeline stage: its layers and what one micro-batch costs it.

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/efficiency_presets.hpp"
 #include "models/json_reader.hpp"
 #include "models/memory.hpp"
 
@@ -94,6 +95,40 @@ void read_rank_order(Reader& r, const json& l, const std::string& lp, ParallelLa
   std::copy(order.begin(), order.end(), layout.rank_order.begin());
 }
 
+//! `efficiency`: a preset (named, or the one fitted for the GPU and precision when `gemm` is not
+//! stated), then each field stated.
+void read_efficiency(Reader& r, const json& wl, const std::string& p, const std::string& gpu_model, bool fp8, WorkloadSpec& spec) {
+  const json* e = r.object(wl, p, "efficiency", false);
+  const std::string ep = p + "/efficiency";
+  const EfficiencyPreset* preset = nullptr;
+  if (e && e->contains("preset")) {
+    const auto name = r.string(*e, ep, "preset", true).value_or("");
+    preset = find_efficiency_preset(name);
+    if (!preset) r.problem(ep + "/preset", "unknown preset \"" + name + "\" (one of: " + efficiency_preset_names() + ")");
+  } else if (!e || !e->contains("gemm")) {
+    preset = efficiency_preset_for(gpu_model, fp8);
+    if (!preset)
+      r.problem(e ? ep + "/gemm" : ep, std::string("missing: no preset was fitted for GPU \"") + gpu_model + "\" in " +
+                                           (fp8 ? "fp8" : "bf16") + " (presets: " + efficiency_preset_names() +
+                                           "); state gemm (and bandwidth, overlaps) or name a preset");
+  }
+  Efficiency& eff = spec.workload.efficiency;
+  if (preset) {
+    eff = preset->efficiency;
+    spec.efficiency_preset = preset->name;
+  }
+  if (!e) return;
+  r.allow_only(*e, ep, {"preset", "gemm", "tp_overlap", "dp_overlap", "ep_overlap", "cp_overlap", "grad_bytes", "bandwidth", "source"});
+  eff.gemm = r.probability(*e, ep, "gemm").value_or(eff.gemm);
+  eff.tp_overlap = share(r, *e, ep, "tp_overlap", eff.tp_overlap);
+  eff.dp_overlap = share(r, *e, ep, "dp_overlap", eff.dp_overlap);
+  eff.ep_overlap = share(r, *e, ep, "ep_overlap", eff.ep_overlap);
+  eff.cp_overlap = share(r, *e, ep, "cp_overlap", eff.cp_overlap);
+  eff.grad_bytes = r.number(*e, ep, "grad_bytes", false, 0.0).value_or(eff.grad_bytes);
+  eff.bandwidth = r.number(*e, ep, "bandwidth", false, 0.0).value_or(eff.bandwidth);
+  if (eff.bandwidth > 1) r.problem(ep + "/bandwidth", "is a share of the simulated bandwidth: at most 1");
+}
+
 }  // namespace
 
 void read_workload(Reader& r, const json& root, Scenario& s) {
@@ -105,7 +140,8 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   Workload& w = spec.workload;
   w.gpu_peak_flops = s.cluster.gpu_peak_bf16_flops;
   // FP8 training (Transformer Engine): the layers' GEMMs at the FP8 peak, the rest in bf16.
-  if (choose<bool>(r, *wl, p, "precision", false, {{"bf16", false}, {"fp8", true}}).value_or(false))
+  const bool fp8 = choose<bool>(r, *wl, p, "precision", false, {{"bf16", false}, {"fp8", true}}).value_or(false);
+  if (fp8)
     w.gemm_peak_flops = s.cluster.gpu_peak_fp8_flops > 0 ? s.cluster.gpu_peak_fp8_flops : 2 * s.cluster.gpu_peak_bf16_flops;
   if (const json* m = r.object(*wl, p, "model", true)) {
     const std::string mp = p + "/model";
@@ -157,19 +193,7 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
                               .value_or(CpAlgorithm::Ring);
     read_rank_order(r, *l, lp, layout);
   }
-  if (const json* e = r.object(*wl, p, "efficiency", true)) {
-    const std::string ep = p + "/efficiency";
-    r.allow_only(*e, ep, {"gemm", "tp_overlap", "dp_overlap", "ep_overlap", "cp_overlap", "grad_bytes", "bandwidth", "source"});
-    w.efficiency.gemm = r.probability(*e, ep, "gemm").value_or(0.5);
-    if (!e->contains("gemm")) r.problem(ep + "/gemm", "missing: the achieved share of peak FLOP/s in the layers' kernels");
-    w.efficiency.tp_overlap = share(r, *e, ep, "tp_overlap", 0);
-    w.efficiency.dp_overlap = share(r, *e, ep, "dp_overlap", 0);
-    w.efficiency.ep_overlap = share(r, *e, ep, "ep_overlap", 0);
-    w.efficiency.cp_overlap = share(r, *e, ep, "cp_overlap", 0);
-    w.efficiency.grad_bytes = r.number(*e, ep, "grad_bytes", false, 0.0).value_or(2);
-    w.efficiency.bandwidth = r.number(*e, ep, "bandwidth", false, 0.0).value_or(1);
-    if (w.efficiency.bandwidth > 1) r.problem(ep + "/bandwidth", "is a share of the simulated bandwidth: at most 1");
-  }
+  read_efficiency(r, *wl, p, s.cluster.gpu_model, fp8, spec);
   // The fabric: from the cluster's topology when it has one, unless given here.
   CommFabricSpec& f = spec.fabric;
   f.gpus_per_node = s.cluster.gpus_per_node;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/efficiency_presets.hpp"
 #include "models/memory.hpp"
 
 namespace ctwin {
@@ -23,7 +24,15 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
   std::ostringstream out;
   const auto& l = s.workload->workload.layout;
   out << "ctwin step: " << s.name << "  (" << b.gpus << " GPUs: tp " << l.tp << " x pp " << l.pp << " x dp "
-            << (dp_width > 0 ? dp_width : l.dp) << " x cp " << l.cp << ", global batch " << l.global_batch << ")\n\n";
+            << (dp_width > 0 ? dp_width : l.dp) << " x cp " << l.cp << ", global batch " << l.global_batch << ")\n";
+  if (const auto* preset = find_efficiency_preset(s.workload->efficiency_preset)) {
+    const Efficiency& e = s.workload->workload.efficiency;
+    char line[400];
+    std::snprintf(line, sizeof line, "  efficiencies from preset %s (GEMM %.3f, bandwidth %.3f, TP/DP overlap %.3f/%.3f): %s\n",
+                  preset->name.c_str(), e.gemm, e.bandwidth, e.tp_overlap, e.dp_overlap, preset->source.c_str());
+    out << line;
+  }
+  out << "\n";
   if (b.hung) {
     out << "  HUNG: a collective crosses a dead port; the watchdog fires after " << seconds_text(b.step_s) << "\n";
   } else {
@@ -76,6 +85,7 @@ std::string step_json(const Scenario& s, const StepBreakdown& b) {
   j["memory_per_gpu_bytes"] = {{"stage", mem.stage},         {"weights", mem.weights},         {"gradients", mem.gradients},
                                {"optimizer", mem.optimizer}, {"activations", mem.activations}, {"total", mem.total()}};
   if (s.cluster.gpu_memory_bytes > 0) j["gpu_memory_bytes"] = s.cluster.gpu_memory_bytes;
+  if (!s.workload->efficiency_preset.empty()) j["efficiency_preset"] = s.workload->efficiency_preset;
   return j.dump(2) + "\n";
 }
 

@@ -60,6 +60,36 @@ json small_workload() {
 }
 }  // namespace
 
+TEST_CASE("a workload's efficiencies start from the preset fitted for its GPU and precision", "[scenario][workload]") {
+  json doc = test::read_json(test::fixture("minimal.json"));  // an H100
+  doc["job"].erase("step_time");
+  doc["workload"] = small_workload();
+  doc["workload"].erase("efficiency");
+  doc["workload"]["precision"] = "fp8";
+  const Scenario h100 = test::scenario_from(doc);
+  CHECK(h100.workload->efficiency_preset == "h100-fp8");
+  CHECK(h100.workload->workload.efficiency.gemm == 0.451);
+  CHECK(h100.workload->workload.efficiency.tp_overlap == 0.899);
+
+  // A field stated overrides the preset's; a named preset applies whatever the GPU.
+  doc["cluster"]["gpu"]["model"] = "NVIDIA A100-SXM4-80GB";
+  doc["workload"].erase("precision");
+  doc["workload"]["efficiency"] = {{"bandwidth", 0.6}};
+  const Scenario a100 = test::scenario_from(doc);
+  CHECK(a100.workload->efficiency_preset == "a100-bf16");
+  CHECK(a100.workload->workload.efficiency.gemm == 0.712);
+  CHECK(a100.workload->workload.efficiency.bandwidth == 0.6);
+  doc["workload"]["efficiency"] = {{"preset", "h100-fp8"}, {"gemm", 0.5}};
+  const Scenario named = test::scenario_from(doc);
+  CHECK(named.workload->efficiency_preset == "h100-fp8");
+  CHECK(named.workload->workload.efficiency.gemm == 0.5);
+  CHECK(named.workload->workload.efficiency.cp_overlap == 1);
+
+  // Stated in full: no preset.
+  doc["workload"]["efficiency"] = {{"gemm", 0.6}};
+  CHECK(test::scenario_from(doc).workload->efficiency_preset.empty());
+}
+
 TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
   struct Case {
     const char* what;
@@ -101,6 +131,19 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
          d["checkpoint"].update({{"mechanism", "flash"}, {"snapshot_time", "2s"}, {"memory_restore_time", "20s"}, {"peer_replicas", json::object()}});
        },
        "/checkpoint/peer_replicas/replication_time", "missing"},
+      {"no efficiency fitted for the GPU",
+       [](json& d) {
+         d["cluster"]["gpu"]["model"] = "H200";
+         d["workload"] = small_workload();
+         d["workload"].erase("efficiency");
+       },
+       "/workload/efficiency", "no preset was fitted for GPU \"H200\" in bf16"},
+      {"unknown efficiency preset",
+       [](json& d) {
+         d["workload"] = small_workload();
+         d["workload"]["efficiency"] = {{"preset", "b200"}};
+       },
+       "/workload/efficiency/preset", "one of: a100-bf16, h100-fp8"},
       {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
       {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},

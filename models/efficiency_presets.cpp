@@ -1,0 +1,63 @@
+#include "models/efficiency_presets.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace ctwin {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::vector<EfficiencyPreset> make_presets() {
+  std::vector<EfficiencyPreset> out;
+  // Megatron-LM's rows of MegaScale's Table 2 (175B, 256-12,288 A100s): no overlap, the
+  // collectives at half the simulated bandwidth. `build/ctwin_validate_step` fits it.
+  EfficiencyPreset a100{"a100-bf16", "A100", false, {}, ""};
+  a100.efficiency.gemm = 0.712;
+  a100.efficiency.bandwidth = 0.513;
+  a100.source = "MegaScale (NSDI'24) Table 2, Megatron-LM rows, fitted on 2 of 8 by build/ctwin_validate_step";
+  out.push_back(a100);
+  // NVIDIA's NeMo 24.07 DGX-H100 FP8 table (5B-175B, 8-512 GPUs): Transformer Engine hides most
+  // tensor- and data-parallel traffic and the context-parallel ring. `bench/validate_h100.py`
+  // fits the GEMM efficiency and the exposed share of communication (1 - overlap at full bandwidth).
+  EfficiencyPreset h100{"h100-fp8", "H100", true, {}, ""};
+  h100.efficiency.gemm = 0.451;
+  h100.efficiency.tp_overlap = h100.efficiency.dp_overlap = 0.899;
+  h100.efficiency.cp_overlap = 1;
+  h100.source = "NeMo 24.07 performance summary, DGX-H100 FP8, fitted on 3 of 9 rows by bench/validate_h100.py";
+  out.push_back(h100);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<EfficiencyPreset>& efficiency_presets() {
+  static const std::vector<EfficiencyPreset> presets = make_presets();
+  return presets;
+}
+
+const EfficiencyPreset* find_efficiency_preset(std::string_view name) {
+  for (const auto& p : efficiency_presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const EfficiencyPreset* efficiency_preset_for(std::string_view gpu_model, bool fp8) {
+  const std::string model = lower(gpu_model);
+  for (const auto& p : efficiency_presets())
+    if (p.fp8 == fp8 && model.find(lower(p.gpu_family)) != std::string::npos) return &p;
+  return nullptr;
+}
+
+std::string efficiency_preset_names() {
+  std::string out;
+  for (const auto& p : efficiency_presets()) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+}  // namespace ctwin
