@@ -129,6 +129,27 @@ void read_efficiency(Reader& r, const json& wl, const std::string& p, const std:
   if (eff.bandwidth > 1) r.problem(ep + "/bandwidth", "is a share of the simulated bandwidth: at most 1");
 }
 
+//! A shrunk job keeps its global batch on fewer data-parallel ranks: ZeRO shards its states over
+//! fewer of them and each replica runs more micro-batches, so the narrowest width allowed needs
+//! the most memory. It must fit as the full width must.
+void check_memory_when_shrunk(Reader& r, const Workload& w, const Scenario& s) {
+  if (s.cluster.gpu_memory_bytes <= 0) return;
+  const int replicas = s.job.nodes / std::max(1, s.elastic.replica_nodes);
+  const int dp_per_replica = w.layout.dp / std::max(1, replicas);
+  auto at = [&](int active) {
+    Workload narrow = w;
+    narrow.layout.dp = active * dp_per_replica;
+    return narrow;
+  };
+  const std::string why = check_memory(at(s.elastic.min_replicas), s.cluster.gpu_memory_bytes);
+  if (why.empty()) return;
+  int fits = s.elastic.min_replicas + 1;
+  while (fits < replicas && !check_memory(at(fits), s.cluster.gpu_memory_bytes).empty()) ++fits;
+  r.problem("/policies/elastic/min_replicas", "shrunk to " + std::to_string(s.elastic.min_replicas) + " of " + std::to_string(replicas) +
+                                                  " replicas (dp " + std::to_string(at(s.elastic.min_replicas).layout.dp) + "), the layout " +
+                                                  why + "; the narrowest that fits is " + std::to_string(fits) + " replicas");
+}
+
 }  // namespace
 
 void read_workload(Reader& r, const json& root, Scenario& s) {
@@ -234,6 +255,7 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
       r.problem("/policies/elastic/replica_nodes", "with a workload, a replica must hold whole data-parallel replicas (tp x pp x cp = " +
                                                        std::to_string(model_parallel) + " GPUs) and whole expert groups (ep " +
                                                        std::to_string(l.ep) + ")");
+    else check_memory_when_shrunk(r, w, s);
   }
   r.string(*wl, p, "source", false);
   s.workload = spec;

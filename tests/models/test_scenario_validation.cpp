@@ -350,3 +350,22 @@ TEST_CASE("what cannot be simulated is refused up front with the reason", "[scen
             }),
             "/job/steps", "more work than any simulation"));
 }
+
+TEST_CASE("a shrunk job must fit in GPU memory too: ZeRO shards its states over fewer ranks", "[scenario][workload]") {
+  // MegaScale's 175B on 256 A100s (TP 8 x PP 8 x DP 4, 80 GB): each of 4 elastic replicas is one
+  // data-parallel replica. At one replica the optimizer states are not sharded at all.
+  json doc = test::read_json(test::repo_file("scenarios/megascale_175b.json"));
+  doc["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 8}, {"min_replicas", 1}};
+  doc["spares"] = {{"repair_time", "1h"}};
+  try {
+    test::scenario_from(doc, "shrunk.json");
+    FAIL("expected ScenarioInvalid");
+  } catch (const ScenarioInvalid& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].pointer == "/policies/elastic/min_replicas");
+    CHECK_THAT(e.problems()[0].reason, Catch::Contains("dp 1") && Catch::Contains("does not fit in GPU memory") &&
+                                           Catch::Contains("the narrowest that fits is 3 replicas"));
+  }
+  doc["policies"]["elastic"]["min_replicas"] = 3;
+  CHECK_NOTHROW(test::scenario_from(doc, "shrunk.json"));
+}
