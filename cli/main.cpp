@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   if (!Ranks::world().is_root()) std::cout.setstate(std::ios::failbit);
   CLI::App app{"ctwin: a digital twin of large LLM training clusters"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --help shows each option's default
   app.set_version_flag("--version", "ctwin 0.1 (scenario schema 1, report schema 1)");
 
   RunArgs run;
@@ -194,6 +195,22 @@ int main(int argc, char** argv) {
   bool catalog_json = false;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
   catalog_cmd->add_flag("--json", catalog_json, "as JSON");
+
+  // One example a command, shown under its --help.
+  const std::pair<const char*, const char*> examples[] = {
+      {"run", "ctwin run scenarios/llama3_405b_16k.json --trials 1000 --json report.json   (--json - for stdout)"},
+      {"check", "ctwin check scenarios/default.json"},
+      {"sweep", "ctwin sweep scenarios/default.json --set /policies/checkpoint/interval=5min,10min,30min --svg sweep.svg"},
+      {"optimize", "ctwin optimize scenarios/default.json --ci-target 0.001 --svg optimum.svg"},
+      {"compare", "ctwin compare scenarios/default.json --variant 'daly:/policies/checkpoint={\"type\":\"daly\"}'"},
+      {"step", "ctwin step scenarios/megascale_175b.json --dp-width 2 --json step.json"},
+      {"calibrate", "ctwin calibrate /var/log/kern.log --base scenarios/default.json --out fitted.json --report fits.json"},
+      {"validate", "ctwin validate scenarios/default.json --against run.csv   (run.csv: ctwin run --events, or a live job's log)"},
+      {"faults", "ctwin faults scenarios/default.json --until 7d --json strikes.json"},
+      {"catalog", "ctwin catalog --json"},
+  };
+  for (const auto& [name, example] : examples) app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);
+  app.footer("\nExample:\n  ctwin run    (the default scenario, scenarios/default.json)\n  ctwin <command> --help");
 
   if (const auto code = parse_command_line(app, argc, argv)) return *code;
   if (*run_cmd) return Ranks::world().is_root() ? run_command(run) : 0;  // `run` is one process: --jobs spreads it

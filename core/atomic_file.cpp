@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdexcept>
@@ -27,6 +28,11 @@ void write_fd(int fd, const std::string& path, const std::string& content) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout.flush();  // whatever the program printed first stays first
+    write_fd(STDOUT_FILENO, "stdout", content);
+    return;
+  }
   // A device, FIFO or socket (/dev/null, /dev/stdout) is written in place: renaming a file over it
   // would replace the device itself.
   struct stat existing {};

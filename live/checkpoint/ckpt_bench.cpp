@@ -145,7 +145,7 @@ std::string ckpt_bench_text(const CkptBenchResult& r) {
 std::string ckpt_bench_json(const CkptBenchResult& r) {
   char b[1024];
   std::snprintf(b, sizeof b,
-                "{\n  \"backend\": \"%s\",\n  \"device\": \"%s\",\n  \"bytes\": %llu,\n"
+                "{\n  \"schema_version\": 1,\n  \"command\": \"live ckpt-bench\",\n  \"backend\": \"%s\",\n  \"device\": \"%s\",\n  \"bytes\": %llu,\n"
                 "  \"d2h_ceiling_bytes_per_s\": %.6g,\n  \"h2d_ceiling_bytes_per_s\": %.6g,\n  \"disk_ceiling_bytes_per_s\": %.6g,\n"
                 "  \"snapshot_bytes_per_s\": %.6g,\n  \"restore_bytes_per_s\": %.6g,\n  \"persist_bytes_per_s\": %.6g,\n"
                 "  \"snapshot_of_d2h\": %.4f,\n  \"restore_of_h2d\": %.4f,\n  \"persist_of_disk\": %.4f\n}\n",

@@ -105,13 +105,18 @@ nlohmann::json precheck_json(const PrecheckReport& r) {
                      {"evict", r.ranks[i].evict}});
   }
   json rounds = json::array();
-  for (const auto& round : r.rounds)
+  for (const auto& round : r.rounds) {
+    json allreduce = json::array();  // a group whose all-reduce failed has no time: null, not -1
+    for (const double s : round.allreduce_s) allreduce.push_back(s < 0 ? json(nullptr) : json(s));
     rounds.push_back({{"groups", round.groups},
                       {"seconds", round.group_s},
-                      {"allreduce_s", round.allreduce_s},
+                      {"allreduce_s", allreduce},
                       {"bus_bytes_per_s", round.bus_bytes_per_s}});
+  }
   const auto& o = r.options;
-  return {{"backend", r.backend},
+  return {{"schema_version", 1},
+          {"command", "live precheck"},
+          {"backend", r.backend},
           {"ranks", ranks},
           {"rounds", rounds},
           {"policy",

@@ -110,6 +110,33 @@ bool parse_bytes(const std::string& text, std::uint64_t& out) {
   return false;
 }
 
+[[noreturn]] void help() {
+  std::printf(
+      "ctwin-synthetic-trainer: a training process that checkpoints through the flash engine and can fail on\n"
+      "purpose, for testing the live supervisor. Each step writes one of 64 stripes of its state (a restore is\n"
+      "checked stripe by stripe) and reports to the supervisor's heartbeat socket when $CTWIN_HEARTBEAT_SOCKET is set.\n\n"
+      "  --steps N             steps to run (default 100)\n"
+      "  --state-bytes BYTES   the state checkpointed (default 64MiB; 4096, 64MiB, 1GiB)\n"
+      "  --device cpu|cuda:I   where the state lives and the GEMMs run (default cpu)\n"
+      "  --gemm-n N            the n of each step's n x n GEMM (default 128)\n"
+      "  --gemms-per-step K    GEMMs a step (default 1)\n"
+      "  --step-ms MS          a step lasts at least this long (default 0)\n"
+      "  --checkpoint-every N  steps between checkpoints (default 10)\n"
+      "  --save-ms MS          a save stalls at least this long (default 0)\n"
+      "  --name NAME           the checkpoint's name (default $CTWIN_FLASH_NAME, else synthetic)\n"
+      "  --persist-dir DIR     persist checkpoints here (default $CTWIN_FLASH_PERSIST_DIR; none: memory only)\n"
+      "  --shm-dir DIR         shared memory for snapshots (default $CTWIN_SHM_DIR, else /dev/shm)\n"
+      "  --crash-at-step S     exit 1 at step S; --hang-at-step S stops beating; --nan-at-step S reports a NaN loss\n"
+      "  --slow-from-step S --slowdown F   from step S each step takes F times as long\n"
+      "  --spike-at-step S     a loss spike at step S\n"
+      "  --fault-attempt A     faults only in attempt A ($CTWIN_ATTEMPT; default 0, the first run)\n"
+      "  --fault-rank R        faults only on rank R (default: every rank)\n"
+      "  --group G             its pipeline stage in its section lines (default 0)\n"
+      "  --lockstep 0|1        ranks wait for each other every step (default 0)\n\n"
+      "example: ctwin-synthetic-trainer --steps 200 --checkpoint-every 20 --crash-at-step 50 --persist-dir /tmp/ckpt\n");
+  std::exit(0);
+}
+
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
@@ -128,6 +155,7 @@ Options parse(int argc, char** argv) {
   if (const char* v = std::getenv("CTWIN_SHM_DIR")) o.shm_dir = v;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") help();
     if (i + 1 >= argc) usage(flag + ": needs a value");
     const std::string value = argv[++i];
     char* end = nullptr;

@@ -196,3 +196,18 @@ TEST_CASE("writing a report to a device writes through it and leaves the device 
   CHECK(S_ISCHR(after.st_mode));
   CHECK(after.st_rdev == before.st_rdev);
 }
+
+TEST_CASE("--json - writes the report to stdout and the summary to stderr; two outputs on stdout are refused", "[cli]") {
+  const fs::path out_file = scratch() / "stdout.json";
+  const std::string command = std::string(CTWIN_BINARY) + " run " + ctwin::test::fixture("minimal.json") +
+                              " --trials 3 --json - > " + out_file.string() + " 2>/dev/null";
+  const int status = std::system(command.c_str());
+  CHECK(WEXITSTATUS(status) == 0);
+  const std::string out = slurp(out_file);
+  const auto report = nlohmann::json::parse(out);  // nothing but the report
+  CHECK(report.at("trials") == 3);
+  CHECK_FALSE(fs::exists("-"));
+  const auto both = run_cli("run " + ctwin::test::fixture("minimal.json") + " --trials 3 --json - --csv -");
+  CHECK(both.exit_code == 2);
+  CHECK(both.output.find("only one output may go to stdout") != std::string::npos);
+}

@@ -46,6 +46,7 @@ TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank an
   INFO(p.output);
   CHECK(p.code == 1);
   REQUIRE(p.report.is_object());
+  CHECK(p.report["schema_version"] == 1);
   CHECK(p.report["policy"]["faulty"] == nlohmann::json::array({5}));
   CHECK(p.report["policy"]["stragglers_median"] == nlohmann::json::array({3}));
   CHECK(verdict(p, 5) == "faulty");

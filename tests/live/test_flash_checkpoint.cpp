@@ -396,6 +396,8 @@ TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same 
   INFO(text);
   REQUIRE(code == 0);
   const auto r = ctwin::test::read_json(json);
+  CHECK(r.at("schema_version") == 1);
+  CHECK(r.at("command") == "live ckpt-bench");
   for (const char* key : {"snapshot_bytes_per_s", "restore_bytes_per_s", "persist_bytes_per_s", "d2h_ceiling_bytes_per_s",
                           "disk_ceiling_bytes_per_s", "snapshot_of_d2h"})
     CHECK(r.at(key).get<double>() > 0);
