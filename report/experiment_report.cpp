@@ -13,6 +13,27 @@ namespace ctwin {
 
 namespace {
 
+//! "5.42 min   95% CI [5.38, 5.47] min": one unit (the interval's), and as many decimals as it
+//! takes for the bounds to differ from the interval, so a narrow CI is not printed as a point.
+std::string interval_with_ci(double best_s, double low_s, double high_s) {
+  const std::string best = format_duration(best_s);
+  const std::string unit = best.substr(best.find(' ') + 1);
+  const double scale = unit == "s" ? 1 : unit == "min" ? 60 : unit == "h" ? 3600 : 86400;
+  char text[160];
+  for (int decimals = 1;; ++decimals) {
+    auto show = [&](double seconds) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%.*f", decimals, seconds / scale);
+      return std::string(v);
+    };
+    const std::string b = show(best_s), lo = show(low_s), hi = show(high_s);
+    if ((lo != b && hi != b) || decimals == 4 || low_s == high_s) {
+      std::snprintf(text, sizeof text, "%s %s   95%% CI [%s, %s] %s", b.c_str(), unit.c_str(), lo.c_str(), hi.c_str(), unit.c_str());
+      return text;
+    }
+  }
+}
+
 using ordered_json = nlohmann::ordered_json;
 
 //! A number for the plot's x axis: durations in seconds, numbers as they are.
@@ -109,8 +130,7 @@ ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeR
     series.y_low.push_back(g.ci95_low);
     series.y_high.push_back(g.ci95_high);
   }
-  out << "\n  best interval  " << format_duration(r.best_interval_s) << "   95% CI [" << format_duration(r.best_ci_low_s)
-            << ", " << format_duration(r.best_ci_high_s) << "]   ("
+  out << "\n  best interval  " << interval_with_ci(r.best_interval_s, r.best_ci_low_s, r.best_ci_high_s) << "   ("
             << (r.fitted ? "peak of a quadratic fit in log interval" : "best grid point: the fit was not a peak") << ")\n"
             << "  goodput there  " << r.best_goodput.mean << "   95% CI [" << r.best_goodput.ci95_low << ", "
             << r.best_goodput.ci95_high << "]\n";
