@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/version.hpp"
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
 #include "models/fault_catalog.hpp"
@@ -422,6 +423,7 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   CalibrationResult out;
   nlohmann::ordered_json& report = out.report;
   report["schema_version"] = 1;
+  report["ctwin_version"] = kCtwinVersion;
   report["command"] = "calibrate";
   report["confidence"] = options.confidence;
   report["traces"] = evidence.traces;

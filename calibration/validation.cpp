@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/version.hpp"
 #include "report/run_report.hpp"
 #include "policies/robust_statistics.hpp"
 #include "sim/statistics.hpp"
@@ -160,6 +161,7 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
 
   ordered_json report;
   report["schema_version"] = 1;
+  report["ctwin_version"] = kCtwinVersion;
   report["command"] = "validate";
   report["scenario"] = {{"name", scenario.name}, {"content_hash", scenario.content_hash}};
   report["trace"] = {{"file", observed.file},

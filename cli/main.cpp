@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/command_line.hpp"
+#include "core/version.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/faults_command.hpp"
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ctwin: a digital twin of large LLM training clusters"};
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();  // --help shows each option's default
-  app.set_version_flag("--version", "ctwin 0.1 (scenario schema 1, report schema 1)");
+  app.set_version_flag("--version", std::string("ctwin ") + kCtwinVersion + " (scenario schema 1, report schema 1)");
 
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "Monte Carlo goodput forecast of a scenario");

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/version.hpp"
 #include "core/units.hpp"
 #include "report/run_report.hpp"
 #include "report/svg_plot.hpp"
@@ -104,7 +105,7 @@ ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<
             << table.str() << "\n  best: ";
   for (const auto& s : best->settings) out << s.pointer << " = " << value_text(s.value) << "  ";
   out << "(goodput " << best->summary.mean << ")\n";
-  ordered_json j{{"schema_version", 1}, {"command", "sweep"}, {"seed", source.seed}, {"trials", source.trials}, {"points", points}};
+  ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "sweep"}, {"seed", source.seed}, {"trials", source.trials}, {"points", points}};
   return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
 }
 
@@ -143,6 +144,7 @@ ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeR
   plot.marker_x = r.best_interval_s;
   plot.marker_label = "optimum " + format_duration(r.best_interval_s);
   ordered_json j{{"schema_version", 1},
+                 {"ctwin_version", kCtwinVersion},
                  {"command", "optimize"},
                  {"seed", source.seed},
                  {"trials", r.trials},
@@ -204,6 +206,7 @@ ExperimentReport choice_report(const ExperimentSource& source, const std::vector
   plot.marker_x = static_cast<double>(r.best);
   plot.marker_label = "best";
   ordered_json j{{"schema_version", 1},
+                 {"ctwin_version", kCtwinVersion},
                  {"command", "optimize"},
                  {"seed", source.seed},
                  {"trials", r.trials},
@@ -248,7 +251,7 @@ ExperimentReport compare_report(const ExperimentSource& source, const std::vecto
   plot.x_label = "variant";
   plot.y_label = "goodput (mean, 95% CI)";
   plot.series.push_back(std::move(series));
-  ordered_json j{{"schema_version", 1}, {"command", "compare"}, {"seed", source.seed}, {"trials", source.trials}, {"variants", variants}};
+  ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "compare"}, {"seed", source.seed}, {"trials", source.trials}, {"variants", variants}};
   return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
 }
 

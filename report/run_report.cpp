@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/version.hpp"
 #include "core/event_log.hpp"
 
 #include "sim/statistics.hpp"
@@ -148,6 +149,7 @@ std::string report_json(const RunReportInput& in) {
   const RunResult& r = in.result;
   ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
+  j["ctwin_version"] = kCtwinVersion;
   j["scenario"] = {{"name", in.scenario.name}, {"content_hash", in.scenario.content_hash}};
   j["seed"] = in.options.seed;
   j["trials"] = in.options.trials;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/version.hpp"
 #include "models/efficiency_presets.hpp"
 #include "models/memory.hpp"
 
@@ -72,7 +73,7 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
 }
 
 std::string step_json(const Scenario& s, const StepBreakdown& b) {
-  nlohmann::ordered_json j{{"schema_version", 1}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
+  nlohmann::ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
                            {"gpus", b.gpus}, {"hung", b.hung}, {"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s},
                            {"mfu", b.mfu},
                            {"breakdown_s", {{"compute", b.compute_s}, {"pipeline_bubble", b.bubble_s}, {"tp_exposed", b.tp_exposed_s},

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/version.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
@@ -145,11 +146,11 @@ std::string ckpt_bench_text(const CkptBenchResult& r) {
 std::string ckpt_bench_json(const CkptBenchResult& r) {
   char b[1024];
   std::snprintf(b, sizeof b,
-                "{\n  \"schema_version\": 1,\n  \"command\": \"live ckpt-bench\",\n  \"backend\": \"%s\",\n  \"device\": \"%s\",\n  \"bytes\": %llu,\n"
+                "{\n  \"schema_version\": 1,\n  \"ctwin_version\": \"%s\",\n  \"command\": \"live ckpt-bench\",\n  \"backend\": \"%s\",\n  \"device\": \"%s\",\n  \"bytes\": %llu,\n"
                 "  \"d2h_ceiling_bytes_per_s\": %.6g,\n  \"h2d_ceiling_bytes_per_s\": %.6g,\n  \"disk_ceiling_bytes_per_s\": %.6g,\n"
                 "  \"snapshot_bytes_per_s\": %.6g,\n  \"restore_bytes_per_s\": %.6g,\n  \"persist_bytes_per_s\": %.6g,\n"
                 "  \"snapshot_of_d2h\": %.4f,\n  \"restore_of_h2d\": %.4f,\n  \"persist_of_disk\": %.4f\n}\n",
-                r.backend.c_str(), r.device_name.c_str(), static_cast<unsigned long long>(r.bytes), r.d2h_ceiling,
+                kCtwinVersion, r.backend.c_str(), r.device_name.c_str(), static_cast<unsigned long long>(r.bytes), r.d2h_ceiling,
                 r.h2d_ceiling, r.disk_ceiling, r.snapshot, r.restore, r.persist, r.snapshot / r.d2h_ceiling,
                 r.restore / r.h2d_ceiling, r.persist / r.disk_ceiling);
   return b;

@@ -1,4 +1,5 @@
 #include "live/precheck/precheck_report.hpp"
+#include "core/version.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -115,6 +116,7 @@ nlohmann::json precheck_json(const PrecheckReport& r) {
   }
   const auto& o = r.options;
   return {{"schema_version", 1},
+          {"ctwin_version", kCtwinVersion},
           {"command", "live precheck"},
           {"backend", r.backend},
           {"ranks", ranks},
