@@ -151,9 +151,11 @@ Trial::UsableCheckpoint Trial::usable_checkpoint(Micros t, bool host_down, int n
   if (config_.peer_replicas && flash_.replicated() >= flash_.durable())
     return {std::min(flash_.replicated(), committed_), peer_restore_us(std::min(nodes_lost, active_nodes())), 0};
   // From storage: the nodes that kept the newest snapshot in memory read nothing if storage has
-  // it too; an older one takes every node back.
-  const int readers = flash_.durable() >= committed_ ? std::min(nodes_lost, active_nodes()) : active_nodes();
-  return {std::min(flash_.durable(), committed_), -1, readers};
+  // it too (they load it from memory meanwhile); an older one takes every node back.
+  const bool survivors_hold_it = flash_.durable() >= committed_;
+  const int readers = survivors_hold_it ? std::min(nodes_lost, active_nodes()) : active_nodes();
+  const Micros survivors_us = survivors_hold_it && readers < active_nodes() ? config_.memory_restore_us : -1;
+  return {std::min(flash_.durable(), committed_), survivors_us, readers};
 }
 
 //! Spines out, movers on fewer rails (when any of the job's nodes are, one among the movers is
@@ -572,8 +574,9 @@ void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host
     result_.ledger[Category::LostProgress] += rolled_back;
     committed_ = usable;
   }
+  // Both may apply: the lost nodes read storage while the others load from memory.
   if (storage_readers > 0) chain_storage_readers_ = std::min(active_nodes(), chain_storage_readers_ + storage_readers);
-  else chain_restore_us_ = std::max(chain_restore_us_, local_restore_us);
+  chain_restore_us_ = std::max(chain_restore_us_, local_restore_us);
   pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
   enter(Phase::Detect, t, detection_us);
   advance_down(t);

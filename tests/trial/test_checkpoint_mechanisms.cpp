@@ -81,6 +81,16 @@ TEST_CASE("flash: a lost node falls back to the newest persisted snapshot", "[me
   CHECK(r.ledger[Category::Productive] == 280 * s);
   CHECK(r.ledger.total() == r.wall_us);
 
+  SECTION("when storage holds the newest snapshot, only the lost node reads it; the others load theirs from memory") {
+    // At 240 s the snapshot of 204 (work 200) is persisted (at 234): the lost node reads it from
+    // storage (50 s) while the three others load it from memory (60 s here): the restore is 60 s.
+    TrialConfig c = flash(Act::Reboot);
+    c.memory_restore_us = 60 * s;
+    const TrialResult r = test::run_scripted(c, {at(240 * s)}).result;
+    CHECK(r.ledger[Category::LostProgress] == 36 * s);
+    CHECK(r.ledger[Category::CheckpointRestore] == 60 * s);
+    CHECK(r.ledger.total() == r.wall_us);
+  }
   SECTION("a persist still in flight does not count") {
     const TrialResult early = test::run_scripted(flash(Act::Reboot), {at(230 * s)}).result;
     CHECK(early.ledger[Category::LostProgress] == (200 + 26) * s);  // the persist of 204 lands at 234
