@@ -26,7 +26,9 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
   int to_stdout = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool value_dash = arg == "-" && i > 1 && std::string(argv[i - 1]).rfind("--", 0) == 0;
+    if (arg == "--") break;  // the trainer's own command line follows
+    const std::string before = i > 1 ? argv[i - 1] : "";
+    const bool value_dash = arg == "-" && before.size() > 2 && before.rfind("--", 0) == 0;
     const bool inline_dash = arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.substr(arg.size() - 2) == "=-";
     to_stdout += (value_dash || inline_dash) ? 1 : 0;
   }
