@@ -23,7 +23,7 @@ WorkloadSpec gpt175b(int gpus, int global_batch) {
   w.layout.pp = 8;
   w.layout.dp = gpus / 64;
   w.layout.global_batch = global_batch;
-  w.efficiency.gemm = 0.712;
+  w.efficiency.gemm = 0.703;
   w.efficiency.bandwidth = 0.513;
   w.gpu_peak_flops = 312e12;
   s.fabric.nodes_per_leaf = 32;

@@ -18,7 +18,7 @@ std::vector<EfficiencyPreset> make_presets() {
   // Megatron-LM's rows of MegaScale's Table 2 (175B, 256-12,288 A100s): no overlap, the
   // collectives at half the simulated bandwidth. `build/ctwin_validate_step` fits it.
   EfficiencyPreset a100{"a100-bf16", "A100", false, {}, ""};
-  a100.efficiency.gemm = 0.712;
+  a100.efficiency.gemm = 0.703;
   a100.efficiency.bandwidth = 0.513;
   a100.source = "MegaScale (NSDI'24) Table 2, Megatron-LM rows, fitted on 2 of 8 by build/ctwin_validate_step";
   out.push_back(a100);
@@ -26,8 +26,8 @@ std::vector<EfficiencyPreset> make_presets() {
   // tensor- and data-parallel traffic and the context-parallel ring. `bench/validate_h100.py`
   // fits the GEMM efficiency and the exposed share of communication (1 - overlap at full bandwidth).
   EfficiencyPreset h100{"h100-fp8", "H100", true, {}, ""};
-  h100.efficiency.gemm = 0.451;
-  h100.efficiency.tp_overlap = h100.efficiency.dp_overlap = 0.899;
+  h100.efficiency.gemm = 0.444;
+  h100.efficiency.tp_overlap = h100.efficiency.dp_overlap = 0.740;
   h100.efficiency.cp_overlap = 1;
   h100.source = "NeMo 24.07 performance summary, DGX-H100 FP8, fitted on 3 of 9 rows by bench/validate_h100.py";
   out.push_back(h100);

@@ -23,7 +23,9 @@ double layer_activation_bytes(const Workload& w) {
   // Left whole without sequence parallelism: two layer norms, the GEMM inputs, the dropout masks.
   const double replicated = 10;
   double bytes = sbh * ((attention + mlp) / t + replicated / (p.sequence_parallel ? t : 1));
-  if (p.recompute == Recompute::None) bytes += 5.0 * m.heads * s * s * b / t;  // scores, softmax, dropout
+  // An unfused attention keeps its scores, softmax and dropout mask for the backward; a flash kernel
+  // keeps only per-row statistics (negligible) and recomputes the scores in the backward.
+  if (p.recompute == Recompute::None && w.attention == AttentionKernel::Full) bytes += 5.0 * m.heads * s * s * b / t;
   return bytes;
 }
 

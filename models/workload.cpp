@@ -66,9 +66,18 @@ std::string check_layout(const Workload& w, int gpus_per_node) {
     return p.embedding_as_layer || p.loss_as_layer ? "pp must divide the layers plus the embedding and loss counted as layers"
                                                    : "pp must divide the layers (or give stage_layers)";
   }
-  for (int n : stages) {
-    if (n < 0) return "a stage cannot hold fewer than 0 layers";
-    if (n % p.virtual_stages != 0) return "virtual_stages must divide every stage's layers";
+  // An even split interleaves each stage as virtual_stages equal chunks; Megatron counts the
+  // embedding (first chunk) and the loss (last chunk) as layers of that cut when asked to. Stated
+  // stage_layers stand for an explicit layout (Megatron's pipeline_model_parallel_layout), whose
+  // chunks may differ.
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i] < 0) return "a stage cannot hold fewer than 0 layers";
+    if (!p.stage_layers.empty()) continue;
+    const int units = stages[i] + (i == 0 && p.embedding_as_layer ? 1 : 0) + (i + 1 == stages.size() && p.loss_as_layer ? 1 : 0);
+    if (units % p.virtual_stages != 0)
+      return p.embedding_as_layer || p.loss_as_layer
+                 ? "virtual_stages must divide every stage's layers (the embedding and loss counted as layers)"
+                 : "virtual_stages must divide every stage's layers";
   }
   if (p.global_batch % (p.micro_batch * p.dp) != 0) return "micro_batch x dp must divide the global batch";
   if (m.seq_len % p.cp != 0) return "cp must divide the sequence length";
@@ -95,6 +104,7 @@ WorkloadCosts workload_costs(const Workload& w) {
   // way); the output layer (6·V·h, bf16) runs once, on the last stage.
   double layer_gemm = 6 * (attention_params(m) + mlp_params(m) * m.top_k), layer_core = 12 * s * h;
   if (p.recompute == Recompute::Selective) layer_core += 4 * s * h;
+  if (w.attention == AttentionKernel::Flash) layer_core /= 2;  // causal: the masked half is skipped
   if (p.recompute == Recompute::Full) layer_gemm *= 4.0 / 3, layer_core *= 4.0 / 3;
   c.hardware_flops_per_token = l * (layer_gemm + layer_core) + 6 * logits;
   c.tokens_per_step = static_cast<double>(p.global_batch) * s;

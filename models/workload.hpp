@@ -40,6 +40,11 @@ enum class Recompute { None, Selective, Full };
 //! step beside the attention of the chunk in hand; or all-gathered once a pass (Llama 3).
 enum class CpAlgorithm { Ring, AllGather };
 
+//! How the attention core runs. A fused flash kernel (FlashAttention, cuDNN's fused attention)
+//! skips the blocks a causal mask hides, so its score and value matmuls do half of what the
+//! model-FLOP count (12·s·h a token a layer) says; an unfused softmax attention computes them all.
+enum class AttentionKernel { Flash, Full };
+
 //! A dimension of the rank grid. Expert parallelism is carved out of the data ranks.
 enum class RankDim { Tensor, Context, Data, Pipeline };
 
@@ -80,6 +85,7 @@ struct Workload {
   Efficiency efficiency;
   double gpu_peak_flops = 0;   //!< dense bf16
   double gemm_peak_flops = 0;  //!< the layers' projections and MLP (FP8 training: the FP8 peak); 0: gpu_peak_flops
+  AttentionKernel attention = AttentionKernel::Flash;
 };
 
 //! How data-parallel gradients are all-reduced (NCCL's algorithms).

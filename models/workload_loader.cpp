@@ -156,12 +156,14 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   const json* wl = r.object(root, "", "workload", false);
   if (!wl) return;
   const std::string p = "/workload";
-  r.allow_only(*wl, p, {"model", "parallel", "efficiency", "fabric", "dp_algorithm", "precision", "source", "notes"});
+  r.allow_only(*wl, p, {"model", "parallel", "efficiency", "fabric", "dp_algorithm", "precision", "attention", "source", "notes"});
   WorkloadSpec spec;
   Workload& w = spec.workload;
   w.gpu_peak_flops = s.cluster.gpu_peak_bf16_flops;
   // FP8 training (Transformer Engine): the layers' GEMMs at the FP8 peak, the rest in bf16.
   const bool fp8 = choose<bool>(r, *wl, p, "precision", false, {{"bf16", false}, {"fp8", true}}).value_or(false);
+  w.attention = choose<AttentionKernel>(r, *wl, p, "attention", false, {{"flash", AttentionKernel::Flash}, {"full", AttentionKernel::Full}})
+                    .value_or(AttentionKernel::Flash);
   if (fp8)
     w.gemm_peak_flops = s.cluster.gpu_peak_fp8_flops > 0 ? s.cluster.gpu_peak_fp8_flops : 2 * s.cluster.gpu_peak_bf16_flops;
   if (const json* m = r.object(*wl, p, "model", true)) {

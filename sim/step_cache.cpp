@@ -18,7 +18,7 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kStepModelVersion = 3;  //!< bump when the step model's answers change
+constexpr int kStepModelVersion = 4;  //!< bump when the step model's answers change
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"step_s", b.step_s},           {"compute_s", b.compute_s},     {"bubble_s", b.bubble_s},
@@ -69,7 +69,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
   out << " stages";
   for (int n : l.stage_layers) out << ' ' << n;
   out << " eff " << e.gemm << ' '
-      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << ' ' << w.gemm_peak_flops << " fabric "
+      << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << ' ' << w.gemm_peak_flops << " attention " << static_cast<int>(w.attention) << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)
       << " state " << state.dp_width << ' ' << state.timeout_s << ' ' << state.fabric.uplink_factor;

@@ -2,6 +2,7 @@
 // output layer on their own stages, sequence-parallel stage sends, and the order of the rank grid.
 #include <catch2/catch.hpp>
 
+#include "models/memory.hpp"
 #include "models/workload.hpp"
 #include "sim/step_model.hpp"
 #include "support/step_fixtures.hpp"
@@ -52,6 +53,22 @@ TEST_CASE("126 layers on 16 stages: refused evenly, placed with lighter first an
   counted.layout.loss_as_layer = true;
   REQUIRE(check_layout(counted, 8).empty());
   CHECK(stage_layers(counted) == w.layout.stage_layers);
+  // Interleaving cuts the counted units: 16 a stage in 8 chunks of 2, the embedding and the loss
+  // filling one slot of the first and the last chunk (Megatron-Bridge's 405B layout on PP 8, VP 8).
+  counted.layout.pp = 8;
+  counted.layout.virtual_stages = 8;
+  CHECK(check_layout(counted, 8).empty());
+  CHECK(stage_layers(counted).front() == 15);
+  counted.layout.virtual_stages = 3;
+  CHECK(check_layout(counted, 8).find("virtual_stages must divide every stage's layers (the embedding") != std::string::npos);
+  // An explicit layout may cut a stage into unequal chunks (Megatron-Bridge's Llama 3 70B on PP 8 x
+  // VP 5: "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL" puts 11 layers on stage 3 and 9 on the last).
+  Workload chunks = llama405b();
+  chunks.model.layers = 80;
+  chunks.layout.pp = 8;
+  chunks.layout.virtual_stages = 5;
+  chunks.layout.stage_layers = {10, 10, 10, 11, 10, 10, 10, 9};
+  CHECK(check_layout(chunks, 8).empty());
   Workload bad = w;
   bad.layout.stage_layers.back() = 8;
   CHECK(check_layout(bad, 8).find("add up to the layers") != std::string::npos);
@@ -128,8 +145,31 @@ TEST_CASE("FP8 training runs the layers' GEMMs at the FP8 peak and the attention
   fp8.gemm_peak_flops = 2 * bf16.gpu_peak_flops;
   const WorkloadCosts a = workload_costs(bf16), b = workload_costs(fp8);
   const double s = 2048, h = 12288;
-  // Per token of a layer: 6 x 12h^2 GEMM FLOPs halve their time; 12·s·h attention FLOPs do not.
-  const double gemm = 6 * 12 * h * h, core = 12 * s * h;
+  // Per token of a layer: 6 x 12h^2 GEMM FLOPs halve their time; the attention core's do not
+  // (12·s·h, of which a flash kernel runs the causal half).
+  const double gemm = 6 * 12 * h * h, core = 12 * s * h / 2;
   CHECK(b.stages[1].compute_s / a.stages[1].compute_s == Approx((gemm / 2 + core) / (gemm + core)));
   CHECK(b.model_flops_per_token == a.model_flops_per_token);  // MFU still counts against the bf16 peak
+}
+
+TEST_CASE("a flash kernel does half the causal attention core and keeps no scores", "[step][layout]") {
+  Workload flash = gpt175b(256, 768);  // no recomputation
+  REQUIRE(flash.layout.recompute == Recompute::None);
+  Workload full = flash;
+  full.attention = AttentionKernel::Full;
+  const WorkloadCosts f = workload_costs(flash), u = workload_costs(full);
+  const double s = flash.model.seq_len, h = flash.model.hidden, l = flash.model.layers;
+  // MFU's count is the same; the GPUs skip the masked half of 12·s·h a layer.
+  CHECK(f.model_flops_per_token == u.model_flops_per_token);
+  CHECK(u.hardware_flops_per_token - f.hardware_flops_per_token == Approx(6 * s * h * l));
+  CHECK(f.stages[0].compute_s < u.stages[0].compute_s);
+  CHECK(step_time(flash, a100_fabric(), {}).step_s < step_time(full, a100_fabric(), {}).step_s);
+  // Without recomputation an unfused attention stores 5·a·s²·b/t bytes a layer; a flash kernel none.
+  const MemoryUse mf = memory_per_gpu(flash), mu = memory_per_gpu(full);
+  const double scores = 5.0 * flash.model.heads * s * s / flash.layout.tp;
+  const double in_flight = flash.layout.pp;  // stage 0 holds pp micro-batches (m >= pp)
+  CHECK(mu.activations - mf.activations == Approx(scores * 12 * in_flight));
+  // Selective recomputation drops them either way.
+  flash.layout.recompute = full.layout.recompute = Recompute::Selective;
+  CHECK(memory_per_gpu(flash).activations == Approx(memory_per_gpu(full).activations));
 }
