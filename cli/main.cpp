@@ -2,6 +2,8 @@
 //! `ctwin catalog` lists the built-in fault classes.
 //! Exit codes: 0 fine, 1 failure while running, 2 bad input (docs/cli.md).
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -41,10 +43,17 @@ namespace {
 using cli::check_output_path;
 using cli::kExitBadInput;
 
-//! scenarios/default.json from the working directory, else from the source tree this was built from.
+//! scenarios/default.json from the working directory, else beside an installed ctwin
+//! (PREFIX/bin/ctwin -> PREFIX/share/ctwin/scenarios), else from the source tree it was built from.
 std::string default_scenario_path() {
   const fs::path here = "scenarios/default.json";
   if (fs::exists(here)) return here.string();
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "ctwin" / "scenarios" / "default.json";
+    if (fs::exists(installed, ec)) return installed.string();
+  }
   return (fs::path(CTWIN_SOURCE_DIR) / "scenarios" / "default.json").string();
 }
 
@@ -53,6 +62,7 @@ struct RunArgs {
   std::optional<int> trials;
   std::optional<std::uint64_t> seed;
   std::string json, csv, events, timeline;
+  std::string timeline_trial = "0";  //!< N, or pQ: the trial at goodput percentile Q
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string engine = "native";
   std::string contention = "on";
@@ -74,6 +84,24 @@ int run_command(const RunArgs& args) {
                                 {"--timeline", args.timeline}})
     paths_ok &= check_output_path(flag, p);
   if (!paths_ok) return kExitBadInput;
+  // --timeline-trial: an index, or a goodput percentile (the trial is picked once all have run).
+  int recorded = 0;
+  std::optional<double> percentile;
+  {
+    const std::string& t = args.timeline_trial;
+    const bool is_percentile = !t.empty() && t[0] == 'p';
+    const std::string digits = is_percentile ? t.substr(1) : t;
+    const bool numeric = !digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), ::isdigit);
+    const int value = numeric ? std::stoi(digits) : -1;
+    const int trials = args.trials.value_or(scenario.trials);
+    if (!numeric || (is_percentile && value > 100) || (!is_percentile && value >= trials)) {
+      std::cerr << "--timeline-trial: \"" << t << "\" is neither a trial index below " << trials
+                << " nor a goodput percentile p0..p100 (e.g. p5, p50, p95)\n";
+      return kExitBadInput;
+    }
+    if (is_percentile) percentile = value / 100.0;
+    else recorded = value;
+  }
 
   RunOptions options;
   options.trials = args.trials.value_or(scenario.trials);
@@ -81,18 +109,29 @@ int run_command(const RunArgs& args) {
   options.jobs = args.jobs;
   // `both`: the report is SimGrid's (the reference physics), with the native engine's error beside it.
   options.engine = args.engine == "native" ? EngineKind::Native : EngineKind::Simgrid;
-  options.record_trial0 = !args.events.empty() || !args.timeline.empty();
+  options.record_events = (!args.events.empty() || !args.timeline.empty()) && !percentile;
+  options.recorded_trial = recorded;
   options.contention = args.contention == "on";
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
-    const RunResult result = run_trials(scenario, options);
+    RunResult result = run_trials(scenario, options);
+    if (percentile && (!args.events.empty() || !args.timeline.empty())) {
+      // Trial i draws from its own seed whatever else runs: running it alone again gives its events.
+      RunOptions one = options;
+      one.first_trial = recorded = trial_at_goodput_quantile(result.trials, *percentile);
+      one.trials = 1;
+      one.jobs = 1;
+      one.record_events = true;
+      one.recorded_trial = recorded;
+      result.recorded_events = run_trials(scenario, one).recorded_events;
+    }
     for (const auto& w : checkpoint_warnings(result.config)) std::cerr << path << ": warning: " << w << "\n";
     std::optional<EngineComparison> comparison;
     if (args.engine == "both") {
       RunOptions native = options;
       native.engine = EngineKind::Native;
-      native.record_trial0 = false;
+      native.record_events = false;
       comparison = compare_engines(run_trials(scenario, native), result);
     }
     const RunReportInput report{scenario, options, result};
@@ -108,9 +147,9 @@ int run_command(const RunArgs& args) {
       }
     }
     if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
-    if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.trial0_events, result.trials.front()));
+    if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.recorded_events, result.trials[static_cast<std::size_t>(recorded)]));
     if (!args.timeline.empty())
-      outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.trial0_events));
+      outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.recorded_events, recorded));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
     std::cout << summary_text(report);
     if (comparison) std::cout << engine_comparison_text(*comparison);
@@ -170,8 +209,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "run seed; trial i uses splitmix64(splitmix64(seed) + i)");
   run_cmd->add_option("--json", run.json, "write the JSON report here");
   run_cmd->add_option("--csv", run.csv, "write one CSV row per trial here");
-  run_cmd->add_option("--events", run.events, "write trial 0's event log (CSV) here");
-  run_cmd->add_option("--timeline", run.timeline, "write trial 0's Chrome trace-event timeline here (Perfetto)");
+  run_cmd->add_option("--events", run.events, "write one trial's event log (CSV) here (--timeline-trial picks it)");
+  run_cmd->add_option("--timeline", run.timeline, "write one trial's Chrome trace-event timeline here (Perfetto), one track per node");
+  run_cmd->add_option("--timeline-trial", run.timeline_trial,
+                      "the trial --timeline and --events show: an index N, or p5, p50, p95 (any pQ): the trial at that goodput percentile");
   run_cmd->add_option("--jobs", run.jobs, "parallel workers (results do not depend on it)")->check(CLI::Range(1, 4096));
   run_cmd->add_option("--engine", run.engine,
                       "native (default: checkpoint transfers in closed form), simgrid (run on the fabric in each "

@@ -15,10 +15,6 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-double goodput(const TrialResult& t) {
-  return t.wall_us > 0 ? static_cast<double>(t.ledger[Category::Productive]) / static_cast<double>(t.wall_us) : 0.0;
-}
-
 std::vector<double> per_trial(const RunResult& r, double (*f)(const TrialResult&)) {
   std::vector<double> out;
   out.reserve(r.trials.size());

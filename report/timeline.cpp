@@ -1,6 +1,7 @@
 #include "report/timeline.hpp"
 
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -8,17 +9,23 @@ namespace ctwin {
 
 using ordered_json = nlohmann::ordered_json;
 
-std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<RunEvent>& events) {
-  enum Track { kJob = 1, kCheckpoints = 2, kFaults = 3, kNodes = 4 };
+std::string timeline_json(const Scenario& scenario, const TrialConfig& config, const std::vector<RunEvent>& events, int trial) {
+  enum Track { kJob = 1, kCheckpoints = 2, kFaults = 3, kFirstNode = 100 };
   ordered_json trace = ordered_json::array();
-  auto name_track = [&](int tid, const char* name) {
+  auto name_track = [&](int tid, const std::string& name) {
     trace.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", name}}}});
+    trace.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
   };
-  trace.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "ctwin trial 0: " + scenario.name}}}});
+  trace.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1},
+                   {"args", {{"name", "ctwin trial " + std::to_string(trial) + ": " + scenario.name}}}});
   name_track(kJob, "job phase");
   name_track(kCheckpoints, "checkpoint saves");
   name_track(kFaults, "faults");
-  name_track(kNodes, "nodes and spares");
+  std::set<int> named_nodes;
+  auto node_track = [&](int node) {
+    if (named_nodes.insert(node).second) name_track(kFirstNode + node, "node-" + std::to_string(node));
+    return kFirstNode + node;
+  };
   auto span = [&](int tid, const std::string& name, Micros start, Micros end) {
     if (end > start) trace.push_back({{"name", name}, {"ph", "X"}, {"pid", 1}, {"tid", tid}, {"ts", start}, {"dur", end - start}});
   };
@@ -42,6 +49,7 @@ std::string timeline_json(const Scenario& scenario, const TrialConfig& config, c
         if (e.gpu >= 0) args["gpu"] = e.gpu;
         if (fc->xid) args["xid"] = *fc->xid;
         if (e.component >= 0) args[to_string(fc->rate.component)] = e.component;
+        if (e.node >= 0) instant(node_track(e.node), fc->name, e.time, args);
         instant(kFaults, fc->name, e.time, std::move(args));
         break;
       }
@@ -55,7 +63,7 @@ std::string timeline_json(const Scenario& scenario, const TrialConfig& config, c
       case EventKind::SlowBegin: slow_since[e.node] = e.time; break;
       case EventKind::SlowEnd:
         if (auto it = slow_since.find(e.node); it != slow_since.end()) {
-          span(kNodes, "node-" + std::to_string(e.node) + " slow", it->second, e.time);
+          span(node_track(e.node), "slow", it->second, e.time);
           slow_since.erase(it);
         }
         break;
@@ -63,7 +71,7 @@ std::string timeline_json(const Scenario& scenario, const TrialConfig& config, c
       case EventKind::SpareAssigned:
       case EventKind::NodeDown:
       case EventKind::NodeUp:
-        instant(kNodes, std::string(to_string(e.kind)) + " node-" + std::to_string(e.node), e.time, ordered_json::object());
+        if (e.node >= 0) instant(node_track(e.node), to_string(e.kind), e.time, ordered_json::object());
         break;
       case EventKind::End: switch_phase("end", e.time); break;
       default: break;

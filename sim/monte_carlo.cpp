@@ -1,6 +1,10 @@
 #include "sim/monte_carlo.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cassert>
+#include <cmath>
+#include <numeric>
 #include <thread>
 
 #include "core/rng.hpp"
@@ -40,7 +44,7 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
   auto worker = [&] {
     for (int i = next++; i < options.trials; i = next++) {
       const int index = options.first_trial + i;
-      TrialObserver* observer = (index == 0 && options.record_trial0) ? &recorder : nullptr;
+      TrialObserver* observer = (index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
       out.trials[static_cast<std::size_t>(i)] =
           run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(index)), observer);
     }
@@ -50,10 +54,18 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
   for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  out.trial0_events = std::move(recorder.events);
+  out.recorded_events = std::move(recorder.events);
 }
 
 }  // namespace
+
+int trial_at_goodput_quantile(const std::vector<TrialResult>& trials, double q) {
+  assert(!trials.empty() && q >= 0 && q <= 1);
+  std::vector<int> order(trials.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return goodput(trials[a]) < goodput(trials[b]); });
+  return order[static_cast<std::size_t>(std::lround(q * static_cast<double>(trials.size() - 1)))];
+}
 
 TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options, const CheckpointCosts& costs) {
   TrialConfig config = make_trial_config(scenario, costs);

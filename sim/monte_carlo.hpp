@@ -20,7 +20,8 @@ struct RunOptions {
   std::uint64_t seed = 1;
   int jobs = 1;
   EngineKind engine = EngineKind::Native;
-  bool record_trial0 = false;  //!< keep trial 0's events for the event log and the timeline
+  bool record_events = false;  //!< keep one trial's events for the event log and the timeline
+  int recorded_trial = 0;      //!< the trial whose events are kept
   bool contention = true;      //!< persists share links with training (storage on the compute fabric)
 };
 
@@ -28,7 +29,7 @@ struct RunResult {
   TrialConfig config;
   CheckpointCosts costs;
   std::vector<TrialResult> trials;
-  std::vector<RunEvent> trial0_events;
+  std::vector<RunEvent> recorded_events;
 };
 
 //! Save and restore times of the healthy full-width job: as given in the scenario, else from the
@@ -41,5 +42,9 @@ std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind
 TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options, const CheckpointCosts& costs);
 
 RunResult run_trials(const Scenario& scenario, const RunOptions& options);
+
+//! The trial at goodput quantile q in [0, 1] (by the nearest rank; ties go to the lower index):
+//! the trial a report shows as typical (0.5) or as a bad case (0.05).
+int trial_at_goodput_quantile(const std::vector<TrialResult>& trials, double q);
 
 }  // namespace ctwin

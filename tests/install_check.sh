@@ -13,9 +13,9 @@ grep -q "ctwin forecast: default" run.txt
 bin/ctwin-live master --help | grep -q -- "--nnodes"
 bin/ctwin-live agent --help | grep -q -- "--master"
 /usr/bin/python3 -c "
-import sys; sys.path.insert(0, 'lib/ctwin')
+import sys; sys.path.insert(0, 'lib/ctwin/python')
 import ctwin_flash
 ckpt = ctwin_flash.FlashCheckpoint('install-check-$$')
 buf = bytearray(b'x' * 4096); ckpt.register('b', buf, 'dtype=uint8 shape=4096'); ckpt.save(1); ckpt.close()"
-grep -q "lib\", \"ctwin\"" share/ctwin/gpt/train.py
+grep -q "lib\", \"ctwin\", \"python\"" share/ctwin/gpt/train.py
 echo "install: a usable prefix at $prefix"

@@ -41,6 +41,11 @@ struct TrialResult {
   std::vector<std::int64_t> interruptions_by_class;  //!< per fault class, the interruptions it caused
 };
 
+//! Productive time over wall time (ETTR).
+inline double goodput(const TrialResult& t) {
+  return t.wall_us > 0 ? static_cast<double>(t.ledger[Category::Productive]) / static_cast<double>(t.wall_us) : 0.0;
+}
+
 class Trial {
  public:
   Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer = nullptr);

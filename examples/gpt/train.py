@@ -30,8 +30,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 here = os.path.dirname(os.path.abspath(__file__))
-# ctwin_flash.py: $CTWIN_PYTHONPATH, else the build folder (from the source tree), else an installed prefix's lib/ctwin.
-for folder in (os.path.join(here, "..", "..", "..", "lib", "ctwin"), os.path.join(here, "..", "..", "build"), os.environ.get("CTWIN_PYTHONPATH")):
+# ctwin_flash.py: $CTWIN_PYTHONPATH, else the build folder (from the source tree), else an installed prefix's lib/ctwin/python.
+for folder in (os.path.join(here, "..", "..", "..", "lib", "ctwin", "python"), os.path.join(here, "..", "..", "build"), os.environ.get("CTWIN_PYTHONPATH")):
     if folder:
         sys.path.insert(0, folder)
 from ctwin_flash import FlashCheckpoint, Supervisor  # noqa: E402

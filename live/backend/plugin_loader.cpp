@@ -27,7 +27,7 @@ const ctwin_backend_v1* load(std::string& why) {
   else {
     if (const std::string here = own_folder(); !here.empty()) {
       candidates.push_back(here + "/libctwin_cuda.so");               // the build folder
-      candidates.push_back(here + "/../lib/ctwin/libctwin_cuda.so");  // an installed prefix
+      candidates.push_back(here + "/../lib/ctwin/plugins/libctwin_cuda.so");  // an installed prefix
     }
     candidates.emplace_back("libctwin_cuda.so");
   }

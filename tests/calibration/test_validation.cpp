@@ -40,9 +40,9 @@ nlohmann::json fleet() {
 //! Trial 0 of `seed`, as `ctwin run --events` writes it.
 std::string event_log_of(const Scenario& scenario, std::uint64_t seed) {
   RunOptions options = test::run_options(1, seed);
-  options.record_trial0 = true;
+  options.record_events = true;
   const RunResult r = run_trials(scenario, options);
-  return trial_event_log(scenario, r.trial0_events, r.trials.front());
+  return trial_event_log(scenario, r.recorded_events, r.trials.front());
 }
 
 nlohmann::ordered_json validate_text(const Scenario& scenario, const std::string& log_text, int trials = 200) {

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -121,6 +123,55 @@ TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
   int lines = 0;
   while (std::getline(rows, line)) ++lines;
   CHECK(lines == 4);  // header + 3 trials
+}
+
+TEST_CASE("timeline-trial picks the median trial, whose events and node tracks are written", "[cli]") {
+  const fs::path events = scratch() / "p50-events.csv", timeline = scratch() / "p50.json", csv = scratch() / "p50.csv";
+  const std::string scenario = ctwin::test::repo_file("scenarios/default.json");
+  REQUIRE(run_cli("run " + scenario + " --trials 9 --timeline-trial p50 --events " + events.string() + " --timeline " +
+                  timeline.string() + " --csv " + csv.string())
+              .exit_code == 0);
+  // Goodput per trial from the CSV (trial,seed,wall_hours,goodput,...): the median is the 5th of 9.
+  std::vector<std::pair<double, int>> by_goodput;
+  std::istringstream rows(slurp(csv));
+  std::string line;
+  std::getline(rows, line);
+  while (std::getline(rows, line)) {
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
+    by_goodput.emplace_back(std::stod(cells[3]), std::stoi(cells[0]));
+  }
+  REQUIRE(by_goodput.size() == 9);
+  std::stable_sort(by_goodput.begin(), by_goodput.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const auto [median_goodput, median_trial] = by_goodput[4];
+  // The event log is that trial's: its ledger's productive share is the trial's goodput.
+  double productive = 0, total = 0;
+  std::istringstream log(slurp(events));
+  while (std::getline(log, line)) {
+    if (line.find(",ledger,,") == std::string::npos) continue;
+    const double v = std::stod(line.substr(line.find('=') + 1));
+    total += v;
+    if (line.find("productive=") != std::string::npos) productive = v;
+  }
+  CHECK(productive / total == Approx(median_goodput).epsilon(1e-6));
+  // The timeline names it, and every node-scoped event sits on its own node's track.
+  const auto trace = nlohmann::json::parse(slurp(timeline))["traceEvents"];
+  std::map<int, std::string> tracks;
+  for (const auto& e : trace) {
+    if (e["name"] == "process_name") CHECK(e["args"]["name"] == "ctwin trial " + std::to_string(median_trial) + ": default");
+    if (e["name"] == "thread_name") CHECK(tracks.emplace(e["tid"].get<int>(), e["args"]["name"].get<std::string>()).second);
+  }
+  int on_nodes = 0;
+  for (const auto& e : trace) {
+    if (e["ph"] == "M" || !e.contains("args") || !e["args"].contains("node")) continue;
+    if (e["tid"].get<int>() < 100) continue;  // the faults track keeps every fault too
+    CHECK(tracks.at(e["tid"].get<int>()) == "node-" + std::to_string(e["args"]["node"].get<int>()));
+    ++on_nodes;
+  }
+  CHECK(on_nodes > 0);
+  CHECK(run_cli("run " + scenario + " --trials 9 --timeline-trial 9 --timeline " + timeline.string()).exit_code == 2);
+  CHECK(run_cli("run " + scenario + " --trials 9 --timeline-trial p50x --timeline " + timeline.string()).exit_code == 2);
 }
 
 TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli]") {

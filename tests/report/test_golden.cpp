@@ -35,14 +35,14 @@ void check_golden(const std::string& name, const std::string& actual) {
 TEST_CASE("golden report and event log of the features fixture", "[golden]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
   RunOptions options = test::run_options(8, 2026);
-  options.record_trial0 = true;
+  options.record_events = true;
   const RunResult result = run_trials(scenario, options);
   const RunReportInput report{scenario, options, result};
   check_golden("features_report.json", report_json(report));
-  check_golden("features_events.csv", trial_event_log(scenario, result.trial0_events, result.trials.front()));
+  check_golden("features_events.csv", trial_event_log(scenario, result.recorded_events, result.trials.front()));
 
   // The SimGrid engine writes the same log (the fixture's storage has no contention to see).
   options.engine = EngineKind::Simgrid;
   const RunResult simgrid = run_trials(scenario, options);
-  check_golden("features_events.csv", trial_event_log(scenario, simgrid.trial0_events, simgrid.trials.front()));
+  check_golden("features_events.csv", trial_event_log(scenario, simgrid.recorded_events, simgrid.trials.front()));
 }

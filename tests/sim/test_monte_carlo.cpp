@@ -55,17 +55,17 @@ TEST_CASE("trial i draws from trial_seed(S, i)", "[monte-carlo]") {
 TEST_CASE("without contention to see, the native and SimGrid engines give the same ledger, trial by trial", "[monte-carlo][simgrid]") {
   const Scenario scenario = load_scenario(test::fixture("features.json"));
   RunOptions native = run_options(24, 2024);
-  native.record_trial0 = true;
+  native.record_events = true;
   RunOptions simgrid = native;
   simgrid.engine = EngineKind::Simgrid;
   const RunResult a = run_trials(scenario, native);
   const RunResult b = run_trials(scenario, simgrid);
   require_same_trials(a, b);
   // Same event log too.
-  REQUIRE(a.trial0_events.size() == b.trial0_events.size());
-  for (std::size_t i = 0; i < a.trial0_events.size(); ++i) {
-    CHECK(a.trial0_events[i].time == b.trial0_events[i].time);
-    CHECK(a.trial0_events[i].kind == b.trial0_events[i].kind);
-    CHECK(a.trial0_events[i].node == b.trial0_events[i].node);
+  REQUIRE(a.recorded_events.size() == b.recorded_events.size());
+  for (std::size_t i = 0; i < a.recorded_events.size(); ++i) {
+    CHECK(a.recorded_events[i].time == b.recorded_events[i].time);
+    CHECK(a.recorded_events[i].kind == b.recorded_events[i].kind);
+    CHECK(a.recorded_events[i].node == b.recorded_events[i].node);
   }
 }

@@ -59,7 +59,7 @@ TEST_CASE("an NVLink switch tray's blast radius is its whole domain", "[network]
 TEST_CASE("a failed NVLink tray takes its domain's nodes out of the job, on both engines", "[network][nvlink][simgrid]") {
   const Scenario s = test::scenario_from(nvl72("crash"));
   RunOptions options = test::run_options(10, 3);
-  options.record_trial0 = true;
+  options.record_events = true;
   const RunResult a = run_trials(s, options);
   options.engine = EngineKind::Simgrid;
   test::require_same_trials(a, run_trials(s, options));
@@ -71,7 +71,7 @@ TEST_CASE("a failed NVLink tray takes its domain's nodes out of the job, on both
   CHECK(trays > 0);
   // In trial 0's log, each tray fault takes its domain's 18 nodes down at once (job nodes leave,
   // spares behind it are held), whichever domain it is.
-  const auto& events = a.trial0_events;
+  const auto& events = a.recorded_events;
   int seen = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind != EventKind::Fault || events[i].component < 0) continue;

@@ -86,10 +86,10 @@ TEST_CASE("flash: a lost node falls back to the newest persisted snapshot", "[me
     // storage (50 s) while the three others load it from memory (60 s here): the restore is 60 s.
     TrialConfig c = flash(Act::Reboot);
     c.memory_restore_us = 60 * s;
-    const TrialResult r = test::run_scripted(c, {at(240 * s)}).result;
-    CHECK(r.ledger[Category::LostProgress] == 36 * s);
-    CHECK(r.ledger[Category::CheckpointRestore] == 60 * s);
-    CHECK(r.ledger.total() == r.wall_us);
+    const TrialResult slower = test::run_scripted(c, {at(240 * s)}).result;
+    CHECK(slower.ledger[Category::LostProgress] == 36 * s);
+    CHECK(slower.ledger[Category::CheckpointRestore] == 60 * s);
+    CHECK(slower.ledger.total() == slower.wall_us);
   }
   SECTION("a persist still in flight does not count") {
     const TrialResult early = test::run_scripted(flash(Act::Reboot), {at(230 * s)}).result;
