@@ -53,7 +53,7 @@ int FaultsCommand::run() {
   }
   std::cout << strikes.size() << " strikes in " << until_s << " s (scenario \"" << scenario.name << "\", seed " << seed_ << ", trial " << trial_ << ")\n";
   if (!json_.empty()) {
-    const nlohmann::ordered_json report{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"scenario", scenario.name}, {"content_hash", scenario.content_hash},
+    const nlohmann::ordered_json report{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "faults"}, {"scenario", scenario.name}, {"content_hash", scenario.content_hash},
                                         {"seed", seed_},               {"trial", trial_},           {"until_s", until_s},
                                         {"job_nodes", scenario.job.nodes}, {"strikes", strikes}};
     write_file_atomically(json_, report.dump(2) + "\n");

@@ -441,7 +441,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   Scenario s;
   s.content_hash = content_hash(text);
   r.allow_only(root, "",
-               {"schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
+               {"$schema", "schema_version", "name", "description", "sources", "notes", "cluster", "job", "faults", "checkpoint",
                 "restart", "spares", "maintenance", "policies", "simulation", "compare", "workload", "calibration"});
   read_schema_version(r, root);
   s.name = r.string(root, "", "name", true).value_or("");
@@ -472,7 +472,7 @@ Scenario parse_policies_or_scenario(const std::string& text, const std::string& 
   Reader r;
   Scenario s;
   s.content_hash = content_hash(text);
-  r.allow_only(root, "", {"schema_version", "name", "description", "sources", "notes", "policies"});
+  r.allow_only(root, "", {"$schema", "schema_version", "name", "description", "sources", "notes", "policies"});
   read_schema_version(r, root);
   s.name = r.string(root, "", "name", false).value_or("policies");
   read_policies(r, root, s);
