@@ -130,7 +130,7 @@ int ExperimentCommands::sweep() {
 
   std::vector<SweepAxis> sweep_axes;
   for (auto& [pointer, values] : axes) sweep_axes.push_back({pointer, values});
-  return show_and_write(sweep_report({sweep_.scenario, sweep_.trials, sweep_.seed}, sweep_axes, results), sweep_);
+  return show_and_write(sweep_report({sweep_.scenario, sweep_.trials, sweep_.seed, {}}, sweep_axes, results), sweep_);
 }
 
 int ExperimentCommands::optimize() {
@@ -155,8 +155,12 @@ int ExperimentCommands::optimize() {
   options.max_trials = max_trials_;
   const auto document = read_scenario_document(optimize_.scenario);
   const OptimizeResult r = optimize_interval(document, optimize_.scenario, options, progress_bar("optimize"));
-
-  return show_and_write(optimize_report({optimize_.scenario, optimize_.trials, optimize_.seed}, r), optimize_);
+  // The scenario's own interval, when it states one, is marked beside the optimum.
+  std::optional<double> current_s;
+  const auto policy = document.value("/policies/checkpoint"_json_pointer, nlohmann::json::object());
+  if (policy.value("type", "") == "fixed" && policy.contains("interval") && policy["interval"].is_string())
+    if (auto s = parse_duration_s(policy["interval"].get<std::string>(), why)) current_s = *s;
+  return show_and_write(optimize_report({optimize_.scenario, optimize_.trials, optimize_.seed, current_s}, r), optimize_);
 }
 
 //! optimize --choose: every combination of the choices, the best with its paired margin.
@@ -185,7 +189,7 @@ int ExperimentCommands::optimize_combination() {
   const auto document = read_scenario_document(optimize_.scenario);
   const ChoiceResult r = choose_policy(document, optimize_.scenario, combinations, options, progress_bar("optimize"));
 
-  return show_and_write(choice_report({optimize_.scenario, optimize_.trials, optimize_.seed}, choices_, combinations.size(), r),
+  return show_and_write(choice_report({optimize_.scenario, optimize_.trials, optimize_.seed, {}}, choices_, combinations.size(), r),
                         optimize_);
 }
 
@@ -214,7 +218,7 @@ int ExperimentCommands::compare() {
   const auto document = read_scenario_document(compare_.scenario);
   const RunOptions options = compare_.run_options();
   const auto results = run_variants(document, compare_.scenario, variants, options, progress_bar("compare"));
-  return show_and_write(compare_report({compare_.scenario, compare_.trials, compare_.seed}, names, results), compare_);
+  return show_and_write(compare_report({compare_.scenario, compare_.trials, compare_.seed, {}}, names, results), compare_);
 }
 
 }  // namespace ctwin

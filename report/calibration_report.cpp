@@ -24,17 +24,18 @@ namespace {
 
 std::vector<double> numbers(const nlohmann::ordered_json& array) { return array.get<std::vector<double>>(); }
 
-//! Fitted CDFs (dashed in spirit: lines) against the empirical one (points).
+//! Fitted CDFs (lines) against the empirical one (points), on a 0-to-1 axis.
 Plot cdf_plot(const std::string& title, const nlohmann::ordered_json& cdf, const std::vector<std::string>& models) {
   Plot plot;
   plot.title = title;
   plot.x_label = "hours";
   plot.y_label = "fraction failed by then";
   plot.log_x = true;
+  plot.y_range = std::make_pair(0.0, 1.0);
   PlotSeries empirical{"empirical (Kaplan-Meier)", numbers(cdf["hours"]), numbers(cdf["empirical"]), {}, {}, false};
   plot.series.push_back(empirical);
   for (const std::string& m : models)
-    if (cdf.contains(m)) plot.series.push_back({m + " fit", numbers(cdf["hours"]), numbers(cdf[m]), {}, {}, true});
+    if (cdf.contains(m)) plot.series.push_back({m + " fit", numbers(cdf["hours"]), numbers(cdf[m]), {}, {}, true, false});
   return plot;
 }
 
@@ -48,6 +49,7 @@ std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohman
     plot.title = std::string("fitted rates per ") + component + "-year, with " +
                  std::to_string(static_cast<int>(std::lround(100 * report["confidence"].get<double>()))) + "% intervals";
     plot.y_label = std::string("failures per ") + component + "-year";
+    plot.x_label = "fault class";
     plot.log_y = true;
     PlotSeries rates{"", {}, {}, {}, {}, false};
     for (const auto& c : report["classes"]) {
@@ -67,9 +69,16 @@ std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohman
     if (c.contains("lifetime_cdf"))
       out.emplace_back("lifetimes_" + c["class"].get<std::string>() + ".svg",
                        plot_svg(cdf_plot(c["class"].get<std::string>() + ": lifetimes", c["lifetime_cdf"], {"weibull", "exponential"})));
-  for (const char* durations : {"repair_hours", "recovery_hours"})
-    if (report.contains(durations) && report[durations].contains("cdf"))
-      out.emplace_back(std::string(durations) + ".svg", plot_svg(cdf_plot(durations, report[durations]["cdf"], {"lognormal"})));
+  for (const char* durations : {"repair_hours", "recovery_hours"}) {
+    if (!report.contains(durations) || !report[durations].contains("cdf")) continue;
+    // Every duration the same (sigma 0, or rounding noise of 1e-15): a lognormal has nothing to
+    // describe, so none is drawn.
+    const auto& d = report[durations];
+    const bool spread = d.contains("log_sigma") && d["log_sigma"].value("estimate", 0.0) > 1e-6;
+    out.emplace_back(std::string(durations) + ".svg",
+                     plot_svg(cdf_plot(spread ? std::string(durations) : std::string(durations) + ": all equal, no fit drawn", d["cdf"],
+                                       spread ? std::vector<std::string>{"lognormal"} : std::vector<std::string>{})));
+  }
   return out;
 }
 

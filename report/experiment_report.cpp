@@ -83,23 +83,28 @@ ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<
                                      [](const auto& x, const auto& y) { return x.summary.mean < y.summary.mean; });
   Plot plot;
   plot.title = "ctwin sweep: goodput over " + axes[0].pointer;
-  plot.x_label = axes[0].pointer + (numeric(axes[0].values[0]) && axes[0].values[0].is_string() ? " (s)" : "");
+  plot.x_label = axes[0].pointer;
   plot.y_label = "goodput (mean, 95% CI)";
+  // A duration axis is labelled in durations; values that are not all numbers are categories.
+  const bool numeric_axis = std::all_of(axes[0].values.begin(), axes[0].values.end(), [](const auto& v) { return numeric(v).has_value(); });
+  plot.x_durations = numeric_axis && axes[0].values[0].is_string();
+  if (!numeric_axis)
+    for (const auto& v : axes[0].values) plot.x_labels.push_back(value_text(v));
   const std::size_t per_series = axes.size() == 1 ? 1 : axes[1].values.size();
   for (std::size_t k = 0; k < per_series; ++k) {
     PlotSeries series;
+    series.line = numeric_axis;
     if (axes.size() == 2) series.label = axes[1].pointer + " = " + value_text(axes[1].values[k]);
     for (std::size_t i = 0; i < axes[0].values.size(); ++i) {
       const auto& r = results[i * per_series + k];
-      series.x.push_back(numeric(axes[0].values[i]).value_or(static_cast<double>(i)));
+      series.x.push_back(numeric_axis ? *numeric(axes[0].values[i]) : static_cast<double>(i));
       series.y.push_back(r.summary.mean);
       series.y_low.push_back(r.summary.ci95_low);
       series.y_high.push_back(r.summary.ci95_high);
     }
     plot.series.push_back(std::move(series));
   }
-  plot.marker_x = numeric(best->settings[0].value);
-  plot.marker_label = "best: " + value_text(best->settings[0].value);
+  if (numeric_axis) plot.markers.push_back({*numeric(best->settings[0].value), "best: " + value_text(best->settings[0].value), true, {}});
   out << "ctwin sweep: " << source.scenario_path << "  (" << source.trials << " trials per point, seed " << source.seed
             << ", the same seeds at every point)\n\n"
             << table.str() << "\n  best: ";
@@ -137,12 +142,14 @@ ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeR
             << r.best_goodput.ci95_high << "]\n";
   Plot plot;
   plot.title = "ctwin optimize: goodput over the checkpoint interval";
-  plot.x_label = "checkpoint interval (s)";
+  plot.x_label = "checkpoint interval";
   plot.y_label = "goodput (mean, 95% CI)";
   plot.log_x = true;
+  plot.x_durations = true;
   plot.series.push_back(std::move(series));
-  plot.marker_x = r.best_interval_s;
-  plot.marker_label = "optimum " + format_duration(r.best_interval_s);
+  plot.markers.push_back({r.best_interval_s, "optimum " + interval_with_ci(r.best_interval_s, r.best_ci_low_s, r.best_ci_high_s), true,
+                          std::make_pair(r.best_ci_low_s, r.best_ci_high_s)});
+  if (source.current_interval_s) plot.markers.push_back({*source.current_interval_s, "current " + format_duration(*source.current_interval_s), false, {}});
   ordered_json j{{"schema_version", 1},
                  {"ctwin_version", kCtwinVersion},
                  {"command", "optimize"},
@@ -200,11 +207,16 @@ ExperimentReport choice_report(const ExperimentSource& source, const std::vector
             << (r.separated ? "separated" : "not separated at --max-trials: the top two are within noise") << ")\n";
   Plot plot;
   plot.title = "ctwin optimize: goodput by combination";
-  plot.x_label = "combination (in the order of the table)";
   plot.y_label = "goodput (mean, 95% CI)";
+  for (const auto& s : r.variants.front().settings) plot.x_label += (plot.x_label.empty() ? "" : ", ") + s.pointer;
+  for (const auto& v : r.variants) {
+    std::string values;
+    for (const auto& s : v.settings) values += (values.empty() ? "" : ", ") + value_text(s.value);
+    plot.x_labels.push_back(values);
+  }
+  series.line = false;
   plot.series.push_back(std::move(series));
-  plot.marker_x = static_cast<double>(r.best);
-  plot.marker_label = "best";
+  plot.markers.push_back({static_cast<double>(r.best), "best: " + plot.x_labels[r.best], true, {}});
   ordered_json j{{"schema_version", 1},
                  {"ctwin_version", kCtwinVersion},
                  {"command", "optimize"},
@@ -247,9 +259,11 @@ ExperimentReport compare_report(const ExperimentSource& source, const std::vecto
     series.y_high.push_back(r.summary.ci95_high);
   }
   Plot plot;
-  plot.title = "ctwin compare: goodput by variant (0 = baseline)";
-  plot.x_label = "variant";
+  plot.title = "ctwin compare: goodput by variant";
+  plot.x_label = "variant (the first is the baseline)";
   plot.y_label = "goodput (mean, 95% CI)";
+  plot.x_labels = names;
+  series.line = false;
   plot.series.push_back(std::move(series));
   ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "compare"}, {"seed", source.seed}, {"trials", source.trials}, {"variants", variants}};
   return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};

@@ -2,6 +2,7 @@
 //! What the decision tools (`ctwin sweep`, `optimize`, `compare`) show and write: the terminal
 //! table, the JSON (schema 1, docs/report.md), the CSV and the SVG plot of goodput.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct ExperimentSource {
   std::string scenario_path;
   int trials = 0;
   std::uint64_t seed = 0;
+  std::optional<double> current_interval_s;  //!< the scenario's own fixed interval, marked on optimize's plot
 };
 
 //! One axis of a sweep: a JSON pointer and the values it takes.

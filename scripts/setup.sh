@@ -22,6 +22,7 @@ packages=(
   jupyter-nbconvert python3-ipykernel python3-matplotlib python3-numpy  # notebooks/, run headless by the tests
   python3-pandas                # Calculon imports it: bench/calculon_crosscheck.py runs Calculon as a reference
   python3-jsonschema            # tests/schema_check.py: every JSON in and out against docs/schema/
+  librsvg2-bin                  # rsvg-convert: tests/plots_check.py renders every plot the CLI writes
   libcpp-httplib-dev            # live master <-> agent transport (HTTP/1.1 + JSON; README "Dependencies")
   prometheus-cpp-dev            # live metrics (counters, gauges, the /metrics exposer)
   prometheus                    # promtool: the tests check the metrics' text format
