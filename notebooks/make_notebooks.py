@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """Writes the notebooks from the cells below (plain source, reviewable in diffs). Run it after
-editing a cell; notebooks/run.sh executes them headless. Outputs are never committed."""
+editing a cell; notebooks/run.sh executes them headless. Outputs are never committed. Figures
+show inline (and are saved beside the executed copy); each cell has a stable id."""
 import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 SETUP = '''\
+%matplotlib inline
 import json, os, pathlib, subprocess, tempfile
 import numpy as np
-import matplotlib
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 ROOT = pathlib.Path(os.environ.get("CTWIN_ROOT", "..")).resolve()
@@ -70,6 +70,7 @@ for ax, name, true_shape in zip(axes, ["gpu_xid79", "node_crash"], [0.7, 1.0]):
     ax.set_xscale("log"); ax.set_xlabel("hours"); ax.set_ylabel("fraction failed"); ax.set_title(f"{name} (true shape {true_shape})")
     ax.legend()
 fig.savefig(OUT / "lifetimes.png", dpi=80)
+plt.show()
 
 # The notebook is also a test: the truth lies inside each interval.
 shape = classes["gpu_xid79"]["weibull"]["shape"]
@@ -93,12 +94,76 @@ for ax, table, title in zip(axes, ["bloom176b_incidents.csv", "byterobust_incide
         r = c["rate_per_" + c["component"] + "_year"]
         print(f"{title:11s} {c['class']:18s} {c['count']:9.2f}  {r['estimate']:.3g} [{r['lower']:.3g}, {r['upper']:.3g}] /{c['component']}-year"
               f"  width {r['upper'] / r['lower']:.3g}x")
-fig.tight_layout(); fig.savefig(OUT / "public_rates.png", dpi=80)'''),
+fig.tight_layout(); fig.savefig(OUT / "public_rates.png", dpi=80)
+plt.show()'''),
     ("code", '''\
 print(ctwin("validate", OUT / "calibrated.json", "--against", OUT / "events.csv", "--trials", 100, "--json", OUT / "validate.json"))
 rows = load(OUT / "validate.json")["rows"]
 total = next(r for r in rows if r["metric"] == "interruptions_per_day" and "class" not in r)
 assert total["verdict"] == "inside", total'''),
+]
+
+WHAT_IF = [
+    ("markdown", """\
+# What-if for my cluster: checkpoint interval × spare nodes
+
+Start from a calibrated scenario, here BLOOM-176B's logbook calibrated onto its cluster
+(`ctwin calibrate calibration/data/bloom176b_incidents.csv --base scenarios/bloom176b.json`;
+put your own traces and your own cluster there). Then:
+
+1. sweep the checkpoint interval against the number of spare nodes on common random numbers and
+   plot the goodput surface, the scenario's current setting marked;
+2. put the ledger of the best setting beside the current one: where the hours go."""),
+    ("code", SETUP),
+    ("code", '''\
+ctwin("calibrate", ROOT / "calibration/data/bloom176b_incidents.csv", "--base", ROOT / "scenarios/bloom176b.json",
+      "--out", OUT / "calibrated.json")
+scenario = load(OUT / "calibrated.json")
+current = (scenario["policies"]["checkpoint"]["interval"], scenario["cluster"].get("spare_nodes", 0))
+intervals = ["1h", "2h", "3h", "6h", "12h"]
+spares = [0, 1, 2, 3, 4]  # the cluster has 52 nodes for a 48-node job
+ctwin("sweep", OUT / "calibrated.json", "--trials", 20, "--set", "/policies/checkpoint/interval=" + ",".join(intervals),
+      "--set", "/cluster/spare_nodes=" + ",".join(map(str, spares)), "--json", OUT / "surface.json")
+points = load(OUT / "surface.json")["points"]
+surface = np.array([p["goodput"]["mean"] for p in points]).reshape(len(intervals), len(spares))
+fig, ax = plt.subplots(figsize=(7, 4.5))
+image = ax.imshow(surface.T, origin="lower", cmap="viridis", aspect="auto")
+ax.set_xticks(range(len(intervals)), intervals); ax.set_yticks(range(len(spares)), spares)
+ax.set_xlabel("checkpoint interval"); ax.set_ylabel("spare nodes")
+for i in range(len(intervals)):
+    for j in range(len(spares)):
+        ax.text(i, j, f"{surface[i, j]:.3f}", ha="center", va="center", color="white" if surface[i, j] < surface.mean() else "black")
+best_i, best_j = np.unravel_index(surface.argmax(), surface.shape)
+ax.add_patch(plt.Rectangle((best_i - 0.5, best_j - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+ax.set_title(f"goodput, 20 trials a cell (red: best; current {current[0]}, {current[1]} spares)")
+fig.colorbar(image, label="goodput (ETTR)")
+fig.tight_layout(); fig.savefig(OUT / "surface.png", dpi=80)
+plt.show()
+best = (intervals[best_i], spares[best_j])
+print("best:", best, f"{surface.max():.4f}", "  current:", current)
+# Spares pay for themselves here: at every interval, 4 spares beat none (paired on the same faults).
+assert all(surface[i, spares.index(4)] > surface[i, 0] for i in range(len(intervals))), surface'''),
+    ("code", '''\
+ledgers = {}
+for label, (interval, spare) in {"current": current, "best": best}.items():
+    variant = dict(scenario, name=f"what-if-{label}")
+    variant["policies"] = dict(scenario["policies"], checkpoint=dict(scenario["policies"]["checkpoint"], interval=interval))
+    variant["cluster"] = dict(scenario["cluster"], spare_nodes=spare)
+    (OUT / f"{label}.json").write_text(json.dumps(variant))
+    ctwin("run", OUT / f"{label}.json", "--trials", 20, "--json", OUT / f"{label}_run.json")
+    ledgers[label] = load(OUT / f"{label}_run.json")["ledger_hours"]
+categories = [k for k in ledgers["current"] if k != "productive"]
+fig, ax = plt.subplots(figsize=(8, 4))
+y = np.arange(len(categories))
+for offset, label in [(-0.2, "current"), (0.2, "best")]:
+    ax.barh(y + offset, [ledgers[label][k] for k in categories], height=0.4, label=f"{label}: {ledgers[label]['productive']:.0f} h productive")
+ax.set_yticks(y, categories); ax.set_xlabel("hours (mean over trials)"); ax.legend(); ax.set_title("where the time goes besides training")
+fig.tight_layout(); fig.savefig(OUT / "ledgers.png", dpi=80)
+plt.show()
+horizon_h = float(scenario["job"]["horizon"].removesuffix("d")) * 24
+for label, ledger in ledgers.items():
+    assert abs(sum(ledger.values()) - horizon_h) < 1e-6, (label, sum(ledger.values()))  # every hour accounted for
+assert ledgers["best"]["productive"] >= ledgers["current"]["productive"] - 1e-9 or best == current'''),
 ]
 
 FORECASTING = [
@@ -129,6 +194,7 @@ ax.axvspan(best["ci95_low_s"] / 60, best["ci95_high_s"] / 60, color="gray", alph
 ax.axvline(best_min, color="gray", ls="--", label=f"optimum {best_min:.1f} min (95% CI shaded)")
 ax.set_xscale("log"); ax.set_xlabel("checkpoint interval (min)"); ax.set_ylabel("goodput (ETTR)"); ax.legend()
 fig.savefig(OUT / "goodput_vs_interval.png", dpi=80)
+plt.show()
 # Too frequent and too rare both cost: the optimum lies strictly inside the swept range.
 assert minutes[0] < best_min < minutes[-1]
 assert mean.argmax() not in (0, len(mean) - 1)'''),
@@ -141,6 +207,7 @@ names = [k for k in ledger if k != "productive"]
 ax.barh(names, [ledger[k] for k in names])
 ax.set_xlabel("hours of the 54-day run (mean over trials)"); ax.set_title(f"where the time goes besides {ledger['productive']:.0f} productive hours")
 fig.tight_layout(); fig.savefig(OUT / "ledger.png", dpi=80)
+plt.show()
 for k, v in ledger.items():
     print(f"{k:22s} {v:9.2f} h")
 # Exact accounting: the categories add up to the wall time.
@@ -148,12 +215,12 @@ assert abs(sum(ledger.values()) - 54 * 24) < 1e-6'''),
 ]
 
 
-def notebook(cells):
+def notebook(name, cells):
     return {
         "cells": [
-            {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True),
+            {"cell_type": kind, "id": f"{name}-{i}", "metadata": {}, "source": text.splitlines(keepends=True),
              **({"execution_count": None, "outputs": []} if kind == "code" else {})}
-            for kind, text in cells
+            for i, (kind, text) in enumerate(cells)
         ],
         "metadata": {
             "kernelspec": {"name": "ctwin-python3", "display_name": "Python 3 (Debian /usr/bin/python3)", "language": "python"},
@@ -165,6 +232,6 @@ def notebook(cells):
 
 
 if __name__ == "__main__":
-    for name, cells in [("calibration", CALIBRATION), ("forecasting", FORECASTING)]:
-        (HERE / f"{name}.ipynb").write_text(json.dumps(notebook(cells), indent=1) + "\n")
+    for name, cells in [("calibration", CALIBRATION), ("forecasting", FORECASTING), ("what_if", WHAT_IF)]:
+        (HERE / f"{name}.ipynb").write_text(json.dumps(notebook(name, cells), indent=1) + "\n")
         print(f"wrote notebooks/{name}.ipynb")

@@ -26,5 +26,16 @@ for notebook in "$root"/notebooks/*.ipynb; do
   CTWIN_NOTEBOOK_OUT="$out/$name" /usr/bin/jupyter-nbconvert --to notebook --execute \
     --ExecutePreprocessor.kernel_name=ctwin-python3 --ExecutePreprocessor.timeout=600 \
     --output-dir "$out" --output "$name.executed" "$notebook"
+  # Every figure a cell shows is in the executed copy, inline (a PNG output), not only on disk.
+  /usr/bin/python3 - "$notebook" "$out/$name.executed.ipynb" <<'PY'
+import json, sys
+source, executed = (json.load(open(p)) for p in sys.argv[1:])
+shown = sum("".join(c["source"]).count("plt.show()") for c in source["cells"] if c["cell_type"] == "code")
+inline = sum("image/png" in o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", []))
+ids = [c.get("id") for c in executed["cells"]]
+assert shown > 0 and inline >= shown, f"{sys.argv[2]}: {inline} inline figures, {shown} shown"
+assert all(ids) and len(set(ids)) == len(ids), f"{sys.argv[2]}: cells without unique ids"
+print(f"notebooks: {inline} figures inline")
+PY
 done
 echo "notebooks: all executed; copies and figures in $out"
