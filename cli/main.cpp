@@ -16,6 +16,7 @@
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/faults_command.hpp"
+#include "cli/timeline_command.hpp"
 #include "cli/step_command.hpp"
 #include "cli/validate_command.hpp"
 #include "live/commands/live_commands.hpp"
@@ -230,6 +231,7 @@ int main(int argc, char** argv) {
   CalibrateCommand calibrate(app);
   ValidateCommand validate(app);
   FaultsCommand faults(app);
+  TimelineCommand timeline(app);
   CLI::App* live_cmd = app.add_subcommand("live", "live mode on real nodes: prechecks, checkpoints, supervision (also: ctwin-live)");
   live_cmd->require_subcommand(1);
   LiveCommands live(*live_cmd, " live");
@@ -249,6 +251,7 @@ int main(int argc, char** argv) {
       {"calibrate", "ctwin calibrate /var/log/kern.log --base scenarios/default.json --out fitted.json --report fits.json"},
       {"validate", "ctwin validate scenarios/default.json --against run.csv   (run.csv: ctwin run --events, or a live job's log)"},
       {"faults", "ctwin faults scenarios/default.json --until 7d --json strikes.json"},
+      {"timeline", "ctwin timeline job-events.csv --out job-timeline.json   (a live job's log, or ctwin run --events)"},
       {"catalog", "ctwin catalog --json"},
   };
   for (const auto& [name, example] : examples) app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);
@@ -263,6 +266,7 @@ int main(int argc, char** argv) {
   if (auto code = calibrate.dispatch()) return *code;
   if (auto code = validate.dispatch()) return *code;
   if (auto code = faults.dispatch()) return *code;
+  if (auto code = timeline.dispatch()) return *code;
   if (*live_cmd)
     if (auto code = live.dispatch()) return *code;
   return kExitBadInput;

@@ -93,6 +93,7 @@ def main():
             ("scenario", None, "steps.json"),
             ("faults", ["faults", feat, "--until", "30d", "--json", j("faults.json")], "faults.json"),
             ("timeline", None, "timeline.json"),
+            ("timeline", ["timeline", j("events.csv"), "--out", j("timeline_log.json")], "timeline_log.json"),
             ("precheck", ["live", "precheck", "--backend", "cpu", "--ranks", "2", "--gemm-n", "64", "--check-n", "32",
                           "--copy-bytes", "1MiB", "--allreduce-bytes", "1MiB", "--json", j("precheck.json")], "precheck.json"),
             ("ckpt-bench", ["live", "ckpt-bench", "--backend", "cpu", "--size", "4MiB", "--iterations", "1",

@@ -1,11 +1,15 @@
 #pragma once
 //! `ctwin live ckpt-bench`: the flash checkpoint engine's throughput as ratios to the ceilings of
-//! the same machine, measured in the same run: snapshot (device -> shared memory) against the
-//! device-to-host copy rate, restore from memory against host-to-device, persist against a plain
-//! write + fsync of the same size to the same folder. On the CPU backend the "link" is memcpy.
+//! the same machine, measured in the same run with the same access pattern: snapshot (device ->
+//! shared memory) against the device-to-host copy rate, restore from memory against host-to-device,
+//! persist against a write + fsync of the same size, from a shared-memory mapping in the same
+//! 16 MiB writes, to the same folder. On the CPU backend the "link" is memcpy between the buffer
+//! and a mapped, prefaulted file of the shared-memory folder, as the engine's slot is. Each round
+//! measures a ceiling sample and an engine sample back to back, so a noisy neighbour slows both.
 //! Portable core: the CUDA plugin when a GPU is used, else the standard library.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ctwin::flash {
@@ -16,6 +20,7 @@ struct CkptBenchOptions {
   std::string shm_dir = "/dev/shm";
   std::string persist_dir;  //!< required
   int iterations = 3;       //!< each figure is the best of these
+  std::function<void(const std::string&)> progress;  //!< a line per step of a long run (optional)
 };
 
 struct CkptBenchResult {

@@ -232,6 +232,7 @@ int LiveCommands::ckpt_bench() {
   o.persist_dir = b.persist_dir;
   o.shm_dir = b.shm_dir;
   o.iterations = b.iterations;
+  o.progress = [](const std::string& line) { std::cerr << line << std::endl; };  // a long run is not silent
   flash::CkptBenchResult r;
   try {
     r = flash::run_ckpt_bench(o);  // CannotRunHere: exit 3 through run_reporting_errors

@@ -174,6 +174,34 @@ TEST_CASE("timeline-trial picks the median trial, whose events and node tracks a
   CHECK(run_cli("run " + scenario + " --trials 9 --timeline-trial p50x --timeline " + timeline.string()).exit_code == 2);
 }
 
+TEST_CASE("timeline draws any event log: each fault on its node's track, the checkpoints, the phases", "[cli]") {
+  const fs::path events = scratch() / "log-events.csv", trace_path = scratch() / "log-timeline.json";
+  REQUIRE(run_cli("run " + ctwin::test::fixture("features.json") + " --trials 1 --events " + events.string()).exit_code == 0);
+  REQUIRE(run_cli("timeline " + events.string() + " --out " + trace_path.string()).exit_code == 0);
+  int faults = 0, checkpoints = 0;
+  std::istringstream rows(slurp(events));
+  for (std::string line; std::getline(rows, line);) {
+    faults += line.find(",fault,") != std::string::npos;
+    checkpoints += line.find(",checkpoint,") != std::string::npos;
+  }
+  const auto trace = nlohmann::json::parse(slurp(trace_path))["traceEvents"];
+  std::map<int, std::string> tracks;
+  for (const auto& e : trace)
+    if (e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
+  int on_faults_track = 0, drawn_checkpoints = 0;
+  for (const auto& e : trace) {
+    if (e["ph"] == "M") continue;
+    const std::string& track = tracks.at(e["tid"].get<int>());
+    on_faults_track += track == "faults";
+    drawn_checkpoints += track == "checkpoint saves";
+    if (track.rfind("node-", 0) == 0 && e["args"].contains("node")) CHECK(track == "node-" + std::to_string(e["args"]["node"].get<int>()));
+  }
+  CHECK(faults > 0);
+  CHECK(on_faults_track == faults);
+  CHECK(drawn_checkpoints == checkpoints);
+  CHECK(run_cli("timeline " + ctwin::test::fixture("minimal.json") + " --out " + trace_path.string()).exit_code == 2);
+}
+
 TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli]") {
   const std::string scenario = ctwin::test::repo_file("scenarios/twin_loop.json");
   const fs::path events = scratch() / "twin-events.csv", strikes = scratch() / "strikes.json";

@@ -248,6 +248,24 @@ def check_metrics(job, text, labels):
     check("ctwin_build_info{" + labels in text and "ctwin_ledger_seconds_total{" + labels in text, "no series with " + labels + "\n" + text, job)
 
 
+def check_live_timeline(job, rows):
+    """`ctwin timeline` draws the master's log: the crash on its node's track, the recovery's phases."""
+    trace_path = job.path("timeline.json")
+    r = subprocess.run([os.path.join(job.build, "ctwin"), "timeline", job.path("job.csv"), "--out", trace_path],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "ctwin timeline: exit %d: %s" % (r.returncode, r.stderr), job)
+    trace = json.load(open(trace_path))["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in trace if e["name"] == "thread_name"}
+    crashed = [e for e in trace if e["ph"] == "i" and e["name"] == "software_bug" and tracks.get(e["tid"], "").startswith("node-")]
+    check(crashed and all(tracks[e["tid"]] == "node-%d" % e["args"]["node"] for e in crashed),
+          "the crash is not on its node's track: %s" % crashed, job)
+    phases = {e["name"] for e in trace if e["ph"] == "X" and tracks.get(e.get("tid")) == "job phase"}
+    check({"running", "restart", "restore"} <= phases, "the job's phases are %s" % sorted(phases), job)
+    checkpoints = sum(1 for r in rows if r["kind"] == "checkpoint")
+    drawn = sum(1 for e in trace if e["ph"] != "M" and tracks.get(e["tid"]) == "checkpoint saves")
+    check(drawn == checkpoints, "%d checkpoints drawn, %d in the log" % (drawn, checkpoints), job)
+
+
 def run_crash(job):
     job.start_master()
     agent_metrics = free_port()
@@ -274,6 +292,7 @@ def run_crash(job):
     step = restores_agree(job, rows)
     check(step == s["restore_step"] and step >= 0, "the nodes restored %d, the master committed %d" % (step, s["restore_step"]), job)
     check(any(r["kind"] == "fault" and r["detail"].startswith("software_bug") for r in rows), "no software_bug fault row", job)
+    check_live_timeline(job, rows)
     if job.trainer == "ddp":  # a checkpoint on disk describes itself: the state_dict comes back from it alone
         sys.path.insert(0, job.build)
         from ctwin_flash import read_state_dict

@@ -402,8 +402,13 @@ TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same 
                           "disk_ceiling_bytes_per_s", "snapshot_of_d2h"})
     CHECK(r.at(key).get<double>() > 0);
   CHECK(text.find("% of memcpy device->host") != std::string::npos);
-  // It cleans up after itself: the persist folder holds only the report.
+  // A long run says where it is: a line per round (stderr).
+  CHECK(text.find("ckpt-bench: round 2/2: ceilings") != std::string::npos);
+  CHECK(text.find("ckpt-bench: round 2/2: snapshot") != std::string::npos);
+  // It cleans up after itself: the persist folder holds only the report, and the ceiling's
+  // shared-memory file is gone.
   CHECK(std::distance(fs::directory_iterator(disk.path), fs::directory_iterator{}) == 1);
+  for (const auto& e : fs::directory_iterator("/dev/shm")) CHECK(e.path().filename().string().rfind("ctwin-ceiling.", 0) != 0);
   CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --size 1 --persist-dir " + disk.path).first == 2);
   CHECK(ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --persist-dir /does/not/exist").first == 2);
   if (!fs::exists("/proc/driver/nvidia/gpus")) CHECK(ctwin::test::run_ctwin_live("ckpt-bench --persist-dir " + disk.path).first == 3);
