@@ -171,8 +171,10 @@ int check_command(const std::string& path) {
 }
 
 int catalog_command(bool as_json) {
-  if (as_json) {
-    std::cout << fault_catalog().dump(2) << "\n";
+  if (as_json) {  // a report like the others: its versions, then the classes as a scenario takes them
+    const nlohmann::ordered_json report{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "catalog"},
+                                        {"classes", fault_catalog()}};
+    std::cout << report.dump(2) << "\n";
     return 0;
   }
   std::cout << "Built-in fault classes: use one in a scenario as {\"use\": \"NAME\"} and override any field.\n"

@@ -138,7 +138,7 @@ std::string plot_svg(const Plot& plot) {
       y_max = std::max({y_max, high, s.y[i]});
     }
   for (const auto& m : plot.markers) {
-    if (!finite(m.x)) continue;
+    if (!finite(m.x) || (plot.log_x && m.x <= 0)) continue;  // no place on a log axis
     x_min = std::min(x_min, m.band ? m.band->first : m.x);
     x_max = std::max(x_max, m.band ? m.band->second : m.x);
   }
@@ -195,8 +195,9 @@ std::string plot_svg(const Plot& plot) {
   svg << "<text class=\"title\" x=\"" << px(kWidth / 2) << "\" y=\"26\" text-anchor=\"middle\" font-size=\"15\">" << escape(plot.title)
       << "</text>\n";
   // Markers' bands under everything.
+  auto placeable = [&](double x) { return finite(x) && (!log_x || x > 0); };
   for (const auto& m : plot.markers)
-    if (m.band && finite(m.band->first) && finite(m.band->second))
+    if (m.band && placeable(m.band->first) && placeable(m.band->second))
       svg << "<rect x=\"" << px(fx(m.band->first)) << "\" y=\"" << px(kTop) << "\" width=\""
           << px(std::max(1.0, fx(m.band->second) - fx(m.band->first))) << "\" height=\"" << px(plot_bottom - kTop)
           << "\" fill=\"#999\" opacity=\"0.18\"/>\n";
@@ -253,7 +254,7 @@ std::string plot_svg(const Plot& plot) {
   // Markers: the line and its label, labels stacked so two markers never overlap.
   for (std::size_t i = 0; i < plot.markers.size(); ++i) {
     const auto& m = plot.markers[i];
-    if (!finite(m.x)) continue;
+    if (!placeable(m.x)) continue;
     const double x = fx(m.x);
     svg << "<line x1=\"" << px(x) << "\" y1=\"" << px(kTop) << "\" x2=\"" << px(x) << "\" y2=\"" << px(plot_bottom)
         << "\" stroke=\"#333\"" << (m.dashed ? " stroke-dasharray=\"5,4\"" : "") << "/>\n";

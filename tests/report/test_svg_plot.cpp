@@ -50,6 +50,8 @@ TEST_CASE("a plot with no finite data draws axes and no NaN", "[plot]") {
   Plot plot;
   plot.title = "empty";
   plot.series.push_back({"nothing", {1, 2}, {NAN, INFINITY}, {}, {}, true, true});
+  plot.log_x = true;
+  plot.markers.push_back({0, "at zero: no place on a log axis", true, std::make_pair(-1.0, 1.0)});
   const std::string svg = plot_svg(plot);
   CHECK(svg.find("nan") == std::string::npos);
   CHECK(svg.find("inf") == std::string::npos);
