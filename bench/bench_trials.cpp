@@ -1,7 +1,8 @@
 //! Trial cost benchmark (BENCHMARKS.md). For each scenario and driver: wall time per trial and peak
 //! memory; trials per second over all cores; and the floor, a bare std::priority_queue event loop
-//! over the very same event sequence with no model in it. Each measurement runs in its own forked
-//! process so its peak memory is its own.
+//! over the very same event sequence with no model in it, beside the fault draws alone (the trial's
+//! fault timeline with no trial). Each measurement runs in its own forked process so its peak
+//! memory is its own.
 //!
 //!   ctwin_bench [--quick] [--native-only] [--scenarios DIR]
 //!
@@ -77,6 +78,7 @@ Measure measured(const std::function<double()>& work) {
 //! Records the order in which the native driver delivers events, for the floor.
 struct Recorded {
   std::vector<Micros> fault_times, timer_times;
+  Micros end = 0;  //!< when the trial ended
 };
 
 Recorded record_events(const TrialConfig& config, const FaultTimelineModel& faults, std::uint64_t seed) {
@@ -93,7 +95,17 @@ Recorded record_events(const TrialConfig& config, const FaultTimelineModel& faul
       trial.on_timer(timer);
     }
   }
+  r.end = trial.result().wall_us;
   return r;
+}
+
+//! The fault draws alone: the strikes the trial met, drawn by its fault timeline with no trial
+//! to deliver them to. What any model of these faults must pay, beside the floor's heap.
+std::uint64_t draws_loop(const FaultTimelineModel& faults, std::uint64_t seed, Micros end) {
+  FaultTimeline timeline(faults, seed);
+  std::uint64_t checksum = 0;
+  while (timeline.peek().time < end) checksum += static_cast<std::uint64_t>(timeline.pop().slot);
+  return checksum;
 }
 
 //! The floor: a bare event loop, two sources like the native driver, each event scheduling the
@@ -164,13 +176,22 @@ double bench_scenario(const std::string& label, const Scenario& scenario, int na
       for (const auto& r : recorded) sink += floor_loop(r);
     return static_cast<double>(sink % 2);
   });
+  const Measure draws = measured([&] {
+    std::uint64_t sink = 0;
+    for (int rep = 0; rep < floor_reps; ++rep)
+      for (std::size_t i = 0; i < recorded.size(); ++i) sink += draws_loop(faults, trial_seed(1, i), recorded[i].end);
+    return static_cast<double>(sink % 2);
+  });
   const double native_per_trial = native.seconds / native_trials;
   const double floor_per_trial = floor.seconds / (floor_reps * static_cast<double>(recorded.size()));
+  const double draws_per_trial = draws.seconds / (floor_reps * static_cast<double>(recorded.size()));
   char note[160];
   std::snprintf(note, sizeof note, "%d trials, %.0f events/trial", native_trials, events_per_trial);
   row(label.c_str(), "native driver, 1 core", native_per_trial, native.peak_kib, note);
   std::snprintf(note, sizeof note, "native / floor = %.2f", native_per_trial / floor_per_trial);
   row(label.c_str(), "floor: bare priority_queue loop", floor_per_trial, floor.peak_kib, note);
+  std::snprintf(note, sizeof note, "draws / floor = %.2f", draws_per_trial / floor_per_trial);
+  row(label.c_str(), "fault draws alone (no trial)", draws_per_trial, draws.peak_kib, note);
   if (native_only) return native_per_trial;
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

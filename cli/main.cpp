@@ -92,7 +92,7 @@ int run_command(const RunArgs& args) {
     const std::string& t = args.timeline_trial;
     const bool is_percentile = !t.empty() && t[0] == 'p';
     const std::string digits = is_percentile ? t.substr(1) : t;
-    const bool numeric = !digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), ::isdigit);
+    const bool numeric = !digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
     const int value = numeric ? std::stoi(digits) : -1;
     const int trials = args.trials.value_or(scenario.trials);
     if (!numeric || (is_percentile && value > 100) || (!is_percentile && value >= trials)) {

@@ -92,6 +92,13 @@ double copy_rate(void* to, const void* from, std::uint64_t bytes) {
 
 CkptBenchResult run_ckpt_bench(const CkptBenchOptions& o) {
   if (o.persist_dir.empty()) throw FlashError(ErrorKind::Usage, "ckpt-bench needs a persist folder");
+  // The ceiling's mapping sits beside the engine's two slots: three times the size in all, said
+  // before anything is allocated rather than as a slot that no longer fits.
+  if (free_bytes(o.shm_dir) < 3 * o.bytes)  // a --size this folder cannot hold: the command's input
+    throw FlashError(ErrorKind::Usage,
+                     o.shm_dir + " is too small for ckpt-bench: its ceiling's mapping and the engine's two slots need " +
+                         fixed(3.0 * double(o.bytes) / (1u << 20), 0) + " MiB, " +
+                         fixed(double(free_bytes(o.shm_dir)) / (1u << 20), 0) + " MiB are free (--size, --shm-dir)");
   CkptBenchResult r;
   r.bytes = o.bytes;
   void* buffer = nullptr;

@@ -87,7 +87,7 @@ LiveCommands::LiveCommands(CLI::App& parent, std::string prefix) : prefix_(std::
   auto& b = bench_args_;
   ckpt_bench_ = cmd_->add_subcommand("ckpt-bench", "flash checkpoint throughput against this machine's PCIe (or memcpy) and disk ceilings");
   ckpt_bench_->add_option("--persist-dir", b.persist_dir, "folder the checkpoints persist to (on the disk to measure)")->required();
-  ckpt_bench_->add_option("--size", b.size, "checkpoint size (default 1GiB); /dev/shm needs twice this");
+  ckpt_bench_->add_option("--size", b.size, "checkpoint size (default 1GiB); /dev/shm needs three times this (the ceiling's mapping and two slots)");
   ckpt_bench_->add_option("--backend", b.backend, "cuda (default: a GPU buffer) or cpu (a host buffer)")->check(CLI::IsMember({"cuda", "cpu"}));
   ckpt_bench_->add_option("--device", b.device, "GPU index")->check(CLI::Range(0, 1023));
   ckpt_bench_->add_option("--iterations", b.iterations, "each figure is the best of these")->check(CLI::Range(1, 1000));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "live/checkpoint/ckpt_bench.hpp"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
 #include "live/flash_pattern.hpp"
@@ -502,6 +503,24 @@ TEST_CASE("flash checkpoint: a missing shared-memory folder is said to be missin
     CHECK(std::string(e.what()).find("does not exist") != std::string::npos);
     CHECK(std::string(e.what()).find("too small") == std::string::npos);
   }
+}
+
+TEST_CASE("ckpt-bench: shared memory for two slots but not for the ceiling's mapping beside them is refused first",
+          "[live][flash]") {
+  Fixture f;
+  CkptBenchOptions o;
+  o.shm_dir = f.shm.path;
+  o.persist_dir = f.disk.path;
+  o.bytes = free_bytes(f.shm.path) / 2 + (std::uint64_t(1) << 20);  // two fit, three do not
+  try {
+    run_ckpt_bench(o);
+    FAIL("ckpt-bench ran");
+  } catch (const FlashError& e) {
+    CHECK(e.kind() == ErrorKind::Usage);  // exit 2: --size does not fit this folder
+    CHECK(std::string(e.what()).find("too small for ckpt-bench") != std::string::npos);
+  }
+  CHECK(names_in(f.shm.path).empty());
+  CHECK(names_in(f.disk.path).empty());
 }
 
 TEST_CASE("flash checkpoint: a stray step- folder in the persist dir is left alone", "[live][flash]") {
