@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <thread>
 #include <utility>
 
@@ -59,6 +60,8 @@ void transfer(int fd, void* data, std::size_t n, bool sending, Clock::time_point
   }
 }
 
+constexpr int kTokenChars = 32;
+
 struct Socket {
   int fd = -1;
   explicit Socket(int f) : fd(f) {}
@@ -67,6 +70,18 @@ struct Socket {
     if (fd >= 0) ::close(fd);
   }
 };
+
+//! A secret a peer shows the leader: 128 bits from the system's random device, in hex.
+std::string random_token() {
+  std::random_device device;
+  std::string token;
+  static const char* hex = "0123456789abcdef";
+  for (int i = 0; i < kTokenChars / 8; ++i) {
+    const std::uint32_t word = device();
+    for (int k = 0; k < 8; ++k) token += hex[(word >> (4 * k)) & 0xf];
+  }
+  return token;
+}
 
 //! This host's address as the other hosts reach it (its name resolved), else loopback.
 std::string own_address() {
@@ -154,18 +169,25 @@ std::pair<double, double> CpuDevice::host_link_bandwidth(std::size_t bytes, int 
   return {rate, rate};
 }
 
+//! The id is "address:port:token". The leader listens on the address it advertises only (never
+//! every interface), and a peer proves it was given the id by sending the token first: a stray
+//! connection to the port cannot join the sum.
 std::vector<unsigned char> CpuDevice::make_comm_id() {
+  const std::string address = own_address();
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
   socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw std::runtime_error(std::string("cannot listen for the all-reduce: ") + std::strerror(errno));
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1 || fd < 0 ||
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot listen for the all-reduce on " + address + ": " + std::strerror(e));
+  }
   const int port = ntohs(addr.sin_port);
   listening_[port] = fd;
-  const std::string text = own_address() + ":" + std::to_string(port);
+  const std::string text = address + ":" + std::to_string(port) + ":" + random_token();
   std::vector<unsigned char> id(128, 0);
   std::memcpy(id.data(), text.data(), std::min<std::size_t>(text.size(), 127));
   return id;
@@ -178,9 +200,12 @@ double CpuDevice::allreduce_seconds(const std::vector<unsigned char>& id, int nr
     std::this_thread::sleep_until(deadline);
     throw CollectiveTimeout("all-reduce hung (injected)");
   }
-  const std::string text(reinterpret_cast<const char*>(id.data()), ::strnlen(reinterpret_cast<const char*>(id.data()), id.size()));
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("malformed all-reduce id '" + text + "'");
+  const std::string whole(reinterpret_cast<const char*>(id.data()), ::strnlen(reinterpret_cast<const char*>(id.data()), id.size()));
+  const auto last = whole.rfind(':');
+  const auto colon = last == std::string::npos || last == 0 ? std::string::npos : whole.rfind(':', last - 1);
+  if (colon == std::string::npos || whole.size() - last - 1 != kTokenChars)
+    throw std::runtime_error("malformed all-reduce id (address:port:token expected)");
+  const std::string text = whole.substr(0, last), token = whole.substr(last + 1);  // the token is never printed
   const int port = std::stoi(text.substr(colon + 1));
   const std::size_t count = bytes / sizeof(float);
   std::vector<float> data(count, 1.0f + rank), incoming(rank == 0 ? count : 0);
@@ -195,8 +220,17 @@ double CpuDevice::allreduce_seconds(const std::vector<unsigned char>& id, int nr
       const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       pollfd pfd{listener.fd, POLLIN, 0};
       if (left_ms <= 0) throw CollectiveTimeout("all-reduce timed out waiting for " + std::to_string(nranks - 1 - peers.size()) + " peer(s)");
-      if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000))) > 0)
-        peers.emplace_back(::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC));
+      if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left_ms, 1000))) <= 0) continue;
+      Socket peer(::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC));
+      if (peer.fd < 0) continue;
+      // The token first, within a few seconds: a connection that does not show it is dropped.
+      std::string shown(kTokenChars, '\0');
+      try {
+        transfer(peer.fd, shown.data(), shown.size(), false, std::min(deadline, Clock::now() + std::chrono::seconds(5)));
+      } catch (const CollectiveTimeout&) {
+        continue;
+      }
+      if (shown == token) peers.push_back(std::move(peer));
     }
   } else {
     addrinfo hints{}, *found = nullptr;
@@ -213,6 +247,8 @@ double CpuDevice::allreduce_seconds(const std::vector<unsigned char>& id, int nr
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     ::freeaddrinfo(found);
+    std::string shown = token;
+    transfer(s.fd, shown.data(), shown.size(), true, deadline);
     peers.push_back(std::move(s));
   }
   for (auto& p : peers) {
