@@ -102,9 +102,16 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t supervisor = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
+    // The trainer follows its supervisor: an agent killed outright (SIGKILL, the OOM killer) must not
+    // leave a rank training on its own, holding the GPU and the collective, while the master replaces
+    // the node. SIGTERM lets a launcher (torchrun) stop its workers. Safe here: the supervisor forks
+    // from its main thread, which lives as long as it does (the signal follows the forking thread).
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != supervisor) ::_exit(128 + SIGTERM);  // it died before the line above
     if (capture_output) {
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);

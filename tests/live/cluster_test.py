@@ -107,10 +107,35 @@ class Job:
                                             stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
 
     def lose_node(self, key):
-        """The node dies: its agent (its own session) with everything in it, at once."""
+        """The node dies: its agent (its own session) at once. Its trainer runs in a process group of
+        its own, out of reach of that signal: it must follow its agent (PR_SET_PDEATHSIG) at once, as
+        a real node's would be gone with it (left alone, it would train on to its last step)."""
         os.killpg(self.agents[key].pid, signal.SIGKILL)
         self.agents[key].wait()
         del self.agents[key]
+        # A synthetic trainer stops at once (0.05 s on the 2-core VM; left alone it ran 7.6 s more
+        # there); torchrun passes the SIGTERM on to its workers (1.2 s there).
+        deadline = time.time() + (15 if self.trainer == "ddp" else 5)
+        while self.trainers_of(key) and time.time() < deadline:
+            time.sleep(0.05)
+        left = self.trainers_of(key)
+        check(not left, "node %s's trainer processes %s outlived its agent" % (key, left), self)
+
+    def trainers_of(self, key):
+        """The live processes of node `key`'s trainer (found by its shared-memory folder)."""
+        found = []
+        wanted = ("CTWIN_SHM_DIR=" + self.path("shm-%s" % key)).encode()
+        for pid, _ in self.trainers_alive():
+            try:
+                with open("/proc/%d/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+                with open("/proc/%d/stat" % pid) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if wanted in env and state != "Z":
+                found.append(pid)
+        return found
 
     def status(self):
         request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % self.port, headers={"Authorization": "Bearer " + TOKEN})
@@ -505,7 +530,7 @@ def run_shrink(job):
     while not any(g == "2" for _, g in job.workers_alive()) and time.time() < deadline:
         time.sleep(0.05)
     for pid, generation in job.workers_alive():
-        if generation != "2":  # the dead node's orphan (a real node's would be gone with it)
+        if generation != "2":  # the last generation's, on their way out
             continue
         try:
             with open("/proc/%d/environ" % pid, "rb") as f:
