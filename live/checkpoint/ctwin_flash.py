@@ -48,7 +48,20 @@ def _load(path=None):
     lib.ctwin_flash_error.restype = ctypes.c_char_p
     lib.ctwin_flash_error.argtypes = [ctypes.c_void_p]
     lib.ctwin_flash_close.argtypes = [ctypes.c_void_p]
+    lib.ctwin_flash_crc32c.restype = ctypes.c_uint32
+    lib.ctwin_flash_crc32c.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t]
     return lib
+
+
+_LIBRARY = None
+
+
+def _library():
+    """The library loaded once, for the module's functions (each FlashCheckpoint loads its own)."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        _LIBRARY = _load()
+    return _LIBRARY
 
 
 def _pointer_of(buffer):
@@ -206,31 +219,54 @@ def _tensors_of(state, prefix):
             yield from _tensors_of(value, path)
 
 
+def _manifest(persist_dir, step, rank):
+    """{name: (offset, bytes, crc, description)}, the shard's path and its size in bytes."""
+    folder = os.path.join(persist_dir, "step-%012d" % step)
+    buffers, shard, shard_bytes, ended = {}, None, None, False
+    path = os.path.join(folder, "rank-%05d.manifest" % rank)
+    with open(path) as f:
+        if f.readline().strip() != "ctwin-flash-manifest 1":
+            raise FlashCheckpointError(1, f"{path}: not a ctwin manifest")
+        for line in f:
+            words = line.rstrip("\n").split(" ", 5)
+            try:
+                if words[0] == "shard":
+                    shard, shard_bytes = os.path.join(folder, words[1]), int(words[2])
+                elif words[0] == "buffer":
+                    buffers[words[1]] = (int(words[2]), int(words[3]), int(words[4], 16), words[5].strip() if len(words) > 5 else "")
+                elif words[0] == "end":
+                    ended = True
+            except (IndexError, ValueError):
+                raise FlashCheckpointError(1, f"{path}: a malformed line: {line.strip()!r}") from None
+    if not ended or shard is None:
+        raise FlashCheckpointError(1, f"{path}: cut short (no shard or no end line)")
+    return buffers, shard, shard_bytes
+
+
 def read_manifest(persist_dir, step, rank):
     """The manifest of `rank` at `step`: {name: (offset, bytes, description)} and the shard's path."""
-    folder = os.path.join(persist_dir, "step-%012d" % step)
-    buffers, shard = {}, None
-    with open(os.path.join(folder, "rank-%05d.manifest" % rank)) as f:
-        if f.readline().strip() != "ctwin-flash-manifest 1":
-            raise FlashCheckpointError(1, f"{folder}: not a ctwin manifest")
-        for line in f:
-            words = line.split(" ", 5)
-            if words[0] == "shard":
-                shard = os.path.join(folder, words[1])
-            elif words[0] == "buffer":
-                buffers[words[1]] = (int(words[2]), int(words[3]), words[5].strip() if len(words) > 5 else "")
-    return buffers, shard
+    buffers, shard, _ = _manifest(persist_dir, step, rank)
+    return {name: (offset, nbytes, description) for name, (offset, nbytes, _, description) in buffers.items()}, shard
 
 
 def read_state_dict(persist_dir, step, rank=0):
-    """A checkpoint on disk as {path: torch tensor}, from its manifest's dtype and shape alone."""
+    """A checkpoint on disk as {path: torch tensor}, from its manifest's dtype and shape alone.
+    Every buffer is checked against its manifest's CRC-32C first, as a restore does: a shard cut
+    short or changed on disk raises FlashCheckpointError rather than giving wrong weights."""
     import torch
 
-    buffers, shard = read_manifest(persist_dir, step, rank)
+    buffers, shard, shard_bytes = _manifest(persist_dir, step, rank)
     with open(shard, "rb") as f:
         payload = f.read()
+    if len(payload) != shard_bytes:
+        raise FlashCheckpointError(3, f"{shard}: {len(payload)} bytes, the manifest says {shard_bytes}")
+    lib = _library()
+    base = ctypes.cast(ctypes.c_char_p(payload), ctypes.c_void_p).value  # the bytes in place, no copy
+    for name, (offset, nbytes, crc, _) in buffers.items():
+        if offset + nbytes > len(payload) or lib.ctwin_flash_crc32c(0, base + offset, nbytes) != crc:
+            raise FlashCheckpointError(3, f"{shard}: buffer {name} does not match its checksum in the manifest")
     out = {}
-    for name, (offset, nbytes, description) in buffers.items():
+    for name, (offset, nbytes, _, description) in buffers.items():
         fields = dict(word.split("=", 1) for word in description.split() if "=" in word)
         if "dtype" not in fields:
             raise FlashCheckpointError(1, f"{shard}: buffer {name} says no dtype")

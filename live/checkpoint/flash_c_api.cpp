@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "live/checkpoint/crc32c.hpp"
 #include "live/checkpoint/flash_checkpoint.h"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
@@ -115,5 +116,7 @@ int64_t ctwin_flash_persisted_step(ctwin_flash* h) { return h ? h->engine->persi
 const char* ctwin_flash_error(ctwin_flash* h) { return h ? h->error.c_str() : g_open_error.c_str(); }
 
 void ctwin_flash_close(ctwin_flash* h) { delete h; }
+
+uint32_t ctwin_flash_crc32c(uint32_t crc, const void* data, size_t bytes) { return ctwin::flash::crc32c(crc, data, bytes); }
 
 }  // extern "C"

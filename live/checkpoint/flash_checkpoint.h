@@ -55,6 +55,9 @@ int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s);
 int64_t ctwin_flash_persisted_step(ctwin_flash* h);
 const char* ctwin_flash_error(ctwin_flash* h);
 void ctwin_flash_close(ctwin_flash* h);
+/* CRC-32C (Castagnoli) of `bytes` at `data`, continuing `crc` (start with 0): the checksum on each
+ * buffer line of a manifest, for readers of a checkpoint on disk (ctwin_flash.read_state_dict). */
+uint32_t ctwin_flash_crc32c(uint32_t crc, const void* data, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -79,6 +79,42 @@ def failed_persist_after_another_engine(shm):
         shutil.rmtree(b_dir, ignore_errors=True)
 
 
+def state_dict_checked():
+    """A checkpoint on disk reads back as a state_dict from its manifest alone, and a byte changed
+    in its shard, or a shard cut short, is an error rather than wrong weights. Needs torch."""
+    import torch
+    from ctwin_flash import read_state_dict
+    disk = tempfile.mkdtemp(prefix="ctwin-py-sd-")
+    shm = tempfile.mkdtemp(prefix="ctwin-py-sd-", dir="/dev/shm")
+    try:
+        weight, bias = torch.arange(12, dtype=torch.float32).reshape(3, 4), torch.ones(5, dtype=torch.int64)
+        with FlashCheckpoint("sdjob", persist_dir=disk, shm_dir=shm) as ckpt:
+            ckpt.register_tensor("model.weight", weight)
+            ckpt.register_tensor("model.bias", bias)
+            ckpt.save(3)
+            assert ckpt.wait_persisted(3, timeout=60)
+        state = read_state_dict(disk, 3)
+        assert torch.equal(state["model.weight"], weight) and torch.equal(state["model.bias"], bias), state
+        folder = os.path.join(disk, "step-%012d" % 3)
+        shard = [os.path.join(folder, n) for n in os.listdir(folder) if not n.endswith(".manifest")]
+        assert len(shard) == 1, os.listdir(folder)
+        with open(shard[0], "r+b") as f:
+            f.seek(8)
+            byte = f.read(1)
+            f.seek(8)
+            f.write(bytes([byte[0] ^ 0x40]))
+        for changed in ("a flipped bit", "a shard cut short"):
+            try:
+                read_state_dict(disk, 3)
+                raise AssertionError(f"{changed} was read back")
+            except FlashCheckpointError as e:
+                assert e.kind == "persist" and shard[0] in str(e), e
+            os.truncate(shard[0], os.path.getsize(shard[0]) - 1)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+        shutil.rmtree(disk, ignore_errors=True)
+
+
 def main():
     shm = tempfile.mkdtemp(prefix="ctwin-py-", dir="/dev/shm")
     disk = tempfile.mkdtemp(prefix="ctwin-py-")
@@ -113,7 +149,13 @@ def main():
         os.remove(path)
         sup.step(9, 0.25)  # the supervisor is gone: no exception, training goes on
         assert Supervisor(path="").rank == 0
-        print(f"ctypes round trip: memory then disk, step 7 ({'with' if numpy else 'without'} NumPy)")
+        try:
+            import torch  # noqa: F401
+            state_dict_checked()
+            checked = "a state_dict read back from disk, a changed shard refused"
+        except ImportError:
+            checked = "no torch: the state_dict reader not run"
+        print(f"ctypes round trip: memory then disk, step 7 ({'with' if numpy else 'without'} NumPy); {checked}")
     finally:
         shutil.rmtree(shm, ignore_errors=True)
         shutil.rmtree(disk, ignore_errors=True)
