@@ -107,6 +107,17 @@ void read_hang_detection(Reader& r, const json& c, Scenario& s) {
   s.hang_detection = spec;
 }
 
+void read_loss_spike(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/loss_spike";
+  r.allow_only(c, p, {"window", "z", "ratio", "confirm", "source", "notes"});
+  LossSpikeSpec spec;
+  spec.window = static_cast<int>(r.integer(c, p, "window", false, 4, 100000).value_or(spec.window));  // half of it is the baseline
+  spec.z = r.number(c, p, "z", false, 0.0).value_or(spec.z);
+  spec.ratio = r.number(c, p, "ratio", false, 0.0).value_or(spec.ratio);
+  spec.confirm = static_cast<int>(r.integer(c, p, "confirm", false, 1, 100000).value_or(spec.confirm));
+  s.loss_spike = spec;
+}
+
 void read_live_stops(Reader& r, const json& c, Scenario& s) {
   const std::string p = "/policies/live_stops";
   r.allow_only(c, p, {"crash", "hang", "nan_loss", "node_lost", "notes"});
@@ -129,13 +140,15 @@ void read_policies(Reader& r, const json& root, Scenario& s) {
   const json* pol = r.object(root, "", "policies", true);
   if (!pol) return;
   r.allow_only(*pol, "/policies",
-               {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "live_stops", "notes"});
+               {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "loss_spike", "live_stops",
+                "notes"});
   if (const json* ck = r.object(*pol, "/policies", "checkpoint", true)) read_checkpoint_policy(r, *ck, s);
   if (const json* x = r.object(*pol, "/policies", "xid_actions", false)) read_xid_actions(r, *x, s);
   if (const json* e = r.object(*pol, "/policies", "elastic", false)) read_elastic(r, *e, s);
   if (const json* c = r.object(*pol, "/policies", "precheck", false)) read_precheck(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "stragglers", false)) read_stragglers(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "hang_detection", false)) read_hang_detection(r, *c, s);
+  if (const json* c = r.object(*pol, "/policies", "loss_spike", false)) read_loss_spike(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "live_stops", false)) read_live_stops(r, *c, s);
 }
 

@@ -198,6 +198,16 @@ struct HangDetectionSpec {
   Micros minimum_us = 0;
 };
 
+//! A run of losses far above the recent ones is a loss spike (policies/runtime_health.hpp's
+//! LossSpikeWatch): above median + z x 1.4826 MAD of the last `window` and above `ratio` x their
+//! median, `confirm` steps in a row. Live only: the simulator's SDC classes state their detection.
+struct LossSpikeSpec {
+  int window = 50;
+  double z = 6;
+  double ratio = 1.5;
+  int confirm = 8;
+};
+
 //! A published figure the scenario is compared with (and was not built from).
 struct Comparison {
   enum class Metric { Goodput, InterruptionsPerDay, Interruptions, LostHoursPerInterruption };
@@ -228,6 +238,7 @@ struct Scenario {
   PrecheckSpec precheck;
   StragglerSpec stragglers;
   std::optional<HangDetectionSpec> hang_detection;
+  LossSpikeSpec loss_spike;
   //! When given without a step time, the step time comes from it (sim/step_model.hpp).
   std::optional<WorkloadSpec> workload;
   std::vector<Comparison> compare;

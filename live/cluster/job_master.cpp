@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/wall_clock.hpp"
+#include "live/supervisor/job_launch.hpp"
 #include "policies/fault_classes.hpp"
 
 namespace ctwin::live::cluster {
@@ -280,7 +281,15 @@ void JobMaster::try_to_run(Clock::time_point now) {
     if (!common) common = std::move(steps);
     else std::erase_if(*common, [&](std::int64_t s) { return !steps.count(s); });
   }
-  if (common && clean_bound_ >= 0) std::erase_if(*common, [&](std::int64_t step) { return step > clean_bound_; });
+  if (common && clean_bound_ >= 0) {
+    const std::vector<std::int64_t> held(common->begin(), common->end());
+    std::erase_if(*common, [&](std::int64_t step) { return step > clean_bound_; });
+    if (common->empty() && !held.empty()) {  // every step all ranks keep is past the onset
+      const std::string why = no_clean_step_text(clean_bound_, held);
+      std::cerr << "ctwin master: " << why << "\n";
+      record(ledger_.marked(), EventKind::Health, why);
+    }
+  }
   ledger_.charge(waited_for_spare_ ? Category::WaitingForSpares : Category::Restart, now);
   waited_for_spare_ = false;
   restore_step_ = !common ? -2 : common->empty() ? -1 : *common->rbegin();

@@ -107,6 +107,13 @@ std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t
   return newest;
 }
 
+std::string no_clean_step_text(std::int64_t bound, const std::vector<std::int64_t>& held) {
+  const auto [oldest, newest] = std::minmax_element(held.begin(), held.end());
+  return "no checkpoint at or before step " + std::to_string(bound) + " is kept (steps " + std::to_string(*oldest) + " to " +
+         std::to_string(*newest) + " are, all past the loss spike's onset): the job restarts from scratch; keep more "
+         "checkpoints (the engine's keep_last) than policies.loss_spike.confirm steps span";
+}
+
 void SectionWindow::add(int local_rank, int group, double seconds) {
   auto& [rank_group, times] = ranks_[local_rank];
   rank_group = group;

@@ -56,6 +56,9 @@ class CadenceFile {
 
 //! The newest of `steps` no later than `bound`; -1 when none (start fresh).
 std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t bound);
+//! Said when a rollback to `bound` finds only later steps kept: it restarts from scratch. Names the
+//! steps held and what to change (keep more checkpoints than the loss-spike confirmation spans).
+std::string no_clean_step_text(std::int64_t bound, const std::vector<std::int64_t>& held);
 
 //! A node's ranks' compute times (their `section` lines) between two reports to the master.
 class SectionWindow {

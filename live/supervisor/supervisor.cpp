@@ -144,7 +144,13 @@ class Supervision {
     loss_watch_.restart();
     if (!coordination_ && restore_bound_ >= 0 && o_.flash_ranks > 0) {  // back to the newest clean step this node holds
       const auto held = steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks);
-      env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(newest_at_most(held, restore_bound_)));
+      const std::int64_t clean = newest_at_most(held, restore_bound_);
+      if (clean < 0 && !held.empty()) {  // every kept step is past the onset: the work is gone
+        const std::string why = no_clean_step_text(restore_bound_, held);
+        std::cerr << "ctwin: " << why << "\n";
+        record(ledger_.at(Clock::now()), EventKind::Health, why);
+      }
+      env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(clean));
       restore_bound_ = -1;
     }
     trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
@@ -615,7 +621,8 @@ class Supervision {
   //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
   std::optional<std::pair<Cause, bool>> reset_due_;
   std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
-  LossSpikeWatch loss_watch_;             //!< node rank 0's loss (policies/runtime_health)
+  LossSpikeWatch loss_watch_{static_cast<std::size_t>(scenario_.loss_spike.window), scenario_.loss_spike.z,
+                             scenario_.loss_spike.ratio, scenario_.loss_spike.confirm};  //!< node rank 0's loss (policies.loss_spike)
   std::optional<std::int64_t> spike_onset_;
   std::int64_t restore_bound_ = -1;       //!< alone, after a loss spike: the next launch restores no later
   SectionWindow sections_;  //!< this node's ranks' compute times since the last report

@@ -183,6 +183,44 @@ TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last ch
   CHECK(r.observed().interruptions.at("sdc") == 1);
 }
 
+TEST_CASE("live run: a loss spike rolls back to the step before its onset, confirmed after the policy's loss_spike.confirm steps",
+          "[live][supervisor]") {
+  // The loss jumps six-fold at step 95. Confirmed at once (step 96), the spike stops the trainer
+  // before its save of step 100 (four 25 ms steps later), and the node restores step 90, the last
+  // saved before the onset. Confirmed 20 steps on (114), steps 100 and 110 are saved first and are
+  // not clean; the engine keeps two steps, so none before the onset is left: the job restarts from
+  // scratch, and says why.
+  for (const int confirm : {2, 20}) {
+    const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
+      "hang_detection": {"factor": 5, "minimum": "1s"}, "loss_spike": {"confirm": )" + std::to_string(confirm) + "}}}";
+    LiveRun r("spike-" + std::to_string(confirm), policy);
+    r.run("--no-nvml --no-metrics --host gpu-5", "--steps 140 --checkpoint-every 10 --spike-at-step 95 --step-ms 25");
+    INFO("confirm " << confirm << "\n" << r.output);
+    REQUIRE(r.code == 0);
+    const auto faults = r.rows("fault");
+    REQUIRE(faults.size() == 1);
+    CHECK(faults[0]->detail.find("loss_spike from step 95") != std::string::npos);
+    std::vector<int> saved_before;
+    for (const auto* c : r.rows("checkpoint"))
+      if (c->time_s <= faults[0]->time_s) saved_before.push_back(std::stoi(c->detail.substr(c->detail.find("step=") + 5)));
+    const bool saved_100 = std::find(saved_before.begin(), saved_before.end(), 100) != saved_before.end();
+    CHECK(saved_100 == (confirm == 20));
+    const auto restores = r.rows("restore");  // a fresh start restores nothing and logs no row
+    bool said = false;
+    for (const auto* h : r.rows("health")) said |= h->detail.rfind("no checkpoint at or before step 94 is kept (steps 1", 0) == 0;
+    if (confirm == 2) {
+      REQUIRE(restores.size() == 1);
+      CHECK(restores[0]->detail.find("step=90 ") != std::string::npos);
+      CHECK_FALSE(said);
+    } else {
+      CHECK(restores.empty());
+      CHECK(said);
+      CHECK(r.output.find("the job restarts from scratch") != std::string::npos);
+    }
+    CHECK(r.observed().interruptions.at("sdc") == 1);
+  }
+}
+
 TEST_CASE("live run: steps slower than the node's baseline are degraded time, between slow_begin and slow_end", "[live][supervisor]") {
   LiveRun r("slow");
   r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 100 --slow-from-step 25 --slowdown 4");

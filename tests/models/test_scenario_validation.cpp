@@ -158,6 +158,9 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/policies/elastic/min_replicas", "only 4 replicas"},
       {"precheck without its duration", [](json& d) { d["policies"]["precheck"] = json::object(); }, "/policies/precheck/duration", "missing"},
       {"straggler policy without a window", [](json& d) { d["policies"]["stragglers"] = {{"evict", true}}; }, "/policies/stragglers/observe", "missing"},
+      {"a loss-spike window too short for a baseline", [](json& d) { d["policies"]["loss_spike"] = {{"window", 2}}; },
+       "/policies/loss_spike/window", "between 4"},
+      {"a loss-spike threshold of zero", [](json& d) { d["policies"]["loss_spike"] = {{"z", 0}}; }, "/policies/loss_spike/z", "greater than 0"},
       {"workload on the wrong GPU count", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["dp"] = 4; },
        "/workload/parallel", "the job has 64"},
       {"tensor parallel across nodes", [](json& d) { d["workload"] = small_workload(); d["workload"]["parallel"]["tp"] = 16;
@@ -277,6 +280,15 @@ TEST_CASE("a policy file is a scenario's policies section alone, problems name t
       R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"79": "replace"}}})", "p.json");
   CHECK(s.xid_actions.at(79).action == Act::Replace);
   CHECK(s.checkpoint_policy.interval_us == 300 * kMicrosPerSecond);
+  CHECK(s.loss_spike.window == 50);  // the defaults when the file says nothing
+  CHECK(s.loss_spike.confirm == 8);
+  const Scenario tuned = parse_policies_or_scenario(
+      R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"},
+          "loss_spike": {"window": 200, "z": 8, "ratio": 2, "confirm": 16, "source": "a noisy MoE loss"}}})", "p.json");
+  CHECK(tuned.loss_spike.window == 200);
+  CHECK(tuned.loss_spike.z == 8);
+  CHECK(tuned.loss_spike.ratio == 2);
+  CHECK(tuned.loss_spike.confirm == 16);
   try {
     parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "5min"}, "xid_actions": {"x": "replace"}}, "extra": 1})", "p.json");
     FAIL("a bad policy file was accepted");
