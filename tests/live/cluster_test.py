@@ -675,6 +675,20 @@ def run_bad_input(job):
                        env=job.env, capture_output=True, text=True, timeout=30)
     check(r.returncode == 2 and "bad.json" in r.stderr and "/policies/elastic/replica_nodes" in r.stderr,
           "replicas that do not divide the job: exit %d, %s" % (r.returncode, r.stderr), job)
+    # A journal that is not this job's, or no journal at all: exit 2 naming the file, and the file
+    # is left as it was (a master must never overwrite another job's journal).
+    journal = job.path("other.journal")
+    for text, says in [('{"ctwin_journal": 1, "job": "another-job", "nnodes": 2}', "not this one"),
+                       ('{"ctwin_journal": 1, "job": "%s", "nnodes": 2}' % job.name, "a field is missing"),
+                       ("this is no journal", "not a ctwin master journal")]:
+        with open(journal, "w") as f:
+            f.write(text)
+        r = subprocess.run([os.path.join(job.build, "ctwin-live"), "master", "--policy", job.policy, "--nnodes", "2", "--bind", "127.0.0.1:0",
+                            "--job", job.name, "--journal", journal], env=job.env, capture_output=True, text=True, timeout=30)
+        with open(journal) as f:
+            kept = f.read() == text
+        check(r.returncode == 2 and "other.journal" in r.stderr and says in r.stderr and kept,
+              "a bad journal (%s): exit %d, kept %s, %s" % (says, r.returncode, kept, r.stderr), job)
     # No token at all: exit 2 before anything listens.
     r = subprocess.run([os.path.join(job.build, "ctwin-live"), "master", "--policy", job.policy, "--nnodes", "2", "--bind", "127.0.0.1:0"],
                        env={k: v for k, v in job.env.items() if k != "CTWIN_JOB_TOKEN"}, capture_output=True, text=True, timeout=30)
