@@ -452,14 +452,7 @@ void JobMaster::close(Clock::time_point now) {
 }
 
 void JobMaster::record(Micros at, EventKind kind, const std::string& note, int node, int code, const std::string& fault_class, double speed) {
-  RunEvent event;
-  event.time = at;
-  event.node = node;
-  event.kind = kind;
-  event.code = code;
-  if (!fault_class.empty()) event.fault_class = log_.class_index(fault_class);
-  event.speed = speed;
-  log_.add(event, note);
+  log_.add(at, kind, note, node, -1, code, fault_class, speed);
   journal_dirty_ = true;
 }
 

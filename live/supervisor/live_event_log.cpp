@@ -11,6 +11,19 @@ int LiveEventLog::class_index(const std::string& name) {
   return static_cast<int>(classes_.size() - 1);
 }
 
+void LiveEventLog::add(Micros at, EventKind kind, std::string_view note, int node, int gpu, int code, const std::string& fault_class,
+                       double speed) {
+  RunEvent event;
+  event.time = at;
+  event.node = node;
+  event.gpu = gpu;
+  event.kind = kind;
+  event.code = code;
+  if (!fault_class.empty()) event.fault_class = class_index(fault_class);
+  event.speed = speed;
+  add(event, note);
+}
+
 void LiveEventLog::add(const RunEvent& event, std::string_view note) {
   rows_.push_back(event_log_row(event, classes_, note));
   dirty_ = true;

@@ -22,6 +22,9 @@ class LiveEventLog {
   int class_index(const std::string& name);
   //! A row; `note` is free text after the class (a step, a command, a reading).
   void add(const RunEvent& event, std::string_view note = {});
+  //! A row about `node` (-1: the job) and `gpu` (-1: none); `fault_class` names the class it
+  //! concerns (empty: none); `code` is an Xid (-1: none).
+  void add(Micros at, EventKind kind, std::string_view note, int node, int gpu, int code, const std::string& fault_class, double speed);
   //! Writes now when rows are pending and a second has passed since the last write (or `force`).
   void flush(bool force = false);
   //! Adds `end` and the ledger rows at `wall`, then writes.

@@ -1,0 +1,162 @@
+#pragma once
+//! The supervisor's state machine (supervise() in supervisor.hpp is its interface): one trainer,
+//! its heartbeats and exits, the master's plans, health events and interruptions. Private to
+//! live/supervisor: supervisor.cpp runs it, supervision_faults.cpp takes its faults.
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "live/health/health_watch.hpp"
+#include "live/health/kernel_log_tail.hpp"
+#include "live/supervisor/heartbeat.hpp"
+#include "live/supervisor/job_launch.hpp"
+#include "live/supervisor/left_behind_persist.hpp"
+#include "live/supervisor/live_event_log.hpp"
+#include "live/supervisor/live_ledger.hpp"
+#include "live/supervisor/live_metrics.hpp"
+#include "live/supervisor/progress_book.hpp"
+#include "live/supervisor/supervisor.hpp"
+#include "live/supervisor/trainer_process.hpp"
+#include "policies/fault_classes.hpp"
+#include "policies/runtime_health.hpp"
+
+namespace ctwin::live {
+
+struct Cause {
+  LiveFaultClass fault;
+  int gpu = -1, xid = -1;
+  std::string detail;
+  bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
+  std::optional<std::chrono::steady_clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
+  std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
+};
+
+class Supervision {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Supervision(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& o);
+  ~Supervision() = default;
+  Supervision(const Supervision&) = delete;
+  Supervision& operator=(const Supervision&) = delete;
+  SupervisorResult run();
+
+ private:
+  // --- the trainer ---------------------------------------------------------------------------
+  void launch();
+  void take_messages();
+  //! Passive mode: a step line of the trainer's output is the heartbeat it does not send. The
+  //! first one after a launch says where it resumed: a progress bar's first count (no rate yet) is
+  //! the step it starts from, a Megatron line reports a step just done.
+  void on_output_line(const std::string& line, Clock::time_point t);
+  void on_line(const std::string& line, Clock::time_point t);
+  //! Every rank's compute times, summed up for the master once a window (a median per rank).
+  void on_section(const TrainerMessage& m, Clock::time_point t);
+  void on_exit(int status, Clock::time_point t);
+  void check_hang(Clock::time_point t);
+
+  // --- under a job master ------------------------------------------------------------------
+  //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).
+  int rank_base() const { return coordination_ ? std::max(plan_.node_rank, 0) * o_.flash_ranks : 0; }
+  int world() const { return coordination_ ? std::max(plan_.nnodes, 1) * o_.flash_ranks : o_.flash_ranks; }
+
+  std::optional<std::vector<std::int64_t>> node_restorable() const;
+  //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it
+  //! tells the master what this node can restore, and carries out the actions named for it.
+  bool await_run(NodeState waiting = NodeState::Stopped);
+  //! Running: reports this node's progress; when the master has moved the job on (a fault on
+  //! another node, or its own decision), the trainer's whole tree goes at once: its collectives
+  //! would only wait for the ranks that are gone.
+  void follow_plan();
+  //! An action the master asked for by name; the command is this node's own (dry-run by default).
+  void carry_out_named(const std::string& name);
+
+  // --- health --------------------------------------------------------------------------------
+  struct RecentFault {
+    Clock::time_point at;
+    int xid, gpu;
+  };
+  const RecentFault* recent_fault(Clock::time_point t) const;
+  void take_health(bool may_interrupt = true);
+  void on_health(const HealthEvent& e, bool may_interrupt);
+  //! The metrics' label of a health response (ctwin_health_events_total{kind=...}).
+  static const char* response_label(HealthResponse r);
+  //! A row of the event log about this node; `fault_class`: the class it concerns (empty: none).
+  void record(Micros at, EventKind kind, std::string_view note = {}, int gpu = -1, int code = -1, const std::string& fault_class = {},
+              double speed = 1.0) {
+    log_.add(at, kind, note, node_, gpu, code, fault_class, speed);
+  }
+
+  //! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
+  //! is worth keeping before a likely failure.
+  void checkpoint_now(const std::string& why);
+  //! The controller's actions for a fault; empty when it says to carry on.
+  std::vector<control::Action> decide(const Cause& cause) const;
+  control::ClusterView view() const;
+
+  // --- an interruption -----------------------------------------------------------------------
+  void interrupt(const Cause& cause, Clock::time_point t);
+  //! Returns whether this node leaves the job (the command ran and succeeded).
+  bool carry_out(const control::Action& a, const Cause& cause);
+  //! The newest snapshot left in shared memory by a killed trainer goes to disk, in the background
+  //! (left_behind_persist.hpp).
+  void persist_left_behind();
+  //! Logs the background persist's outcome once it is done (or, with `wait`, waits for it).
+  void finish_persist(bool wait);
+  //! A finished run whose checkpoints are on disk leaves no shared memory behind.
+  void release_slots() const;
+  bool precheck_passes();
+  std::string host() const;
+
+  // --- the end -------------------------------------------------------------------------------
+  void stop_on_request();
+  void finish(int code, const std::string& reason);
+  //! The metrics, for the exposer's own threads: at most every 200 ms, and at the end.
+  void publish_metrics(bool now);
+  enum class Phase { Launching, Running };
+  int node_;                    //!< this node's index: --node-index, or the node rank the master gave
+  Coordination* const coordination_;
+  Plan plan_;                   //!< the master's plan this attempt runs under
+  const Scenario& scenario_;
+  const control::Controller& controller_;
+  const SupervisorOptions& o_;
+  Clock::time_point start_;
+  LiveLedger ledger_;
+  LiveEventLog log_;
+  HangDetector hang_;
+  std::unique_ptr<HealthWatch> watch_;
+  std::unique_ptr<KernelLogTail> tail_;
+  std::unique_ptr<LiveMetrics> metrics_;
+  Clock::time_point metrics_published_{};
+  std::unique_ptr<TrainerProcess> trainer_;
+  //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
+  std::optional<std::pair<Cause, bool>> reset_due_;
+  std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
+  LossSpikeWatch loss_watch_{static_cast<std::size_t>(scenario_.loss_spike.window), scenario_.loss_spike.z,
+                             scenario_.loss_spike.ratio, scenario_.loss_spike.confirm};  //!< node rank 0's loss (policies.loss_spike)
+  std::optional<std::int64_t> spike_onset_;
+  std::int64_t restore_bound_ = -1;       //!< alone, after a loss spike: the next launch restores no later
+  SectionWindow sections_;  //!< this node's ranks' compute times since the last report
+  Clock::time_point sections_sent_ = Clock::now();
+  Phase phase_ = Phase::Launching;
+  Clock::time_point last_message_;
+  int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;
+  std::int64_t generation_ = 0;  //!< under a master: the generation the trainer runs
+  ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
+                       record(at, kind, note, -1, -1, {}, speed);
+                     }};
+  bool finished_ = false, evicted_ = false;
+  std::deque<RecentFault> recent_;
+  std::map<std::string, long> interruptions_, health_counts_;
+  SupervisorResult result_;
+  LeftBehindPersist left_behind_;
+};
+
+}  // namespace ctwin::live

@@ -1,0 +1,221 @@
+// The supervisor's faults: health events (NVML, the kernel log), the controller's decisions and
+// their actuators, an interruption of the trainer and what it leaves behind (supervision.hpp).
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/wall_clock.hpp"
+#include "live/supervisor/supervision.hpp"
+
+namespace ctwin::live {
+
+// ---- health ----------------------------------------------------------------------------------------
+
+const Supervision::RecentFault* Supervision::recent_fault(Clock::time_point t) const {
+  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it)
+    if (seconds_between(it->at, t) < 30) return &*it;
+  return nullptr;
+}
+
+void Supervision::take_health(bool may_interrupt) {
+  std::vector<HealthEvent> events;
+  if (watch_) events = watch_->take();
+  if (tail_)
+    for (auto& e : tail_->poll()) events.push_back(std::move(e));
+  for (const auto& e : events)
+    if (!finished_) on_health(e, may_interrupt);
+}
+
+void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
+  const HealthJudgement judged = e.judged();
+  ++health_counts_[response_label(judged.response)];
+  const Micros at = std::max(ledger_.at(e.at), ledger_.marked());  // rows stay in time order
+  const std::string seen = e.detail + " source=" + e.source;
+  switch (judged.response) {
+    case HealthResponse::SlowBegin: return record(at, EventKind::SlowBegin, seen, e.gpu, -1, {}, e.value);
+    case HealthResponse::SlowEnd: return record(at, EventKind::SlowEnd, seen, e.gpu);
+    case HealthResponse::Observe: return record(at, EventKind::Health, seen, e.gpu);
+    case HealthResponse::Warning:
+      record(at, EventKind::Health, seen, e.gpu);
+      return checkpoint_now("after " + e.detail);
+    case HealthResponse::ResetAtCheckpoint:
+      record(at, EventKind::Health, seen, e.gpu, judged.xid);
+      if (reset_due_) return;
+      reset_due_.emplace(Cause{classify_stop(scenario_, LiveStop::RemapPending), e.gpu, judged.xid, seen}, false);
+      // Alone, the node is the job: it saves now. Under a master, a save of this node alone is no
+      // step the job can restore: the reset waits for the job's next checkpoint.
+      if (coordination_) return record(at, EventKind::Health, "GPU reset scheduled at the job's next checkpoint", e.gpu, judged.xid);
+      return checkpoint_now("for the GPU reset a row remap needs (" + e.detail + ")");
+    case HealthResponse::Fault: break;
+  }
+  // NVML and the kernel log report the same Xid: one fault.
+  for (const auto& r : recent_)
+    if (r.xid == judged.xid && (r.gpu == e.gpu || r.gpu < 0 || e.gpu < 0) && seconds_between(r.at, e.at) < 10) return;
+  recent_.push_back({e.at, judged.xid, e.gpu});
+  while (recent_.size() > 64) recent_.pop_front();
+  const Cause cause{classify_xid(scenario_, judged.xid), e.gpu, judged.xid, seen, judged.trainer_can_save};
+  if (!cause.fault.known)
+    record(at, EventKind::Health,
+           "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
+               ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
+           e.gpu, judged.xid);
+  if (decide(cause).empty()) {
+    record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
+    checkpoint_now("after Xid " + std::to_string(judged.xid));
+    return;
+  }
+  if (!may_interrupt || !trainer_->running()) return;  // the trainer's exit is this fault's interruption
+  ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, e.at);
+  interrupt(cause, Clock::now());
+}
+
+//! The metrics' label of a health response (ctwin_health_events_total{kind=...}).
+const char* Supervision::response_label(HealthResponse r) {
+  switch (r) {
+    case HealthResponse::Fault: return "fault";
+    case HealthResponse::SlowBegin: return "slow_begin";
+    case HealthResponse::SlowEnd: return "slow_end";
+    default: return "health";
+  }
+}
+
+//! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
+//! is worth keeping before a likely failure.
+void Supervision::checkpoint_now(const std::string& why) {
+  if (!trainer_->running() || phase_ != Phase::Running) return;
+  trainer_->signal(SIGUSR1);
+  record(ledger_.at(Clock::now()), EventKind::Health, "checkpoint requested " + why);
+}
+
+//! The controller's actions for a fault; empty when it says to carry on.
+std::vector<control::Action> Supervision::decide(const Cause& cause) const {
+  control::Event event;
+  event.time_s = seconds_between(start_, Clock::now());
+  event.node = node_;
+  event.gpu = cause.gpu;
+  event.xid = cause.xid;
+  event.proposed = {cause.fault.act, node_, 0, -1};
+  std::vector<control::Action> actions;
+  controller_.decide(event, view(), actions);
+  std::erase_if(actions, [](const control::Action& a) { return a.act == Act::None; });
+  return actions;
+}
+
+control::ClusterView Supervision::view() const {
+  control::ClusterView v;
+  v.now_s = seconds_between(start_, Clock::now());
+  v.job_nodes = 1;
+  return v;
+}
+
+// ---- an interruption -------------------------------------------------------------------------------
+
+void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
+  if (cause.clean_step >= 0) restore_bound_ = cause.clean_step;
+  const Micros at = ledger_.at(t);
+  const int code = cause.xid >= 0 ? cause.xid : -1;
+  record(at, EventKind::Fault, cause.detail, cause.gpu, code, cause.fault.name);
+  record(at, EventKind::Interrupted, {}, cause.gpu, code, cause.fault.name);
+  if (cause.fault.rolls_back()) record(at, EventKind::Rollback, {}, -1, -1, cause.fault.name);
+  ++interruptions_[cause.fault.name];
+  std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
+
+  if (trainer_->running()) {  // stopped by us: saving first where the scenario's checkpointing says so
+    const bool save = scenario_.checkpoint.save_on_failure && cause.trainer_can_save;
+    trainer_->stop(save ? SIGTERM : SIGKILL, o_.stop_grace_s);
+    for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+    ledger_.charge(save ? Category::CheckpointSave : Category::Restart, Clock::now());
+  }
+  record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
+  persist_left_behind();
+  if (coordination_) {  // the master decides for the job: one decision, every node restarts
+    coordination_->fault(
+        {cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step});
+    if (await_run()) launch();
+    return;
+  }
+
+  std::vector<control::Action> actions = decide(cause);
+  control::Event diagnosing;
+  diagnosing.signal = control::Signal::Diagnosing;
+  diagnosing.node = node_;
+  controller_.decide(diagnosing, view(), actions);
+  for (const auto& a : std::vector<control::Action>(actions))
+    if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, node_, 0, -1});
+  ledger_.charge(Category::Diagnosis, Clock::now());
+  record(ledger_.marked(), EventKind::Diagnosed, {}, cause.gpu, code, cause.fault.name);
+
+  bool node_leaves = false;
+  for (const auto& a : actions) node_leaves |= carry_out(a, cause);
+  ledger_.charge(Category::Restart, Clock::now());
+  if (node_leaves) return finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
+  if (restarts_ >= o_.max_restarts) return finish(1, "gave up after " + std::to_string(restarts_) + " restarts");
+  if (failed_launches_ >= 3)
+    return finish(1, "gave up: the trainer failed 3 times in a row before it restored (check its command and its log)");
+  ++restarts_;
+  ++attempt_;
+  record(ledger_.marked(), EventKind::RestartBegin, {}, -1, -1, cause.fault.name);
+  launch();
+}
+
+//! Returns whether this node leaves the job (the command ran and succeeded).
+bool Supervision::carry_out(const control::Action& a, const Cause& cause) {
+  const std::string* pattern = nullptr;
+  EventKind kind = EventKind::ToRepair;
+  switch (a.act) {
+    case Act::ResetGpu: pattern = &o_.actuators.reset_gpu; break;
+    case Act::Reboot: pattern = &o_.actuators.reboot; break;
+    case Act::Replace: pattern = &o_.actuators.evict, kind = EventKind::Evicted; break;
+    case Act::CheckpointNow: checkpoint_now("by the controller"); return false;
+    default: return false;  // restart: the relaunch below; precheck: done
+  }
+  const ActuatorResult r = actuate(*pattern, o_.actuators, node_, host(), cause.gpu);
+  record(ledger_.at(Clock::now()), kind, (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")", cause.gpu, -1,
+         cause.fault.name);
+  std::cerr << "ctwin: " << to_string(kind) << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
+  const bool left = r.ran && r.exit_code == 0 && a.act != Act::ResetGpu;
+  evicted_ |= left && a.act == Act::Replace;
+  return left;
+}
+
+//! The newest snapshot left in shared memory by a killed trainer goes to disk, in the background
+//! (left_behind_persist.hpp).
+void Supervision::persist_left_behind() {
+  if (o_.persist_dir.empty()) return;
+  finish_persist(true);
+  left_behind_.start(o_.shm_dir, o_.flash_name, o_.persist_dir, rank_base(), o_.flash_ranks, world(), scenario_.elastic.shrink);
+}
+
+//! Logs the background persist's outcome once it is done (or, with `wait`, waits for it).
+void Supervision::finish_persist(bool wait) {
+  for (const auto& [failed, line] : left_behind_.take(wait))
+    record(ledger_.at(Clock::now()), failed ? EventKind::Health : EventKind::CheckpointDone, line);
+}
+
+//! A finished run whose checkpoints are on disk leaves no shared memory behind.
+void Supervision::release_slots() const {
+  if (!book_.done() || o_.persist_dir.empty()) return;
+  std::error_code ignored;
+  for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank)
+    for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);
+}
+
+bool Supervision::precheck_passes() {
+  if (o_.precheck.empty()) return true;
+  const ActuatorCommands run_it{"", "", "", true, 1800};
+  const ActuatorResult r = actuate(o_.precheck, run_it, node_, host(), -1);
+  record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
+  if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
+  return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
+}
+
+std::string Supervision::host() const {
+  if (!o_.host.empty()) return o_.host;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace ctwin::live
