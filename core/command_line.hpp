@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -36,6 +37,21 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
     std::cerr << "ctwin: " << flag << " " << path << ": is a directory\n";
     return false;
   }
+  return true;
+}
+
+//! "HOST:PORT" with an explicit host (a service binds to what it is told, never to every
+//! interface by default): false, having said why, when it is not one.
+inline bool parse_host_port(const std::string& text, const char* flag, std::string& host, int& port) {
+  const auto colon = text.rfind(':');
+  char* end = nullptr;
+  const long p = colon == std::string::npos ? -1 : std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (colon == 0 || colon == std::string::npos || p < 0 || p > 65535 || !end || *end || end == text.c_str() + colon + 1) {
+    std::cerr << "ctwin: " << flag << " " << text << ": expected HOST:PORT (an explicit address, e.g. 10.0.0.1:29400)\n";
+    return false;
+  }
+  host = text.substr(0, colon);
+  port = static_cast<int>(p);
   return true;
 }
 

@@ -48,20 +48,6 @@ std::optional<std::string> job_token(const std::string& file) {
   return token;
 }
 
-//! "HOST:PORT" with an explicit host.
-bool host_port(const std::string& text, const char* flag, std::string& host, int& port) {
-  const auto colon = text.rfind(':');
-  char* end = nullptr;
-  const long p = colon == std::string::npos ? -1 : std::strtol(text.c_str() + colon + 1, &end, 10);
-  if (colon == 0 || colon == std::string::npos || p < 0 || p > 65535 || !end || *end) {
-    std::cerr << "ctwin: " << flag << " " << text << ": expected HOST:PORT (an explicit address, e.g. 10.0.0.1:29400)\n";
-    return false;
-  }
-  host = text.substr(0, colon);
-  port = static_cast<int>(p);
-  return true;
-}
-
 std::string this_host() {
   if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
   char name[256] = {};
@@ -166,7 +152,7 @@ int LiveCommands::run_pair_check() {
   }
   o.gemm_n = a.gemm_n.value_or(o.gemm_n);
   o.burn_in_iterations = a.burn_in_iterations.value_or(o.burn_in_iterations);
-  if (!token || !host_port(a.master, "--master", host, port) || !cli::parse_positive_seconds(a.timeout, "--timeout", o.timeout_s) ||
+  if (!token || !cli::parse_host_port(a.master, "--master", host, port) || !cli::parse_positive_seconds(a.timeout, "--timeout", o.timeout_s) ||
       !cli::parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes))
     return cli::kExitBadInput;
   live::CpuFaults faults;
@@ -204,7 +190,7 @@ int LiveCommands::run_master() {
   std::string host;
   int port = 0;
   live::cluster::MasterOptions o;
-  if (!token || !host_port(m.bind, "--bind", host, port) ||
+  if (!token || !cli::parse_host_port(m.bind, "--bind", host, port) ||
       !cli::parse_positive_seconds(m.report_interval, "--report-interval", o.report_interval_s) ||
       !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s) ||
       !cli::parse_positive_seconds(m.straggler_window, "--straggler-window", o.straggler_window_s))
@@ -238,7 +224,7 @@ int LiveCommands::run_master() {
   if (!m.no_metrics) {
     std::string metrics_host;
     int metrics_port = 0;
-    if (!host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
+    if (!cli::parse_host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
     try {
       metrics = std::make_unique<live::LiveMetrics>(metrics_host, metrics_port, live::MetricsLabels{m.job, "master", o.host});
       std::cerr << "ctwin master: metrics on http://" << metrics_host << ":" << metrics->port() << "/metrics\n";
@@ -273,7 +259,7 @@ int LiveCommands::run_agent() {
   const auto token = job_token(a.token_file);
   std::string host;
   int port = 0;
-  if (!token || !host_port(a.master, "--master", host, port) ||
+  if (!token || !cli::parse_host_port(a.master, "--master", host, port) ||
       !cli::parse_positive_seconds(a.section_interval, "--section-interval", o.section_report_s))
     return cli::kExitBadInput;
   live::cluster::JoinRequest join;

@@ -108,15 +108,7 @@ int LiveCommands::supervisor_options(const CLI::App& command, const RunArgs& a, 
   if (a.no_metrics) {
     o.metrics_port = -1;
   } else {
-    const auto colon = a.metrics.rfind(':');
-    char* end = nullptr;
-    const long port = colon == std::string::npos ? -1 : std::strtol(a.metrics.c_str() + colon + 1, &end, 10);
-    if (port < 0 || port > 65535 || !end || *end) {
-      std::cerr << "ctwin: --metrics " << a.metrics << ": expected HOST:PORT\n";
-      return cli::kExitBadInput;
-    }
-    o.metrics_host = a.metrics.substr(0, colon);
-    o.metrics_port = static_cast<int>(port);
+    if (!cli::parse_host_port(a.metrics, "--metrics", o.metrics_host, o.metrics_port)) return cli::kExitBadInput;
   }
   if (!a.precheck_cmd.empty()) o.precheck = a.precheck_cmd;
   else if (scenario.precheck.enabled && !a.no_precheck)

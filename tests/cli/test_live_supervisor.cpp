@@ -390,6 +390,12 @@ TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem",
   CHECK(output.find("/nonexistent/trainer: cannot run the trainer: No such file or directory") != std::string::npos);
   std::tie(code, output) = run_ctwin_live("run --policy " + (r.dir / "missing.json").string() + " -- true");
   CHECK(code == 2);
+  // Metrics bind to an explicit address: ":9401" (every interface) and "host:" are refused.
+  for (const std::string metrics : {":9401", "127.0.0.1:", "127.0.0.1:70000"}) {
+    std::tie(code, output) = run_ctwin_live("run --policy " + (r.dir / "policy.json").string() + " --no-nvml --metrics " + metrics + " -- true");
+    CHECK(code == 2);
+    CHECK(output.find("--metrics " + metrics + ": expected HOST:PORT (an explicit address") != std::string::npos);
+  }
 }
 
 TEST_CASE("live run: a launcher that starts its workers as torchrun does is supervised, and leaves nothing behind", "[live][supervisor]") {
