@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/command_line.hpp"
+#include "core/invariant.hpp"
 #include "core/version.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
@@ -259,17 +260,25 @@ int main(int argc, char** argv) {
   for (const auto& [name, example] : examples) app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);
   app.footer("\nExample:\n  ctwin run    (the default scenario, scenarios/default.json)\n  ctwin <command> --help");
 
+  auto dispatch = [&]() -> int {
+    if (*run_cmd) return Ranks::world().is_root() ? run_command(run) : 0;  // `run` is one process: --jobs spreads it
+    if (*check_cmd) return check_command(check_path);
+    if (*catalog_cmd) return catalog_command(catalog_json);
+    if (auto code = experiments.dispatch()) return *code;
+    if (auto code = step.dispatch()) return *code;
+    if (auto code = calibrate.dispatch()) return *code;
+    if (auto code = validate.dispatch()) return *code;
+    if (auto code = faults.dispatch()) return *code;
+    if (auto code = timeline.dispatch()) return *code;
+    if (*live_cmd)
+      if (auto code = live.dispatch()) return *code;
+    return kExitBadInput;
+  };
   if (const auto code = parse_command_line(app, argc, argv)) return *code;
-  if (*run_cmd) return Ranks::world().is_root() ? run_command(run) : 0;  // `run` is one process: --jobs spreads it
-  if (*check_cmd) return check_command(check_path);
-  if (*catalog_cmd) return catalog_command(catalog_json);
-  if (auto code = experiments.dispatch()) return *code;
-  if (auto code = step.dispatch()) return *code;
-  if (auto code = calibrate.dispatch()) return *code;
-  if (auto code = validate.dispatch()) return *code;
-  if (auto code = faults.dispatch()) return *code;
-  if (auto code = timeline.dispatch()) return *code;
-  if (*live_cmd)
-    if (auto code = live.dispatch()) return *code;
-  return kExitBadInput;
+  try {
+    return dispatch();
+  } catch (const InvariantBroken& e) {  // a bug: no report is written with a number it would have made wrong
+    std::cerr << "ctwin: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }

@@ -16,5 +16,7 @@ std::string utc_text(std::int64_t us_since_epoch);
 inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
+//! Seconds since `t0` on the monotonic clock.
+inline double seconds_since(std::chrono::steady_clock::time_point t0) { return seconds_between(t0, std::chrono::steady_clock::now()); }
 
 }  // namespace ctwin

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Installs what ctwin needs from Debian 12 packages (only what is missing), then builds in Release.
-#   scripts/setup.sh            install + configure + build into ./build
+#   scripts/setup.sh            install + configure + build ctwin (what a forecast needs) into ./build
+#   scripts/setup.sh --all      the same, then everything else: ctwin-live, the tools, tests and benchmarks
 #   scripts/setup.sh --no-build install only
 # Runs as root, or through sudo when it is available.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+case "${1:-}" in
+  --no-build) ;;
+  --all) targets=() ;;  # the default target: all
+  "") targets=(--target ctwin) ;;
+  *) echo "setup.sh: unknown option '$1' (--all, --no-build)" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake pkg-config git
@@ -52,4 +59,4 @@ fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release
-cmake --build "$here/build" -j "$jobs"
+cmake --build "$here/build" -j "$jobs" "${targets[@]}"

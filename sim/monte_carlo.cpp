@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cassert>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -41,12 +43,21 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
   out.trials.resize(static_cast<std::size_t>(options.trials));
   EventRecorder recorder;
   std::atomic<int> next{0};
+  // A trial that throws (a broken invariant) stops the hand-out; the first error reaches the caller.
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
   auto worker = [&] {
-    for (int i = next++; i < options.trials; i = next++) {
-      const int index = options.first_trial + i;
-      TrialObserver* observer = (index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
-      out.trials[static_cast<std::size_t>(i)] =
-          run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(index)), observer);
+    try {
+      for (int i = next++; i < options.trials; i = next++) {
+        const int index = options.first_trial + i;
+        TrialObserver* observer = (index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
+        out.trials[static_cast<std::size_t>(i)] =
+            run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(index)), observer);
+      }
+    } catch (...) {
+      next = options.trials;
+      std::lock_guard lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
     }
   };
   const int threads = std::max(1, std::min(options.jobs, options.trials));
@@ -54,6 +65,7 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
   for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
   out.recorded_events = std::move(recorder.events);
 }
 

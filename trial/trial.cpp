@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <string>
 
 #include <boost/random/bernoulli_distribution.hpp>
 #include <boost/random/exponential_distribution.hpp>
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
+
+#include "core/invariant.hpp"
 
 namespace ctwin {
 
@@ -259,6 +262,7 @@ void Trial::finish(Micros t, bool work_done) {
     now_ = t;
     result_.wall_us = t;
     result_.finished_work = work_done;
+    check_ledger();
     emit(t, EventKind::End);
     return;
   }
@@ -277,7 +281,21 @@ void Trial::finish(Micros t, bool work_done) {
   now_ = t;
   result_.wall_us = t;
   result_.finished_work = work_done;
+  check_ledger();
   emit(t, EventKind::End);
+}
+
+void Trial::arrived(Micros t) {
+  CTWIN_INVARIANT_DETAIL(t >= last_input_, "a trial's inputs (faults, its timer) come in time order",
+                         std::to_string(t) + " us after " + std::to_string(last_input_) + " us");
+  last_input_ = t;
+}
+
+void Trial::check_ledger() const {
+  CTWIN_INVARIANT_DETAIL(result_.ledger.total() == result_.wall_us && result_.wall_us >= last_input_,
+                         "a trial's ledger adds up to its wall time, which no input came after",
+                         "categories " + std::to_string(result_.ledger.total()) + " us, wall " + std::to_string(result_.wall_us) +
+                             " us, last input " + std::to_string(last_input_) + " us");
 }
 
 // ---- Down: the recovery chain --------------------------------------------------------------------
@@ -391,6 +409,7 @@ Micros Trial::next_timer() const {
 
 void Trial::on_timer(Micros t) {
   if (phase_ == Phase::Done) return;
+  arrived(t);
   if (phase_ == Phase::Up) {
     advance_up(t);
     if (phase_ == Phase::Done) return;
@@ -487,6 +506,7 @@ void Trial::detect_sdc(const PendingSdc& sdc) {
 void Trial::on_fault(const FaultStrike& strike) {
   if (phase_ == Phase::Done) return;
   const Micros t = strike.time;
+  arrived(t);
   if (phase_ == Phase::Up) {
     advance_up(t);
     if (phase_ == Phase::Done) return;

@@ -103,6 +103,9 @@ class Trial {
   Micros up_completion_time() const;
   void commit();
   void finish(Micros t, bool work_done);
+  //! Invariants (core/invariant.hpp): inputs in time order, and the ledger's sum is the wall.
+  void arrived(Micros t);
+  void check_ledger() const;
 
   // Down phases.
   void enter(Phase phase, Micros t, Micros duration);
@@ -166,6 +169,7 @@ class Trial {
   TrialResult result_;
   Phase phase_ = Phase::Up;
   Micros now_ = 0;
+  Micros last_input_ = 0;  //!< the time of the latest fault or timer
 
   // Up state: position within the compute/save cycle.
   bool in_save_ = false;

@@ -17,12 +17,13 @@
 #include <thread>
 #include <utility>
 
+#include "core/wall_clock.hpp"
+
 namespace ctwin::live {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 //! The slowdown of a slow device, as time slept after the real work.
 void stretch(double worked_s, double slowdown) {
@@ -129,9 +130,9 @@ double CpuDevice::gemm_flops(int n, int iterations) {
   c.noalias() = a * b;  // warm-up
   const auto t0 = Clock::now();
   for (int i = 0; i < iterations; ++i) c.noalias() = a * b;
-  const double worked = since(t0);
+  const double worked = seconds_since(t0);
   stretch(worked, faults_.slowdown);
-  return 2.0 * n * double(n) * n * iterations / since(t0);
+  return 2.0 * n * double(n) * n * iterations / seconds_since(t0);
 }
 
 GemmCheck CpuDevice::gemm_check(int n) {
@@ -158,9 +159,9 @@ double CpuDevice::memory_copy_bandwidth(std::size_t bytes, int iterations) {
   std::memcpy(to.data(), from.data(), bytes);  // warm-up: pages mapped
   const auto t0 = Clock::now();
   for (int i = 0; i < iterations; ++i) std::memcpy(to.data(), from.data(), bytes);
-  const double worked = since(t0);
+  const double worked = seconds_since(t0);
   stretch(worked, faults_.slowdown);
-  return double(bytes) * iterations / since(t0);
+  return double(bytes) * iterations / seconds_since(t0);
 }
 
 std::pair<double, double> CpuDevice::host_link_bandwidth(std::size_t bytes, int iterations) {
@@ -270,9 +271,9 @@ double CpuDevice::allreduce_seconds(const std::vector<unsigned char>& id, int nr
   once();  // warm-up: connections and buffers
   const auto t0 = Clock::now();
   for (int i = 0; i < iterations; ++i) once();
-  const double worked = since(t0);
+  const double worked = seconds_since(t0);
   stretch(worked, faults_.slowdown);
-  return since(t0) / iterations;
+  return seconds_since(t0) / iterations;
 }
 
 }  // namespace ctwin::live

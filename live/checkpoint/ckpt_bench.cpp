@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/wall_clock.hpp"
 #include "core/version.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_engine.hpp"
@@ -21,7 +22,6 @@ namespace ctwin::flash {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string fixed(double x, int decimals) {
   char b[64];
@@ -74,7 +74,7 @@ double disk_write_rate(const std::string& dir, const unsigned char* source, std:
     done += ok ? static_cast<std::uint64_t>(w) : 0;
   }
   ok = ok && ::fsync(fd) == 0;
-  const double seconds = since(t0);
+  const double seconds = seconds_since(t0);
   const int e = errno;
   ::close(fd);
   ::unlink(path.c_str());
@@ -85,7 +85,7 @@ double disk_write_rate(const std::string& dir, const unsigned char* source, std:
 double copy_rate(void* to, const void* from, std::uint64_t bytes) {
   const auto t0 = Clock::now();
   std::memcpy(to, from, bytes);
-  return double(bytes) / since(t0);
+  return double(bytes) / seconds_since(t0);
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ CkptBenchResult run_ckpt_bench(const CkptBenchOptions& o) {
       r.snapshot = std::max(r.snapshot, double(o.bytes) / s.seconds);
       const auto t0 = Clock::now();
       if (!engine.wait_persisted(i, 3600)) throw FlashError(ErrorKind::Persist, "persist did not finish in an hour");
-      r.persist = std::max(r.persist, double(o.bytes) / since(t0));
+      r.persist = std::max(r.persist, double(o.bytes) / seconds_since(t0));
       const Restored back = engine.restore();
       if (back.step != i || back.source != RestoreSource::Memory)
         throw std::runtime_error("ckpt-bench: restore gave step " + std::to_string(back.step) + ", not " + std::to_string(i));

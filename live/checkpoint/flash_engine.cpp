@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/wall_clock.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_error.hpp"
 
@@ -14,7 +15,6 @@ namespace ctwin::flash {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 bool is_complete(const ShmSlot& slot, std::uint64_t layout_hash) {
   const SlotSummary s = slot.summary();
@@ -38,6 +38,13 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
                                                   " (the shared-memory folder for the snapshots, e.g. /dev/shm)");
   location_ = {options_.shm_dir, options_.name, options_.rank};
   if (const char* replicated = std::getenv("CTWIN_FLASH_REPLICATED"); replicated && std::string(replicated) == "1") options_.replicated = true;
+  // Fault injection for the live tests: "hold_save_at=S" holds the first save of a step >= S, its
+  // slot marked Writing, for up to a minute, in the first attempt only: a test then kills the
+  // trainer inside a save by watching the slot's state, where a copy of milliseconds could only be raced.
+  const char* inject = std::getenv("CTWIN_FLASH_INJECT");
+  const char* attempt = std::getenv("CTWIN_ATTEMPT");
+  if (inject && std::strncmp(inject, "hold_save_at=", 13) == 0 && (!attempt || std::string(attempt) == "0"))
+    hold_save_at_ = std::strtoll(inject + 13, nullptr, 10);
   if (!options_.persist_dir.empty()) {
     store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last, options_.replicated);
     if (options_.persist_in_background) persister_ = std::thread([this] { persist_loop(); });
@@ -115,8 +122,12 @@ SaveStats Engine::save(std::int64_t step) {
   SaveStats stats;
   {
     ShmSlot::Lock exclusive(target.path(), true);  // waits while a persister still reads this slot
-    stats.seconds_waiting = since(t0);
+    stats.seconds_waiting = seconds_since(t0);
     target.begin_write(step, layout_, options_.rank, options_.world);
+    if (hold_save_at_ >= 0 && step >= hold_save_at_) {
+      hold_save_at_ = -1;
+      for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       const auto& b = buffers_[i];
       unsigned char* dst = target.payload() + layout_.buffers[i].offset;
@@ -130,7 +141,7 @@ SaveStats Engine::save(std::int64_t step) {
     }
     target.mark_complete();
   }
-  stats.seconds = since(t0);
+  stats.seconds = seconds_since(t0);
   if (store_) {
     {
       std::lock_guard lock(mutex_);
@@ -206,10 +217,10 @@ Restored Engine::restore(const StepAgreement& agree) {
     result.skipped.insert(result.skipped.end(), attempt.skipped.begin(), attempt.skipped.end());
     if (attempt.step < 0) continue;
     attempt.skipped = std::move(result.skipped);
-    attempt.seconds = since(t0);
+    attempt.seconds = seconds_since(t0);
     return attempt;
   }
-  result.seconds = since(t0);
+  result.seconds = seconds_since(t0);
   return result;
 }
 
@@ -233,7 +244,7 @@ Restored Engine::restore_step(std::int64_t step) {
     copy_out(*slot);
     result.step = step;
     result.source = RestoreSource::Memory;
-    result.seconds = since(t0);
+    result.seconds = seconds_since(t0);
     return result;
   }
   // From disk, through the slot that does not hold the newest memory snapshot: the shard is
@@ -262,7 +273,7 @@ Restored Engine::restore_step(std::int64_t step) {
   copy_out(target);
   result.step = step;
   result.source = RestoreSource::Disk;
-  result.seconds = since(t0);
+  result.seconds = seconds_since(t0);
   return result;
 }
 

@@ -112,6 +112,7 @@ class Engine {
   Layout layout_;
   ShmSlot slots_[2];
   bool slots_pinned_ = false;
+  std::int64_t hold_save_at_ = -1;  //!< $CTWIN_FLASH_INJECT (tests): the first save from this step on waits, its slot Writing
   std::optional<DiskStore> store_;
 
   mutable std::mutex mutex_;

@@ -104,6 +104,9 @@ void JobMaster::read_journal(Clock::time_point now) {
     saved.mark = l.at("mark").get<Micros>();
     saved.rolled_back_us = l.at("rolled_back_us").get<Micros>();
     for (const auto& pair : l.at("at_step")) saved.productive_at_step[pair.at(0).get<std::int64_t>()] = pair.at(1).get<Micros>();
+    if (saved.ledger.total() != saved.mark || saved.mark < 0)
+      bad("/ledger: the categories add up to " + std::to_string(saved.ledger.total()) + " us, not to its mark " + std::to_string(saved.mark) +
+          " us: the journal was changed or cut");
     ledger_.resume(saved);
     log_.resume(j.at("log").at("classes").get<std::vector<std::string>>(), j.at("log").at("rows").get<std::vector<std::string>>());
   } catch (const nlohmann::json::exception& e) {

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "core/invariant.hpp"
 #include "core/wall_clock.hpp"
 #include "live/supervisor/job_launch.hpp"
 #include "policies/fault_classes.hpp"
@@ -293,6 +294,12 @@ void JobMaster::try_to_run(Clock::time_point now) {
   ledger_.charge(waited_for_spare_ ? Category::WaitingForSpares : Category::Restart, now);
   waited_for_spare_ = false;
   restore_step_ = !common ? -2 : common->empty() ? -1 : *common->rbegin();
+  for (int r = 0; r < width() && restore_step_ >= 0; ++r) {
+    const auto& held = agents_.at(slots_[static_cast<std::size_t>(r)]).status.restorable;
+    CTWIN_INVARIANT_DETAIL(!held || std::find(held->begin(), held->end(), restore_step_) != held->end(),
+                           "a generation restores a step that every rank holds",
+                           "rank " + std::to_string(r) + " does not hold step " + std::to_string(restore_step_));
+  }
   phase_ = Phase::Running;
   last_line_at_ = now;
   book_.launched();

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/wall_clock.hpp"
+
 extern char** environ;
 
 namespace ctwin::live::cluster {
@@ -20,13 +22,12 @@ namespace ctwin::live::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
 
 NodeCheck check_member(ComputeDevice& device, Bootstrap& group, const MemberCheckOptions& o) {
   const auto t0 = Clock::now();
-  const auto left = [&] { return std::max(0.1, o.timeout_s - since(t0)); };
+  const auto left = [&] { return std::max(0.1, o.timeout_s - seconds_since(t0)); };
   NodeCheck r;
   try {
     r.gemm_flops = device.gemm_flops(o.gemm_n, o.burn_in_iterations);
@@ -39,12 +40,12 @@ NodeCheck check_member(ComputeDevice& device, Bootstrap& group, const MemberChec
       for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // the agent kills it past the timeout
     if (group.size() > 1)
       r.allreduce_s = device.allreduce_seconds(ids[0], group.size(), group.rank(), o.allreduce_bytes, o.allreduce_iterations, left());
-    r.seconds = since(t0);
+    r.seconds = seconds_since(t0);
     r.passed = r.seconds < o.timeout_s;
     if (!r.passed) r.error = "took longer than the round's timeout";
   } catch (const std::exception& e) {
     r.error = e.what();
-    r.seconds = since(t0);
+    r.seconds = seconds_since(t0);
   }
   return r;
 }

@@ -4,11 +4,13 @@
 //! CUDA/NCCL (`cmake -S live`). `ctwin live ...` runs the same commands from the full build.
 //! Exit codes: 0 fine, 1 problems found, 2 bad input, 3 cannot run here (docs/cli.md).
 
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "core/command_line.hpp"
+#include "core/invariant.hpp"
 #include "core/mpi/mpi_session.hpp"
 #include "core/ranks.hpp"
 #include "live/commands/live_commands.hpp"
@@ -22,5 +24,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ctwin-live 0.1 (scenario schema 1)");
   ctwin::LiveCommands live(app, "");
   if (const auto code = ctwin::parse_command_line(app, argc, argv)) return *code;
-  return live.dispatch().value_or(ctwin::kExitBadInput);
+  try {
+    return live.dispatch().value_or(ctwin::kExitBadInput);
+  } catch (const ctwin::InvariantBroken& e) {  // a bug: stop rather than go on from a wrong account
+    std::fprintf(stderr, "ctwin-live: %s\n", e.what());
+    return ctwin::kExitFailure;
+  }
 }

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <string>
 
+#include "core/invariant.hpp"
 #include "core/ledger.hpp"
 
 namespace ctwin::live {
@@ -31,6 +33,7 @@ class LiveLedger {
     if (until <= mark_) return;
     ledger_[c] += until - mark_;
     mark_ = until;
+    adds_up();
   }
   //! Charges `first_us` of the stretch to `first` (at most all of it), the rest to `rest`.
   void split(Category first, Micros first_us, Category rest, Clock::time_point t) {
@@ -54,6 +57,7 @@ class LiveLedger {
     rolled_back_us_ += lost;
     productive_at_step_.erase(it, productive_at_step_.end());
     productive_at_step_[step] = ledger_[Category::Productive];
+    adds_up();
     return static_cast<double>(lost) / 1e6;
   }
 
@@ -68,15 +72,22 @@ class LiveLedger {
     std::map<std::int64_t, Micros> productive_at_step;
   };
   Saved saved() const { return {ledger_, mark_, rolled_back_us_, productive_at_step_}; }
+  //! `s` must add up (the journal's reader checks it: a journal is outside input).
   void resume(const Saved& s) {
     ledger_ = s.ledger;
     mark_ = s.mark;
     rolled_back_us_ = s.rolled_back_us;
     productive_at_step_ = s.productive_at_step;
     if (productive_at_step_.empty()) productive_at_step_[-1] = 0;
+    adds_up();
   }
 
  private:
+  //! Every microsecond up to the mark is in exactly one category (core/invariant.hpp).
+  void adds_up() const {
+    CTWIN_INVARIANT_DETAIL(ledger_.total() == mark_, "the live ledger's categories add up to the wall time",
+                           std::to_string(ledger_.total()) + " us charged, " + std::to_string(mark_) + " us marked");
+  }
   Clock::time_point start_;
   Micros mark_ = 0, rolled_back_us_ = 0;
   Ledger ledger_;

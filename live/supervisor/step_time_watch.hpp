@@ -3,7 +3,9 @@
 //! steps that stay slower than the baseline (a throttled GPU, a flapping link, a noisy neighbour)
 //! are degraded time in the ledger, as the simulator's slow faults are. The baseline is the median
 //! of the first steps; the state changes on the median of a short window, with hysteresis, so one
-//! slow step (a checkpoint's page faults) is not a slowdown.
+//! slow step (a checkpoint's page faults) is not a slowdown. The first steps of every start and
+//! restart are a warm-up (a restored state's page faults, caches, ranks catching up with each
+//! other): they are not watched, so a restart is never also degraded time.
 
 #include <algorithm>
 #include <deque>
@@ -15,10 +17,16 @@ class StepTimeWatch {
  public:
   enum class Change { None, SlowBegin, SlowEnd };
 
-  explicit StepTimeWatch(std::size_t baseline_steps = 10, std::size_t window = 5, double begin_ratio = 1.25, double end_ratio = 1.1)
-      : baseline_steps_(baseline_steps), window_(window), begin_(begin_ratio), end_(end_ratio) {}
+  explicit StepTimeWatch(std::size_t baseline_steps = 10, std::size_t window = 5, double begin_ratio = 1.25, double end_ratio = 1.1,
+                         std::size_t warmup_steps = 5)
+      : baseline_steps_(baseline_steps), window_(window), warmup_(warmup_steps), begin_(begin_ratio), end_(end_ratio),
+        warming_(warmup_steps) {}
 
   Change observe(double step_s) {
+    if (warming_ > 0) {
+      --warming_;
+      return Change::None;
+    }
     if (baseline_s_ == 0) {
       first_.push_back(step_s);
       if (first_.size() == baseline_steps_) baseline_s_ = median(first_);
@@ -32,8 +40,11 @@ class StepTimeWatch {
     if (slow_ && m < end_ * baseline_s_) return slow_ = false, speed_ = 1, Change::SlowEnd;
     return Change::None;
   }
-  //! After a restart the window starts again (the baseline stays: the node is the same).
-  void restarted() { recent_.clear(); }
+  //! After a restart the window starts again, after a warm-up (the baseline stays: the node is the same).
+  void restarted() {
+    recent_.clear();
+    warming_ = warmup_;
+  }
 
   bool slow() const { return slow_; }
   double baseline_s() const { return baseline_s_; }
@@ -45,8 +56,9 @@ class StepTimeWatch {
     const std::size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
-  std::size_t baseline_steps_, window_;
+  std::size_t baseline_steps_, window_, warmup_;
   double begin_, end_;
+  std::size_t warming_;  //!< steps of this start's warm-up still to pass over
   std::vector<double> first_;
   std::deque<double> recent_;
   double baseline_s_ = 0, speed_ = 1;

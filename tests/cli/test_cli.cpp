@@ -55,11 +55,11 @@ std::string slurp(const fs::path& path) {
 
 }  // namespace
 
-TEST_CASE("check accepts the reference scenarios", "[cli]") {
+TEST_CASE("check accepts the reference scenarios", "[cli][process]") {
   CHECK(run_cli("check " + ctwin::test::repo_file("scenarios/default.json")).exit_code == 0);
 }
 
-TEST_CASE("a bad scenario exits 2 with one line per problem and writes nothing", "[cli]") {
+TEST_CASE("a bad scenario exits 2 with one line per problem and writes nothing", "[cli][process]") {
   auto doc = ctwin::test::read_json(ctwin::test::fixture("minimal.json"));
   doc["cluster"]["nodes"] = -3;
   doc["faults"][0]["rate"] = "often";
@@ -74,14 +74,14 @@ TEST_CASE("a bad scenario exits 2 with one line per problem and writes nothing",
   CHECK_FALSE(fs::exists(report));
 }
 
-TEST_CASE("an output path in a missing directory exits 2 before running", "[cli]") {
+TEST_CASE("an output path in a missing directory exits 2 before running", "[cli][process]") {
   const Outcome out = run_cli("run " + ctwin::test::fixture("minimal.json") + " --json /nonexistent-dir/r.json");
   CHECK(out.exit_code == 2);
   CHECK(out.output.find("does not exist") != std::string::npos);
   CHECK(run_cli("run --engine warp").exit_code == 2);
 }
 
-TEST_CASE("run --engine both: SimGrid's report and the native engine's approximation error", "[cli]") {
+TEST_CASE("run --engine both: SimGrid's report and the native engine's approximation error", "[cli][process]") {
   const fs::path report = scratch() / "both.json";
   const Outcome out = run_cli("run " + ctwin::test::fixture("features.json") + " --trials 6 --engine both --json " + report.string());
   REQUIRE(out.exit_code == 0);
@@ -94,7 +94,7 @@ TEST_CASE("run --engine both: SimGrid's report and the native engine's approxima
   CHECK(run_cli("run --contention sometimes").exit_code == 2);
 }
 
-TEST_CASE("the JSON report is byte-identical whatever --jobs is", "[cli]") {
+TEST_CASE("the JSON report is byte-identical whatever --jobs is", "[cli][process]") {
   const fs::path one = scratch() / "one.json", two = scratch() / "two.json";
   const std::string scenario = ctwin::test::fixture("features.json");
   REQUIRE(run_cli("run " + scenario + " --trials 30 --jobs 1 --json " + one.string()).exit_code == 0);
@@ -108,7 +108,7 @@ TEST_CASE("the JSON report is byte-identical whatever --jobs is", "[cli]") {
   CHECK(report["scenario"].contains("content_hash"));
 }
 
-TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
+TEST_CASE("the event log and the timeline of trial 0 are written", "[cli][process]") {
   const fs::path events = scratch() / "events.csv", timeline = scratch() / "timeline.json", csv = scratch() / "t.csv";
   REQUIRE(run_cli("run " + ctwin::test::fixture("features.json") + " --trials 3 --events " + events.string() +
                 " --timeline " + timeline.string() + " --csv " + csv.string())
@@ -125,7 +125,7 @@ TEST_CASE("the event log and the timeline of trial 0 are written", "[cli]") {
   CHECK(lines == 4);  // header + 3 trials
 }
 
-TEST_CASE("timeline-trial picks the median trial, whose events and node tracks are written", "[cli]") {
+TEST_CASE("timeline-trial picks the median trial, whose events and node tracks are written", "[cli][process]") {
   const fs::path events = scratch() / "p50-events.csv", timeline = scratch() / "p50.json", csv = scratch() / "p50.csv";
   const std::string scenario = ctwin::test::repo_file("scenarios/default.json");
   REQUIRE(run_cli("run " + scenario + " --trials 9 --timeline-trial p50 --events " + events.string() + " --timeline " +
@@ -174,7 +174,7 @@ TEST_CASE("timeline-trial picks the median trial, whose events and node tracks a
   CHECK(run_cli("run " + scenario + " --trials 9 --timeline-trial p50x --timeline " + timeline.string()).exit_code == 2);
 }
 
-TEST_CASE("timeline draws any event log: each fault on its node's track, the checkpoints, the phases", "[cli]") {
+TEST_CASE("timeline draws any event log: each fault on its node's track, the checkpoints, the phases", "[cli][process]") {
   const fs::path events = scratch() / "log-events.csv", trace_path = scratch() / "log-timeline.json";
   REQUIRE(run_cli("run " + ctwin::test::fixture("features.json") + " --trials 1 --events " + events.string()).exit_code == 0);
   REQUIRE(run_cli("timeline " + events.string() + " --out " + trace_path.string()).exit_code == 0);
@@ -202,7 +202,7 @@ TEST_CASE("timeline draws any event log: each fault on its node's track, the che
   CHECK(run_cli("timeline " + ctwin::test::fixture("minimal.json") + " --out " + trace_path.string()).exit_code == 2);
 }
 
-TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli]") {
+TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli][process]") {
   const std::string scenario = ctwin::test::repo_file("scenarios/twin_loop.json");
   const fs::path events = scratch() / "twin-events.csv", strikes = scratch() / "strikes.json";
   REQUIRE(run_cli("run " + scenario + " --trials 1 --seed 6 --events " + events.string()).exit_code == 0);
@@ -223,7 +223,7 @@ TEST_CASE("faults prints the very strikes trial 0 of run draws, in order", "[cli
   CHECK(run_cli("faults " + scenario + " --until soon").exit_code == 2);
 }
 
-TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "[cli][experiments]") {
+TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "[cli][experiments][process]") {
   const std::string scenario = ctwin::test::fixture("minimal.json");
   const fs::path json = scratch() / "x.json", csv = scratch() / "x.csv", svg = scratch() / "x.svg";
   const std::string outputs = " --json " + json.string() + " --csv " + csv.string() + " --svg " + svg.string();
@@ -248,7 +248,7 @@ TEST_CASE("sweep, optimize and compare write their table, JSON, CSV and plot", "
   CHECK(variants[1]["vs_baseline"]["paired"].contains("ci95_low"));
 }
 
-TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "[cli][experiments]") {
+TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "[cli][experiments][process]") {
   const std::string scenario = ctwin::test::fixture("minimal.json");
   const fs::path json = scratch() / "never.json";
   fs::remove(json);
@@ -265,7 +265,7 @@ TEST_CASE("the decision tools reject bad input with exit 2 and write nothing", "
   CHECK_FALSE(fs::exists(json));
 }
 
-TEST_CASE("writing a report to a device writes through it and leaves the device alone", "[cli]") {
+TEST_CASE("writing a report to a device writes through it and leaves the device alone", "[cli][process]") {
   // Renaming a finished file over /dev/null would replace the device itself.
   struct stat before {}, after {};
   REQUIRE(::stat("/dev/null", &before) == 0);
@@ -276,7 +276,7 @@ TEST_CASE("writing a report to a device writes through it and leaves the device 
   CHECK(after.st_rdev == before.st_rdev);
 }
 
-TEST_CASE("an output given as '-' goes to stdout and the summary to stderr, and only one may", "[cli]") {
+TEST_CASE("an output given as '-' goes to stdout and the summary to stderr, and only one may", "[cli][process]") {
   const fs::path out_file = scratch() / "stdout.json";
   const std::string command = std::string(CTWIN_BINARY) + " run " + ctwin::test::fixture("minimal.json") +
                               " --trials 3 --json - > " + out_file.string() + " 2>/dev/null";

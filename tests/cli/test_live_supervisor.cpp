@@ -132,7 +132,7 @@ std::string http_get(int port, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("live run: a crashed trainer restarts from shared memory at its last checkpoint and finishes", "[live][supervisor]") {
+TEST_CASE("live run: a crashed trainer restarts from shared memory at its last checkpoint and finishes", "[live][supervisor][process]") {
   LiveRun r("crash");
   r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 10 --crash-at-step 35");
   INFO(r.output);
@@ -155,7 +155,7 @@ TEST_CASE("live run: a crashed trainer restarts from shared memory at its last c
   CHECK(ledger_s(run, ctwin::Category::Productive) >= 0.60);  // 60 steps of 10 ms landed
 }
 
-TEST_CASE("live run: a hung trainer is found by its silent heartbeat and restarted", "[live][supervisor]") {
+TEST_CASE("live run: a hung trainer is found by its silent heartbeat and restarted", "[live][supervisor][process]") {
   LiveRun r("hang");
   r.run("--no-nvml --no-metrics", "--steps 30 --checkpoint-every 10 --hang-at-step 15");
   INFO(r.output);
@@ -169,7 +169,7 @@ TEST_CASE("live run: a hung trainer is found by its silent heartbeat and restart
   CHECK(ledger_s(run, ctwin::Category::Detection) < 3.0);
 }
 
-TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last checkpoint", "[live][supervisor]") {
+TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last checkpoint", "[live][supervisor][process]") {
   LiveRun r("nan");
   r.run("--no-nvml --no-metrics --evict-cmd 'scontrol update nodename={host} state=drain' --host gpu-17",
         "--steps 40 --checkpoint-every 10 --nan-at-step 37");
@@ -184,7 +184,7 @@ TEST_CASE("live run: a NaN loss is silent corruption: rolled back to the last ch
 }
 
 TEST_CASE("live run: a loss spike rolls back to the step before its onset, confirmed after the policy's loss_spike.confirm steps",
-          "[live][supervisor]") {
+          "[live][supervisor][process]") {
   // The loss jumps six-fold at step 95. Confirmed at once (step 96), the spike stops the trainer
   // before its save of step 100 (four 25 ms steps later), and the node restores step 90, the last
   // saved before the onset. Confirmed 20 steps on (114), steps 100 and 110 are saved first and are
@@ -221,7 +221,7 @@ TEST_CASE("live run: a loss spike rolls back to the step before its onset, confi
   }
 }
 
-TEST_CASE("live run: steps slower than the node's baseline are degraded time, between slow_begin and slow_end", "[live][supervisor]") {
+TEST_CASE("live run: steps slower than the node's baseline are degraded time, between slow_begin and slow_end", "[live][supervisor][process]") {
   LiveRun r("slow");
   r.run("--no-nvml --no-metrics", "--steps 60 --checkpoint-every 100 --slow-from-step 25 --slowdown 4");
   INFO(r.output);
@@ -245,7 +245,7 @@ TEST_CASE("live run: steps slower than the node's baseline are degraded time, be
   CHECK(run.interruptions.empty());
 }
 
-TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's action is carried out", "[live][supervisor][health]") {
+TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's action is carried out", "[live][supervisor][health][process]") {
   const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
     "xid_actions": {"79": "replace"}, "hang_detection": {"minimum": "2s"}}})";
   const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-run-" + std::to_string(::getpid()));
@@ -292,7 +292,7 @@ TEST_CASE("live run: an Xid 79 from NVML stops the trainer and the policy's acti
 }
 
 TEST_CASE("live run: a row remap pending (NVML's flag, or Xid 63) is a GPU reset at a checkpoint, not a plain restart",
-          "[live][supervisor][health]") {
+          "[live][supervisor][health][process]") {
   const auto state = fs::temp_directory_path() / ("ctwin-fake-nvml-remap-" + std::to_string(::getpid()));
   for (const std::string signal : {"remap 0 1 0", "xid 0 63"}) {
     DYNAMIC_SECTION(signal) {
@@ -326,7 +326,7 @@ TEST_CASE("live run: a row remap pending (NVML's flag, or Xid 63) is a GPU reset
   ::unsetenv("CTWIN_FAKE_NVML_STATE");
 }
 
-TEST_CASE("live run: the precheck before a restart evicts a node that fails it", "[live][supervisor]") {
+TEST_CASE("live run: the precheck before a restart evicts a node that fails it", "[live][supervisor][process]") {
   const std::string policy = R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
     "precheck": {"enabled": true, "duration": "1s"}, "hang_detection": {"minimum": "2s"}}})";
   // The default precheck runs the supervising program again: ctwin-live precheck, or ctwin live precheck.
@@ -353,7 +353,7 @@ TEST_CASE("live run: the precheck before a restart evicts a node that fails it",
   }
 }
 
-TEST_CASE("live run: Prometheus metrics on 127.0.0.1 while the trainer runs", "[live][supervisor]") {
+TEST_CASE("live run: Prometheus metrics on 127.0.0.1 while the trainer runs", "[live][supervisor][process]") {
   LiveRun r("metrics");
   const int port = free_port();
   std::string scraped;
@@ -376,7 +376,7 @@ TEST_CASE("live run: Prometheus metrics on 127.0.0.1 while the trainer runs", "[
   CHECK(scraped.find("ctwin_goodput_ratio{host=") != std::string::npos);
 }
 
-TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem", "[live][supervisor]") {
+TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem", "[live][supervisor][process]") {
   LiveRun r("bad", R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"},
     "hang_detection": {"factor": "five"}}})");
   r.run("--no-nvml --no-metrics", "--steps 5");
@@ -398,7 +398,7 @@ TEST_CASE("live run: a bad policy file or trainer is exit 2 naming the problem",
   }
 }
 
-TEST_CASE("live run: a launcher that starts its workers as torchrun does is supervised, and leaves nothing behind", "[live][supervisor]") {
+TEST_CASE("live run: a launcher that starts its workers as torchrun does is supervised, and leaves nothing behind", "[live][supervisor][process]") {
   // torchrun closes inherited descriptors and starts each worker in a session of its own: an
   // inherited heartbeat pipe never reached the trainer, which was killed as hung; and a process a
   // worker left in its own session outlived the restart and the supervisor.
@@ -424,7 +424,7 @@ TEST_CASE("live run: a launcher that starts its workers as torchrun does is supe
   CHECK(count == 2);  // one per attempt
 }
 
-TEST_CASE("live run --passive: a trainer not changed for ctwin is supervised through its output", "[live][supervisor]") {
+TEST_CASE("live run --passive: a trainer not changed for ctwin is supervised through its output", "[live][supervisor][process]") {
   // Without heartbeats such a trainer was killed as hung after the startup timeout. Its Megatron
   // lines (stdout) or tqdm bar (stderr) are the heartbeats now, and its first line after a restart
   // says where it resumed.
@@ -449,7 +449,7 @@ TEST_CASE("live run --passive: a trainer not changed for ctwin is supervised thr
   }
 }
 
-TEST_CASE("live run: a crash with no hardware signal is named as the scenario names it", "[live][supervisor]") {
+TEST_CASE("live run: a crash with no hardware signal is named as the scenario names it", "[live][supervisor][process]") {
   // The default scenario's policies.live_stops: a crash is its class "software", not the
   // catalogue's "software_bug", so that validate compares the log with the scenario class by class.
   std::ifstream in(ctwin::test::repo_file("scenarios/default.json"));
@@ -463,7 +463,7 @@ TEST_CASE("live run: a crash with no hardware signal is named as the scenario na
   CHECK(run.interruptions.count("software_bug") == 0);
 }
 
-TEST_CASE("live run: the log starts with the wall clock and the host, and Slurm names the node", "[live][supervisor]") {
+TEST_CASE("live run: the log starts with the wall clock and the host, and Slurm names the node", "[live][supervisor][process]") {
   LiveRun r("slurm-identity");
   r.run_command("--no-nvml --no-metrics", std::string(CTWIN_SYNTHETIC_TRAINER) + " --state-bytes 1MiB --step-ms 5 --steps 10",
                 "SLURM_NODEID=3 SLURMD_NODENAME=gpu-node-3");
@@ -484,7 +484,7 @@ TEST_CASE("live run: the log starts with the wall clock and the host, and Slurm 
   CHECK(r.observed().start == start[0]->detail);
 }
 
-TEST_CASE("live run: a trainer silent after saying done is on its way out, not hung", "[live][supervisor]") {
+TEST_CASE("live run: a trainer silent after saying done is on its way out, not hung", "[live][supervisor][process]") {
   // The hang timeout here is 1 s; the trainer exits 3 s after `done` (as a DDP job restored at its
   // last step does, in its teardown): it finished, with no interruption.
   LiveRun r("slow-exit");

@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
-# Every report of every scenario (tests/golden/record_reports.sh) against the digests recorded in
-# tests/golden/reports.sha256. Some reports are tens of megabytes (a 9,600-GPU run's timeline), so
-# the repository keeps their SHA-256, not the files; to see a difference, record both builds and
-# diff the folders.
+# Every report of every scenario (tests/golden/record_reports.sh), as readable text
+# (golden_text.py), against tests/golden/reports/: a change shows as a diff of what changed.
 #
-#   tests/golden/check_reports.sh CTWIN [WORK_DIR]          exit 1 and the files that differ
-#   tests/golden/check_reports.sh CTWIN [WORK_DIR] --bless   record new digests (a deliberate change)
+#   tests/golden/check_reports.sh CTWIN [WORK_DIR]          exit 1 and the diff
+#   tests/golden/check_reports.sh CTWIN [WORK_DIR] --bless   record the new text (a deliberate change)
 set -euo pipefail
 bin=$1
 work=${2:-$(mktemp -d)}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export CTWIN_CACHE_DIR="$work/step-cache"  # cold: the step model runs, as on a fresh machine
 bash "$here/record_reports.sh" "$bin" "$work/reports"
-(cd "$work/reports" && find . -type f | LC_ALL=C sort | xargs sha256sum) >"$work/reports.sha256"
+rm -rf "$work/golden"
+python3 "$here/golden_text.py" "$work/reports" "$work/golden"
 if [ "${3:-}" = "--bless" ]; then
-  cp "$work/reports.sha256" "$here/reports.sha256"
-  echo "recorded $(wc -l <"$here/reports.sha256") digests in $here/reports.sha256"
+  rm -rf "$here/reports"
+  cp -r "$work/golden" "$here/reports"
+  echo "recorded $(ls "$here/reports" | wc -l) golden files ($(cat "$here"/reports/* | grep -c '^=== ') reports) in $here/reports"
   exit 0
 fi
-if ! diff -u "$here/reports.sha256" "$work/reports.sha256" >"$work/reports.diff"; then
-  echo "reports differ from tests/golden/reports.sha256 (reports in $work/reports):"
-  # Each file whose digest changed, once: the lines the digests' diff adds name them.
-  grep '^+[0-9a-f]\{64\}' "$work/reports.diff" | awk '{print "  differs:", $2}' | head -60
+if ! diff -ru "$here/reports" "$work/golden" >"$work/golden.diff"; then
+  echo "reports differ from tests/golden/reports/ (the new ones in $work/reports; the whole diff in $work/golden.diff):"
+  head -300 "$work/golden.diff"
+  [ "$(wc -l <"$work/golden.diff")" -gt 300 ] && echo "... $(($(wc -l <"$work/golden.diff") - 300)) lines more in $work/golden.diff"
   exit 1
 fi
-echo "all $(wc -l <"$here/reports.sha256") reports identical"
+echo "all $(cat "$here"/reports/* | grep -c '^=== ') reports identical to tests/golden/reports/ ($(ls "$here/reports" | wc -l) files)"

@@ -38,7 +38,7 @@ bool within(double seconds, Done done) {
 
 }  // namespace
 
-TEST_CASE("agent link: a master gone away is waited for quietly, not spun on", "[live][cluster][timing]") {
+TEST_CASE("agent link: a master gone away is waited for quietly, not spun on", "[live][cluster][timing][network]") {
   const std::string token = "unit-test-token-0123456789";
   const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}}})",
                                                 "policy.json");

@@ -48,7 +48,7 @@ std::vector<unsigned char> with_token(std::vector<unsigned char> id, const std::
 
 }  // namespace
 
-TEST_CASE("cpu all-reduce: the id names an address, a port and a 128-bit token", "[live][collective]") {
+TEST_CASE("cpu all-reduce: the id names an address, a port and a 128-bit token", "[live][collective][network]") {
   CpuDevice leader;
   const Id a = parse(leader.make_comm_id()), b = parse(leader.make_comm_id());
   in_addr parsed{};
@@ -60,7 +60,7 @@ TEST_CASE("cpu all-reduce: the id names an address, a port and a 128-bit token",
   CHECK(a.port != b.port);
 }
 
-TEST_CASE("cpu all-reduce: a connection without the token is dropped and the ranks still meet", "[live][collective]") {
+TEST_CASE("cpu all-reduce: a connection without the token is dropped and the ranks still meet", "[live][collective][network]") {
   CpuDevice leader, member;
   const auto id = leader.make_comm_id();
   const Id parts = parse(id);
@@ -78,7 +78,7 @@ TEST_CASE("cpu all-reduce: a connection without the token is dropped and the ran
   ::close(stray);
 }
 
-TEST_CASE("cpu all-reduce: a rank with the wrong token cannot join, both sides fail by the deadline", "[live][collective]") {
+TEST_CASE("cpu all-reduce: a rank with the wrong token cannot join, both sides fail by the deadline", "[live][collective][network]") {
   CpuDevice leader, member;
   const auto id = leader.make_comm_id();
   const auto forged = with_token(id, std::string(32, '0'));
@@ -95,7 +95,7 @@ TEST_CASE("cpu all-reduce: a rank with the wrong token cannot join, both sides f
   CHECK(member_failed);
 }
 
-TEST_CASE("cpu all-reduce: an id without its token is refused before any connection", "[live][collective]") {
+TEST_CASE("cpu all-reduce: an id without its token is refused before any connection", "[live][collective][network]") {
   CpuDevice member;
   std::vector<unsigned char> id(128, 0);
   const std::string old_style = "127.0.0.1:5000";

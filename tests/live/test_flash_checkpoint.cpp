@@ -373,23 +373,23 @@ void kill_writer_repeatedly(int rounds, int world, int failing_disk_every) {
 
 }  // namespace
 
-TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledged save nor tears one", "[live][flash]") {
+TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledged save nor tears one", "[live][flash][process]") {
   kill_writer_repeatedly(200, 1, 0);
 }
 
-TEST_CASE("flash checkpoint: SIGKILL of two ranks, a failing disk every third round: the ranks agree", "[live][flash]") {
+TEST_CASE("flash checkpoint: SIGKILL of two ranks, a failing disk every third round: the ranks agree", "[live][flash][process]") {
   kill_writer_repeatedly(150, 2, 3);
 }
 
-TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow]") {
+TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow][process]") {
   kill_writer_repeatedly(2000, 1, 0);
 }
 
-TEST_CASE("flash checkpoint: SIGKILL crash consistency, two ranks and a failing disk, 1,000 rounds", "[live][flash][slow]") {
+TEST_CASE("flash checkpoint: SIGKILL crash consistency, two ranks and a failing disk, 1,000 rounds", "[live][flash][slow][process]") {
   kill_writer_repeatedly(1000, 2, 3);
 }
 
-TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash]") {
+TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash][process]") {
   TempDir disk(fs::temp_directory_path().string());
   const std::string json = disk.path + "/bench.json";
   const auto [code, text] = ctwin::test::run_ctwin_live("ckpt-bench --backend cpu --size 32MiB --iterations 2 --persist-dir " +
@@ -506,7 +506,7 @@ TEST_CASE("flash checkpoint: a missing shared-memory folder is said to be missin
 }
 
 TEST_CASE("ckpt-bench: shared memory for two slots but not for the ceiling's mapping beside them is refused first",
-          "[live][flash]") {
+          "[live][flash][process]") {
   Fixture f;
   CkptBenchOptions o;
   o.shm_dir = f.shm.path;

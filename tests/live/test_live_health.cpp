@@ -86,7 +86,7 @@ TEST_CASE("nvml monitor: an Xid 79 event and uncorrected ECC errors become fault
   CHECK(monitor->poll(20).empty());
 }
 
-TEST_CASE("nvml monitor: an event wait that times out reports nothing and takes its timeout", "[live][health]") {
+TEST_CASE("nvml monitor: an event wait that times out reports nothing and takes its timeout", "[live][health][timing]") {
   FakeNvml fake("timeout");
   fake.write("gpus 1\n");
   auto monitor = open_monitor();
@@ -127,7 +127,7 @@ TEST_CASE("nvml monitor: row remapping, NVLink, throttled clocks, temperature an
   CHECK(!find(later, "fault", 1));  // still lost: said once
 }
 
-TEST_CASE("nvml health watch: a driver that stops answering is a fault, said once", "[live][health]") {
+TEST_CASE("nvml health watch: a driver that stops answering is a fault, said once", "[live][health][timing]") {
   FakeNvml fake("stall");
   fake.write("gpus 1\n");
   HealthWatch watch(open_monitor(), 0.05, 0.3);
@@ -275,7 +275,7 @@ TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lo
 }
 
 TEST_CASE("step time watch: a slowdown that lasts is found against the baseline - one slow step is not", "[live][supervisor]") {
-  StepTimeWatch w(4, 3, 1.25, 1.1);
+  StepTimeWatch w(4, 3, 1.25, 1.1, 0);
   for (double s : {1.0, 1.1, 0.9, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
   CHECK(w.baseline_s() == Approx(1.0));
   for (double s : {1.0, 3.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // a checkpoint's slow step
@@ -287,4 +287,21 @@ TEST_CASE("step time watch: a slowdown that lasts is found against the baseline 
   CHECK(w.observe(1.0) == StepTimeWatch::Change::None);
   CHECK(w.observe(1.0) == StepTimeWatch::Change::SlowEnd);
   CHECK(!w.slow());
+}
+
+TEST_CASE("step time watch: the warm-up after a start or a restart is not a slowdown, one that lasts past it is", "[live][supervisor]") {
+  StepTimeWatch w(4, 3, 1.25, 1.1, 3);
+  for (double s : {9.0, 5.0, 3.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // a cold start: not the baseline
+  for (double s : {1.0, 1.1, 0.9, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  CHECK(w.baseline_s() == Approx(1.0));
+  w.restarted();
+  for (double s : {4.0, 3.0, 2.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // restored state, caches, peers
+  for (double s : {1.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  CHECK_FALSE(w.slow());
+  w.restarted();
+  for (double s : {4.0, 4.0, 4.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  CHECK(w.observe(2.0) == StepTimeWatch::Change::None);
+  CHECK(w.observe(2.0) == StepTimeWatch::Change::None);
+  CHECK(w.observe(2.0) == StepTimeWatch::Change::SlowBegin);  // slow past the warm-up: a slowdown
+  CHECK(w.speed() == Approx(0.5));
 }

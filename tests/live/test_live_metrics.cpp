@@ -74,7 +74,7 @@ MetricsSnapshot snapshot(double productive_s, double lost_s, double rolled_back_
 
 }  // namespace
 
-TEST_CASE("live metrics: counters never decrease across a rollback, and promtool accepts them", "[live][supervisor]") {
+TEST_CASE("live metrics: counters never decrease across a rollback, and promtool accepts them", "[live][supervisor][network][process]") {
   LiveMetrics metrics("127.0.0.1", 0, {"train", "3", "gpu-17"});
   metrics.publish(snapshot(10, 0, 0));
   const std::string before = body_of(get(metrics.port(), "/metrics"));
@@ -104,7 +104,7 @@ TEST_CASE("live metrics: counters never decrease across a rollback, and promtool
   CHECK(lint.empty());
 }
 
-TEST_CASE("live metrics: a client that trickles its request delays neither publishing nor other scrapers", "[live][supervisor]") {
+TEST_CASE("live metrics: a client that trickles its request delays neither publishing nor other scrapers", "[live][supervisor][network][process]") {
   LiveMetrics server("127.0.0.1", 0, {"train", "0", "h"});
   server.publish(snapshot(1, 0, 0));
   // The slow client: a byte every 150 ms, for 12 s, never finishing its request.

@@ -2,7 +2,9 @@
 
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -44,6 +46,10 @@ nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s,
 }
 
 std::pair<int, std::string> run_program(const std::string& program, const std::string& args) {
+  // The unit tier is in-process (tests/CMakeLists.txt): a case that starts a program is tagged [process].
+  const char* tier = std::getenv("CTWIN_TEST_TIER");
+  if (tier && std::string(tier) == "unit")
+    FAIL("a unit test started " + program + ": tag the case [process], which moves it to the e2e tier");
   const std::string command = program + " " + args + " 2>&1";
   std::string out;
   FILE* pipe = popen(command.c_str(), "r");
