@@ -19,16 +19,24 @@ class InvariantBroken : public std::logic_error {
 };
 
 //! Throws InvariantBroken naming the invariant, the condition, where, and `detail` when given.
-[[noreturn]] void invariant_broken(const char* invariant, const char* condition, const char* file, int line,
-                                   const std::string& detail = {});
+[[noreturn, gnu::cold]] void invariant_broken(const char* invariant, const char* condition, const char* file, int line,
+                                              const std::string& detail = {});
 
 }  // namespace ctwin
 
+#ifndef CTWIN_NO_INVARIANTS
 //! Checks `condition`; when false, throws InvariantBroken naming `invariant` (a sentence).
 #define CTWIN_INVARIANT(condition, invariant) \
   (__builtin_expect(static_cast<bool>(condition), 1) ? void(0) : ::ctwin::invariant_broken(invariant, #condition, __FILE__, __LINE__))
 
-//! The same, with a detail (the values involved) that is only computed when the check fails.
-#define CTWIN_INVARIANT_DETAIL(condition, invariant, detail)                                                          \
-  (__builtin_expect(static_cast<bool>(condition), 1) ? void(0)                                                         \
-                                                      : ::ctwin::invariant_broken(invariant, #condition, __FILE__, __LINE__, (detail)))
+//! The same, with a detail (the values involved) that is only computed when the check fails, out
+//! of line: the path a kept invariant takes is one compare and one branch.
+#define CTWIN_INVARIANT_DETAIL(condition, invariant, detail)                                                  \
+  (__builtin_expect(static_cast<bool>(condition), 1)                                                           \
+       ? void(0)                                                                                               \
+       : [&]() __attribute__((cold, noinline)) { ::ctwin::invariant_broken(invariant, #condition, __FILE__, __LINE__, (detail)); }())
+#else
+// -DCTWIN_INVARIANTS=OFF: only to measure what the checks cost (BENCHMARKS.md); never for a release.
+#define CTWIN_INVARIANT(condition, invariant) void(0)
+#define CTWIN_INVARIANT_DETAIL(condition, invariant, detail) void(0)
+#endif

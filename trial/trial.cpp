@@ -285,12 +285,6 @@ void Trial::finish(Micros t, bool work_done) {
   emit(t, EventKind::End);
 }
 
-void Trial::arrived(Micros t) {
-  CTWIN_INVARIANT_DETAIL(t >= last_input_, "a trial's inputs (faults, its timer) come in time order",
-                         std::to_string(t) + " us after " + std::to_string(last_input_) + " us");
-  last_input_ = t;
-}
-
 void Trial::check_ledger() const {
   CTWIN_INVARIANT_DETAIL(result_.ledger.total() == result_.wall_us && result_.wall_us >= last_input_,
                          "a trial's ledger adds up to its wall time, which no input came after",

@@ -15,8 +15,10 @@
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
 #include <array>
+#include <string>
 #include <vector>
 
+#include "core/invariant.hpp"
 #include "core/ledger.hpp"
 #include "core/rng.hpp"
 #include "models/fault_timeline.hpp"
@@ -104,7 +106,11 @@ class Trial {
   void commit();
   void finish(Micros t, bool work_done);
   //! Invariants (core/invariant.hpp): inputs in time order, and the ledger's sum is the wall.
-  void arrived(Micros t);
+  void arrived(Micros t) {
+    CTWIN_INVARIANT_DETAIL(t >= last_input_, "a trial's inputs (faults, its timer) come in time order",
+                           std::to_string(t) + " us after " + std::to_string(last_input_) + " us");
+    last_input_ = t;
+  }
   void check_ledger() const;
 
   // Down phases.

@@ -1,6 +1,7 @@
 // The trial state machine on scripted faults, with ledgers worked out by hand.
 #include <catch2/catch.hpp>
 
+#include "core/invariant.hpp"
 #include "trial/trial.hpp"
 #include "support/fixtures.hpp"
 #include "support/scripted.hpp"
@@ -166,4 +167,19 @@ TEST_CASE("a rebooted node's host goes down at the fault and comes back when the
   }
   CHECK(down == 50 * s);
   CHECK(up == (50 + 5 + 300 + 20) * s);
+}
+
+TEST_CASE("invariant: a fault that comes before one already taken stops the trial with the invariant's name", "[trial][invariant]") {
+  TrialConfig c = config(100 * s, 10 * s, 20 * s, 5 * s, 400 * s);
+  c.faults = {crash(Act::Restart, 3 * s, 2 * s)};
+  // A driver that delivered out of order would give a ledger for a history that never was.
+  try {
+    run_scripted(c, {strike(250 * s), strike(120 * s)});
+    FAIL("the trial took a fault back in time");
+  } catch (const InvariantBroken& e) {
+    const std::string what = e.what();
+    CHECK(what.find("a trial's inputs (faults, its timer) come in time order") != std::string::npos);
+    CHECK(what.find("trial/trial.hpp:") != std::string::npos);
+    CHECK(what.find("120000000 us after 250000000 us") != std::string::npos);
+  }
 }
