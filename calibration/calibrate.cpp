@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/event_log.hpp"
 #include "core/version.hpp"
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
@@ -174,7 +175,7 @@ Evidence read_traces(const std::vector<std::string>& traces, const std::optional
   for (const std::string& path : traces) {
     const std::string head = first_line(path);
     std::ifstream in = open_trace(path);
-    if (head.rfind("time_s,node,gpu,kind", 0) == 0) {
+    if (looks_like_event_log(head)) {
       const EventLog log = read_event_log(in, path);
       log.report.require_some();
       if (!base) throw TraceUnreadable(path + ": an event log needs --base: the job's nodes and each class's component");

@@ -14,7 +14,7 @@ namespace ctwin {
 
 TimelineCommand::TimelineCommand(CLI::App& app) {
   cmd_ = app.add_subcommand("timeline", "a Chrome trace (Perfetto) of any event log: a live job's, or a simulated trial's");
-  cmd_->add_option("events", log_, "event log (CSV: time_s,node,gpu,kind,code,detail)")->required();
+  cmd_->add_option("events", log_, "event log (CSV: " + std::string(kEventLogHeader) + ")")->required();
   cmd_->add_option("--out", out_, "write the trace (JSON) here; '-' for stdout")->required();
   cmd_->add_option("--title", title_, "the trace's name (default: the log's file name)");
 }
@@ -27,8 +27,8 @@ std::optional<int> TimelineCommand::dispatch() {
 
 int TimelineCommand::run() {
   std::ifstream in = open_trace(log_);
-  if (first_line(log_).rfind("time_s,node,gpu,kind", 0) != 0)
-    throw TraceUnreadable(log_ + ": line 1: not an event log (header time_s,node,gpu,kind,code,detail)");
+  if (!looks_like_event_log(first_line(log_)))
+    throw TraceUnreadable(log_ + ": line 1: not an event log (header " + std::string(kEventLogHeader) + ")");
   const EventLog log = read_event_log(in, log_);
   log.report.require_some();
   const std::string title = title_.empty() ? std::filesystem::path(log_).filename().string() : title_;

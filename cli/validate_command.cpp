@@ -7,6 +7,7 @@
 #include "calibration/observed_run.hpp"
 #include "calibration/validation.hpp"
 #include "core/command_line.hpp"
+#include "core/event_log.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/atomic_file.hpp"
 #include "report/validation_report.hpp"
@@ -37,8 +38,8 @@ int ValidateCommand::run() {
   Scenario scenario = load_scenario(scenario_);
   std::ifstream in = open_trace(against_);
   const std::string head = first_line(against_);
-  if (head.rfind("time_s,node,gpu,kind", 0) != 0)
-    throw TraceUnreadable(against_ + ": line 1: validate needs an event log (header time_s,node,gpu,kind,code,detail)");
+  if (!looks_like_event_log(head))
+    throw TraceUnreadable(against_ + ": line 1: validate needs an event log (header " + std::string(kEventLogHeader) + ")");
   const EventLog log = read_event_log(in, against_);
   log.report.require_some();
   // A live log's start-up (rendezvous, first launch) is not what the scenario models: its trials

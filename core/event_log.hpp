@@ -16,6 +16,9 @@
 namespace ctwin {
 
 inline constexpr std::string_view kEventLogHeader = "time_s,node,gpu,kind,code,detail";
+//! Whether a file whose first line is `line` is an event log, to be read (and judged) as one: its
+//! first four columns are the header's. The readers that take several kinds of trace ask this.
+inline bool looks_like_event_log(std::string_view line) { return line.starts_with(kEventLogHeader.substr(0, 20)); }
 
 //! A fault class as the log names it: `fault_class` indexes a table of these.
 struct EventClass {

@@ -100,6 +100,21 @@ const nlohmann::ordered_json* catalog_entry(const std::string& name) {
   return nullptr;
 }
 
+const CatalogClass* catalog_class(const std::string& name) {
+  static const std::vector<CatalogClass> classes = [] {
+    std::vector<CatalogClass> out;
+    for (const auto& entry : fault_catalog()) {
+      const std::string action = entry.contains("recovery") ? entry["recovery"].value("action", "restart") : "restart";
+      out.push_back({entry["name"].get<std::string>(), effect_named(entry.value("effect", "crash")).value_or(Effect::Crash),
+                     act_named(action, kFaultActions).value_or(Act::Restart)});
+    }
+    return out;
+  }();
+  for (const auto& c : classes)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
 std::vector<std::string> catalog_names() {
   std::vector<std::string> names;
   for (const auto& entry : fault_catalog()) names.push_back(entry["name"].get<std::string>());

@@ -9,12 +9,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/remediation.hpp"
+#include "models/scenario.hpp"
+
 namespace ctwin {
+
+//! An entry as a typed class: what the live side needs to name a stop (an entry that states no
+//! effect is a crash, one that states no action a restart).
+struct CatalogClass {
+  std::string name;
+  Effect effect = Effect::Crash;
+  Act action = Act::Restart;
+};
 
 //! Entries in catalog order, each a partial fault class (with "name", "source", "notes").
 const nlohmann::ordered_json& fault_catalog();
 //! Null when there is no such entry.
 const nlohmann::ordered_json* catalog_entry(const std::string& name);
 std::vector<std::string> catalog_names();
+//! The entry `name` as a typed class, read once from the catalog; null when there is no such entry.
+const CatalogClass* catalog_class(const std::string& name);
 
 }  // namespace ctwin

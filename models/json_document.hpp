@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/scenario_loader.hpp"
+#include "models/scenario_problem.hpp"
 
 namespace ctwin {
 

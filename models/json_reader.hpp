@@ -14,7 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/scenario_loader.hpp"
+#include "models/scenario.hpp"
+#include "models/scenario_problem.hpp"
 #include "core/units.hpp"
 
 namespace ctwin::json_reader {

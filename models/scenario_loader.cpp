@@ -72,13 +72,6 @@ namespace {
 
 using namespace json_reader;
 
-std::string join_lines(const std::string& file, const std::vector<ScenarioProblem>& problems) {
-  std::string out;
-  for (const auto& p : problems) out += file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": " + p.reason + "\n";
-  if (!out.empty()) out.pop_back();
-  return out;
-}
-
 void read_cluster(Reader& r, const json& root, Scenario& s) {
   const std::string p = "/cluster";
   const json* c = r.object(root, "", "cluster", true);
@@ -389,9 +382,6 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
 }
 
 }  // namespace
-
-ScenarioInvalid::ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems)
-    : BadInput(join_lines(file, problems), true), file_(std::move(file)), problems_(std::move(problems)) {}
 
 std::string content_hash(const std::string& bytes) {
   std::uint64_t h = 0xcbf29ce484222325ULL;

@@ -5,27 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "core/errors.hpp"
 #include "models/scenario.hpp"
+#include "models/scenario_problem.hpp"
 
 namespace ctwin {
-
-struct ScenarioProblem {
-  std::string pointer;  //!< JSON pointer to the offending field ("" is the whole document)
-  std::string reason;
-};
-
-//! Thrown with every problem found; `what()` is the lines `FILE: /pointer: reason`.
-class ScenarioInvalid : public BadInput {
- public:
-  ScenarioInvalid(std::string file, std::vector<ScenarioProblem> problems);
-  const std::string& file() const { return file_; }
-  const std::vector<ScenarioProblem>& problems() const { return problems_; }
-
- private:
-  std::string file_;
-  std::vector<ScenarioProblem> problems_;
-};
 
 //! Parses and validates; `display_name` is what error lines start with (usually the path).
 Scenario parse_scenario(const std::string& text, const std::string& display_name);

@@ -7,11 +7,7 @@ namespace ctwin {
 
 namespace {
 
-LiveFaultClass from_catalogue(const nlohmann::ordered_json& entry) {
-  const std::string action = entry.contains("recovery") ? entry["recovery"].value("action", "restart") : "restart";
-  return {entry["name"].get<std::string>(), effect_named(entry.value("effect", "crash")).value_or(Effect::Crash),
-          act_named(action, kFaultActions).value_or(Act::Restart)};
-}
+LiveFaultClass from_catalogue(const CatalogClass& c) { return {c.name, c.effect, c.action}; }
 
 LiveFaultClass from_scenario(const FaultClass& fc) { return {fc.name, fc.effect, fc.action}; }
 
@@ -22,7 +18,7 @@ LiveFaultClass classify_xid(const Scenario& scenario, int xid) {
     if (fc.xid && *fc.xid == xid) return from_scenario(fc);
   // The Xid table: the catalogue's class for it, else NVIDIA's documented effect and action.
   if (const XidInfo* x = xid_info(xid)) {
-    if (x->catalog_class) return from_catalogue(*catalog_entry(x->catalog_class));
+    if (x->catalog_class) return from_catalogue(*catalog_class(x->catalog_class));
     return {"xid" + std::to_string(xid), x->effect, x->action};
   }
   // Not in NVIDIA's catalogue either (a newer driver's, or a misread line): said so, and the GPU is
@@ -45,14 +41,14 @@ LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {
                                                        : Known{"straggler", Effect::Slow, Act::Replace};
   for (const auto& fc : scenario.faults)
     if (fc.name == known.name) return from_scenario(fc);
-  if (const auto* entry = catalog_entry(known.name)) return from_catalogue(*entry);
+  if (const auto* entry = catalog_class(known.name)) return from_catalogue(*entry);
   return {known.name, known.effect, known.act};
 }
 
 LiveFaultClass classify_named(const Scenario& scenario, const std::string& name) {
   for (const auto& fc : scenario.faults)
     if (fc.name == name) return from_scenario(fc);
-  if (const auto* entry = catalog_entry(name)) return from_catalogue(*entry);
+  if (const auto* entry = catalog_class(name)) return from_catalogue(*entry);
   for (const LiveStop stop : {LiveStop::Crash, LiveStop::Hang, LiveStop::NanLoss, LiveStop::NodeLost, LiveStop::RemapPending, LiveStop::Straggler})
     if (const LiveFaultClass c = classify_stop(scenario, stop); c.name == name) return c;
   return {name, Effect::Crash, Act::Restart};

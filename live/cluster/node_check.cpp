@@ -104,9 +104,10 @@ NodeCheck NodeCheckRunner::run(const PrecheckTask& task, int round) {
   std::vector<char*> envp;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string inject;
-  if (o_.inject == "stuck" || o_.inject.rfind("slow=", 0) == 0 || o_.inject.rfind("delay=", 0) == 0) inject = o_.inject;
-  if (o_.inject.rfind("noisy=", 0) == 0 && round < 2) inject = "delay=" + o_.inject.substr(6);
+  // A noisy node is a delay in the first two rounds, and healthy after them.
+  std::optional<Injection> inject = o_.inject;
+  if (inject && inject->kind == Injection::Kind::Noisy)
+    inject = round < 2 ? std::optional(Injection{Injection::Kind::Delay, inject->value}) : std::nullopt;
 
   struct Child {
     pid_t pid = -1;
@@ -131,7 +132,7 @@ NodeCheck NodeCheckRunner::run(const PrecheckTask& task, int round) {
     if (o_.gemm_n) add("--gemm-n", std::to_string(*o_.gemm_n));
     if (o_.burn_in_iterations) add("--burn-in-iterations", std::to_string(*o_.burn_in_iterations));
     if (o_.allreduce_bytes) add("--allreduce-bytes", std::to_string(*o_.allreduce_bytes) + "B");
-    if (!inject.empty()) add("--inject", inject);
+    if (inject) add("--inject", inject->text());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -17,6 +17,7 @@
 #include "live/backend/device.hpp"
 #include "live/cluster/protocol.hpp"
 #include "live/precheck/bootstrap.hpp"
+#include "live/precheck/injection.hpp"
 
 namespace ctwin::live::cluster {
 
@@ -41,10 +42,10 @@ struct NodeCheckOptions {
   std::string backend = "cuda";
   std::optional<int> gemm_n, burn_in_iterations;
   std::optional<std::size_t> allreduce_bytes;
-  //! Injected faults (cpu backend, tests): "slow=F" (F times slower) or "delay=S" (S seconds
-  //! longer) every round, "noisy=S" S seconds longer in the first two rounds only (a busy moment
-  //! that a measurement again must see through), "stuck" (a hung process).
-  std::string inject;
+  //! Injected fault (cpu backend, tests; live/precheck/injection.hpp): slow and delay every round,
+  //! noisy in the first two rounds only (a busy moment that a measurement again must see through),
+  //! stuck (a hung process).
+  std::optional<Injection> inject;
 };
 
 //! The agent's side: runs a task's GPU processes on its own thread and hands the node's result to `done`.

@@ -19,6 +19,7 @@
 #include "live/cluster/master_service.hpp"
 #include "live/cluster/node_check.hpp"
 #include "live/commands/live_commands.hpp"
+#include "live/precheck/injection.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/recovery_controller.hpp"
 
@@ -156,12 +157,16 @@ int LiveCommands::run_pair_check() {
       !cli::parse_size(a.allreduce_bytes, "--allreduce-bytes", o.allreduce_bytes))
     return cli::kExitBadInput;
   live::CpuFaults faults;
-  if (a.inject == "stuck") o.stuck = true;
-  else if (a.inject.rfind("slow=", 0) == 0) faults.slowdown = std::max(1.0, std::strtod(a.inject.c_str() + 5, nullptr));
-  else if (a.inject.rfind("delay=", 0) == 0) o.delay_s = std::max(0.0, std::strtod(a.inject.c_str() + 6, nullptr));
-  else if (!a.inject.empty()) {
-    std::cerr << "ctwin: --inject " << a.inject << ": expected slow=F, delay=S or stuck\n";
-    return cli::kExitBadInput;
+  using Kind = live::Injection::Kind;
+  if (!a.inject.empty()) {
+    const auto injection = live::parse_injection(a.inject, {Kind::Slow, Kind::Delay, Kind::Stuck});
+    if (!injection) {
+      std::cerr << "ctwin: --inject " << a.inject << ": expected " << live::injection_choices({Kind::Slow, Kind::Delay, Kind::Stuck}) << "\n";
+      return cli::kExitBadInput;
+    }
+    if (injection->kind == Kind::Stuck) o.stuck = true;
+    if (injection->kind == Kind::Slow) faults.slowdown = injection->value;
+    if (injection->kind == Kind::Delay) o.delay_s = injection->value;
   }
   live::cluster::NodeCheck result;
   try {
@@ -284,13 +289,16 @@ int LiveCommands::run_agent() {
     if (!cli::parse_size(a.precheck_allreduce_bytes, "--precheck-allreduce-bytes", bytes)) return cli::kExitBadInput;
     check.allreduce_bytes = bytes;
   }
-  if (!a.precheck_inject.empty() && (check.backend != "cpu" || !(a.precheck_inject == "stuck" || a.precheck_inject.rfind("slow=", 0) == 0 ||
-                                                                  a.precheck_inject.rfind("noisy=", 0) == 0 ||
-                                                                  a.precheck_inject.rfind("delay=", 0) == 0))) {
-    std::cerr << "ctwin: --precheck-inject " << a.precheck_inject << ": expected slow=F, delay=S, noisy=S or stuck, with --precheck-backend cpu\n";
-    return cli::kExitBadInput;
+  if (!a.precheck_inject.empty()) {
+    using Kind = live::Injection::Kind;
+    const std::initializer_list<Kind> kinds{Kind::Slow, Kind::Delay, Kind::Noisy, Kind::Stuck};
+    check.inject = live::parse_injection(a.precheck_inject, kinds);
+    if (!check.inject || check.backend != "cpu") {
+      std::cerr << "ctwin: --precheck-inject " << a.precheck_inject << ": expected " << live::injection_choices(kinds)
+                << ", with --precheck-backend cpu\n";
+      return cli::kExitBadInput;
+    }
   }
-  check.inject = a.precheck_inject;
   int code = 0;
   {
     live::cluster::NodeCheckRunner checks(check, [&link](const live::cluster::NodeCheck& result) { link.precheck_done(result); });

@@ -13,6 +13,7 @@
 #include "live/backend/cuda_device.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/precheck/bootstrap.hpp"
+#include "live/precheck/injection.hpp"
 #include "live/precheck/live_precheck.hpp"
 #include "live/precheck/precheck_report.hpp"
 #include "models/scenario_loader.hpp"
@@ -34,28 +35,29 @@ int local_device(int rank) {
   return rank;
 }
 
-//! "RANK:slow=4", "RANK:hang", "RANK:corrupt", "RANK:memory=0.5".
+//! "RANK:slow=4", "RANK:hang", "RANK:corrupt", "RANK:memory=0.5" (live/precheck/injection.hpp).
 bool parse_injections(const std::vector<std::string>& specs, int ranks, std::map<int, live::CpuFaults>& faults) {
+  using Kind = live::Injection::Kind;
+  const std::initializer_list<Kind> kinds{Kind::Slow, Kind::Hang, Kind::Corrupt, Kind::Memory};
   for (const auto& spec : specs) {
     const auto colon = spec.find(':');
-    const auto eq = spec.find('=');
-    const std::string kind = spec.substr(colon + 1, eq == std::string::npos ? std::string::npos : eq - colon - 1);
     char* end = nullptr;
     const long rank = colon == std::string::npos ? -1 : std::strtol(spec.c_str(), &end, 10);
-    const double value = eq == std::string::npos ? 0 : std::strtod(spec.c_str() + eq + 1, nullptr);
     if (rank < 0 || rank >= ranks || end != spec.c_str() + colon) {
       std::cerr << "ctwin: --inject " << spec << ": rank must be 0 to " << ranks - 1 << "\n";
       return false;
     }
-    auto& f = faults[static_cast<int>(rank)];
-    if (kind == "slow" && value > 1) f.slowdown = value;
-    else if (kind == "hang") f.hang = true;
-    else if (kind == "corrupt") f.corrupt = true;
-    else if (kind == "memory" && value > 0 && value <= 1) f.memory_in_use = value;
-    else {
-      std::cerr << "ctwin: --inject " << spec << ": expected RANK:slow=F (F > 1), RANK:hang, RANK:corrupt or RANK:memory=F (0 < F <= 1)\n";
+    const auto injection = live::parse_injection(std::string_view(spec).substr(colon + 1), kinds);
+    if (!injection) {
+      std::cerr << "ctwin: --inject " << spec << ": expected RANK:FAULT, FAULT " << live::injection_choices(kinds)
+                << " (slow: F > 1; memory: 0 < F <= 1)\n";
       return false;
     }
+    auto& f = faults[static_cast<int>(rank)];
+    if (injection->kind == Kind::Slow) f.slowdown = injection->value;
+    if (injection->kind == Kind::Hang) f.hang = true;
+    if (injection->kind == Kind::Corrupt) f.corrupt = true;
+    if (injection->kind == Kind::Memory) f.memory_in_use = injection->value;
   }
   return true;
 }
