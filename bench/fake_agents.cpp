@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   using namespace ctwin::live;
   std::vector<std::unique_ptr<cluster::AgentLink>> links;
   for (int a = first; a < first + agents; ++a) {
-    cluster::JoinRequest join{"fake-" + std::to_string(a), a, "fake-host-" + std::to_string(a), "127.0.0.1", false};
+    JoinRequest join{"fake-" + std::to_string(a), a, "fake-host-" + std::to_string(a), "127.0.0.1", false};
     links.push_back(std::make_unique<cluster::AgentLink>(master.substr(0, colon), std::atoi(master.c_str() + colon + 1), token, join));
   }
   // Each agent does what a node's supervisor does: stopped with nothing to restore until the

@@ -4,7 +4,8 @@
 #include <chrono>
 #include <iostream>
 #include <cstdio>
-#include "live/cluster/job_master.hpp"
+#include "live/cluster/protocol.hpp"
+#include "live/job/job_master.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/recovery_controller.hpp"
 using namespace ctwin;
@@ -13,20 +14,20 @@ int main(int argc, char** argv) {
   std::cerr.rdbuf(nullptr);  // the master says every join
   const Scenario s = load_policies_or_scenario(argc > 1 ? argv[1] : "scenarios/policies/live.json");
   const RecoveryController c(s);
-  cluster::MasterOptions o; o.nnodes = 1000;
+  MasterOptions o; o.nnodes = 1000;
   auto now = std::chrono::steady_clock::now();
-  cluster::JobMaster m(s, c, o, now);
+  JobMaster m(s, c, o, now);
   for (int a = 0; a < 1000; ++a) m.join({std::string("a").append(std::to_string(a)), a, "h", "127.0.0.1", false}, now);
-  for (int a = 0; a < 1000; ++a) { cluster::Report r; r.agent = std::string("a").append(std::to_string(a)); r.status = {1, NodeState::Stopped, -1, std::vector<std::int64_t>{}}; m.report(r, now); }
+  for (int a = 0; a < 1000; ++a) { Report r; r.agent = std::string("a").append(std::to_string(a)); r.status = {1, NodeState::Stopped, -1, std::vector<std::int64_t>{}}; m.report(r, now); }
   std::vector<std::string> bodies;
-  for (int a = 0; a < 1000; ++a) { cluster::Report r; r.agent = std::string("a").append(std::to_string(a)); r.status = {1, NodeState::Running, 5, std::nullopt}; bodies.push_back(cluster::to_json(r).dump()); }
+  for (int a = 0; a < 1000; ++a) { Report r; r.agent = std::string("a").append(std::to_string(a)); r.status = {1, NodeState::Running, 5, std::nullopt}; bodies.push_back(cluster::to_json(r).dump()); }
   const int n = 100000;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) { auto r = cluster::parse_report(bodies[i % 1000]); }
   auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < n; ++i) { cluster::Report r; r.agent = std::string("a").append(std::to_string(i % 1000)); r.status = {1, NodeState::Running, 5, std::nullopt}; auto p = m.report(r, now); }
+  for (int i = 0; i < n; ++i) { Report r; r.agent = std::string("a").append(std::to_string(i % 1000)); r.status = {1, NodeState::Running, 5, std::nullopt}; auto p = m.report(r, now); }
   auto t2 = std::chrono::steady_clock::now();
-  cluster::Report r; r.agent = "a1"; r.status = {1, NodeState::Running, 5, std::nullopt}; auto p = m.report(r, now);
+  Report r; r.agent = "a1"; r.status = {1, NodeState::Running, 5, std::nullopt}; auto p = m.report(r, now);
   for (int i = 0; i < n; ++i) { auto d = cluster::to_json(p).dump(); }
   auto t3 = std::chrono::steady_clock::now();
   auto us = [&](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count() / n; };

@@ -25,6 +25,13 @@ ALLOWED = {
     "bench": ["core", "models", "policies", "trial", "sim", "report", "calibration", "live"],
 }
 FLOORS = set(ALLOWED) | {"tests"}
+# Inside live/: the job's logic (job/) stands below both the node agent (supervisor/) and the
+# transport (cluster/), which never include each other; the commands above them all.
+LIVE_FORBIDDEN = {
+    "job": ["supervisor", "cluster", "commands", "tools"],
+    "supervisor": ["cluster", "commands", "tools"],
+    "cluster": ["supervisor", "commands", "tools"],
+}
 # System headers that only one place may include: (pattern, the folders allowed).
 CONFINED = [
     (re.compile(r"^simgrid/|^xbt/|^smpi/"), ["sim/simgrid/"]),
@@ -54,6 +61,10 @@ def violations(root):
                     first = header.split("/", 1)[0]
                     if kind == '"' and "/" in header and first in FLOORS and first != floor and first not in ALLOWED[floor]:
                         found.append(f"{relative}:{line}: {floor}/ includes {header}, a floor above it or beside it")
+                    if floor == "live" and kind == '"' and first == "live" and header.count("/") >= 2:
+                        room, target = relative.split("/")[1], header.split("/")[1]
+                        if target in LIVE_FORBIDDEN.get(room, []):
+                            found.append(f"{relative}:{line}: live/{room}/ includes {header}: live/{target}/ stands above or beside it")
                     for pattern, places in CONFINED:
                         if pattern.search(header) and not any(relative.startswith(p) for p in places):
                             found.append(f"{relative}:{line}: includes <{header}>, which only {', '.join(places)} may")
@@ -69,6 +80,11 @@ def self_test():
         "trial/bad.cpp": "#include <simgrid/s4u.hpp>\n",
         "sim/bad.cpp": "#include <mpi.h>\n",
         "report/bad.cpp": "#include <nccl.h>\n",
+        "live/job/bad.hpp": '#include "live/cluster/protocol.hpp"\n',
+        "live/cluster/bad.cpp": '#include "live/supervisor/supervisor.hpp"\n',
+        "live/supervisor/bad.cpp": '#include "live/cluster/agent_link.hpp"\n',
+        "live/cluster/ok.cpp": '#include "live/job/job_master.hpp"\n',
+        "live/supervisor/ok.cpp": '#include "live/job/messages.hpp"\n',
         "models/ok.cpp": '#include "core/units.hpp"\n#include <vector>\n',
         "sim/simgrid/ok.cpp": "#include <simgrid/s4u.hpp>\n",
     }

@@ -278,7 +278,7 @@ def read_state_dict(persist_dir, step, rank=0):
 
 
 class Supervisor:
-    """Heartbeats for `ctwin live run` (live/supervisor/heartbeat.hpp): one datagram per message to
+    """Heartbeats for `ctwin live run` (live/job/heartbeat.hpp): one datagram per message to
     the Unix socket at $CTWIN_HEARTBEAT_SOCKET, which reaches the supervisor from any process of
     the trainer, under torchrun or srun too. Each message carries the node-local rank
     ($LOCAL_RANK); rank 0 speaks for the node. Does nothing when the trainer runs unsupervised, and

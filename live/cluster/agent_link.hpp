@@ -1,7 +1,7 @@
 #pragma once
 //! The agent's link to the job master (`ctwin live agent`): joins, then reports from its own
 //! thread every interval, or at once after a fault or a change of state, and keeps the newest
-//! plan for the supervisor (live/supervisor/coordination.hpp). A report that would say nothing new
+//! plan for the supervisor (live/job/coordination.hpp). A report that would say nothing new
 //! but the step goes as one UDP datagram (heartbeat_datagram.hpp); the master answers only when
 //! this node's plan changed, and the link then reports by HTTP to fetch it. Only node rank 0's
 //! trainer lines are sent (the master keeps the job's ledger from them). A master that cannot be reached is
@@ -18,6 +18,7 @@
 
 #include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/protocol.hpp"
+#include "live/job/coordination.hpp"
 
 namespace ctwin::live::cluster {
 

@@ -16,31 +16,11 @@
 #include <optional>
 #include <string>
 
-#include "live/supervisor/coordination.hpp"
+#include "live/job/messages.hpp"
 
 namespace ctwin::live::cluster {
 
 inline constexpr std::size_t kLargestDatagram = 512;
-
-struct Heartbeat {
-  std::string agent;
-  std::uint64_t seq = 0;
-  std::int64_t generation = 0;
-  NodeState state = NodeState::Running;
-  std::int64_t step = -1;
-  std::int64_t known_generation = 0;  //!< the plan the agent follows
-  PlanKind known_plan = PlanKind::Wait;
-  std::int64_t known_cadence = 0;  //!< the checkpoint cadence's revision it follows
-};
-
-//! The master's answer: the plan changed (`plan` set), or the agent is unknown (`unknown`).
-struct HeartbeatAnswer {
-  std::string agent;
-  std::uint64_t seq = 0;
-  bool unknown = false;
-  std::int64_t generation = 0;
-  PlanKind plan = PlanKind::Wait;
-};
 
 std::string encode(const Heartbeat& h, const std::string& token);
 std::string encode(const HeartbeatAnswer& a, const std::string& token);

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "live/cluster/heartbeat_datagram.hpp"
+
 namespace ctwin::live::cluster {
 
 struct MasterService::Http {

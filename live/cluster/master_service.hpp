@@ -2,7 +2,7 @@
 //! The job master on the network: cpp-httplib's server on an explicit address, every request
 //! checked against the job's token, and a UDP socket on the same address and port for the agents'
 //! steady-state heartbeats (heartbeat_datagram.hpp, each MAC'd with the token); the JobMaster is
-//! fed under one lock (live/cluster/protocol.hpp).
+//! fed under one lock (live/job/job_master.hpp), in the messages of live/cluster/protocol.hpp.
 
 #include <atomic>
 #include <mutex>
@@ -10,7 +10,8 @@
 #include <thread>
 
 #include "live/cluster/exchange_board.hpp"
-#include "live/cluster/job_master.hpp"
+#include "live/cluster/protocol.hpp"
+#include "live/job/job_master.hpp"
 
 namespace ctwin::live::cluster {
 

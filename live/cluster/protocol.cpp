@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "live/supervisor/job_launch.hpp"
+#include "live/job/cadence_json.hpp"
 #include "models/json_reader.hpp"
 
 namespace ctwin::live::cluster {
@@ -91,7 +91,8 @@ json to_json(const Report& m) {
     j["precheck"] = {{"key", m.precheck->key},         {"passed", m.precheck->passed},           {"seconds", m.precheck->seconds},
                      {"gemm_flops", m.precheck->gemm_flops}, {"allreduce_s", m.precheck->allreduce_s}, {"error", m.precheck->error}};
   if (m.fault)
-    j["fault"] = {{"class", m.fault->fault_class}, {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
+    j["fault"] = {{"class", m.fault->fault.name}, {"effect", to_string(m.fault->fault.effect)}, {"action", to_string(m.fault->fault.act)},
+                  {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
                   {"xid", m.fault->xid},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
   return j;
 }
@@ -223,9 +224,14 @@ Report parse_report(const std::string& body) {
     m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "detail", "gpu", "xid", "age_s", "clean_step"});
+    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step"});
     FaultReport fault;
-    fault.fault_class = bounded_string(r, *f, "/fault", "class", true, 64);
+    fault.fault.name = bounded_string(r, *f, "/fault", "class", true, 64);
+    if (const auto effect = r.string(*f, "/fault", "effect", true)) {
+      if (const auto e = effect_named(*effect)) fault.fault.effect = *e;
+      else r.problem("/fault/effect", "unknown effect \"" + *effect + "\"");
+    }
+    fault.fault.act = json_reader::choose_act(r, *f, "/fault", "action", kFaultActions).value_or(Act::Restart);
     fault.detail = bounded_string(r, *f, "/fault", "detail", false, kLongestLine);
     fault.gpu = static_cast<int>(r.integer(*f, "/fault", "gpu", false, -1, 1'000'000).value_or(-1));
     fault.xid = static_cast<int>(r.integer(*f, "/fault", "xid", false, -1, 1'000'000).value_or(-1));

@@ -19,41 +19,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
-#include "live/supervisor/coordination.hpp"
+#include "live/job/messages.hpp"
 
 namespace ctwin::live::cluster {
 
-inline constexpr int kProtocolVersion = 1;
-
-struct JoinRequest {
-  std::string agent;            //!< this agent process's id: a restarted agent is a new one
-  std::int64_t node_id = -1;    //!< SLURM_NODEID, a pod ordinal or --node-id: the node rank it asks for (-1: any)
-  std::string host;             //!< for people and {host} in commands
-  std::string address;          //!< where this node's trainers are reached (MASTER_ADDR when it is node rank 0)
-  bool spare = false;           //!< joins as a hot spare
-};
-
-struct JoinReply {
-  std::string job;
-  int node_rank = -1;           //!< -1: a spare
-  double report_interval_s = 1;
-};
-
-struct TrainerLine {
-  double age_s = 0;             //!< how long before the report it was heard
-  std::string line;
-};
-
-//! A node's result of one precheck round (its PrecheckTask): every local GPU's burn-in, then the
-//! group's all-reduce; the slowest GPU's figures.
-struct NodeCheck {
-  std::string key;
-  bool passed = false;
-  double seconds = 0;      //!< burn-in + all-reduce
-  double gemm_flops = 0;   //!< the slowest GPU's burn-in
-  double allreduce_s = 0;
-  std::string error;       //!< why it failed
-};
+inline constexpr int kProtocolVersion = 2;  //!< 2: a fault carries its resolved class (effect, action)
 
 struct ExchangeRequest {
   std::string key;   //!< the group's exchange, and which one of its calls
@@ -63,15 +33,6 @@ struct ExchangeRequest {
 struct ExchangeReply {
   bool complete = false;
   std::vector<std::string> blobs;  //!< by rank, once complete
-};
-
-struct Report {
-  std::string agent;
-  NodeStatus status;
-  std::vector<TrainerLine> lines;
-  std::optional<FaultReport> fault;
-  std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
-  std::optional<NodeCheck> precheck;
 };
 
 //! A message that is not one of the protocol's: `what()` names the field (JSON pointer) and why.

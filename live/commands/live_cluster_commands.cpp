@@ -168,7 +168,7 @@ int LiveCommands::run_pair_check() {
     if (injection->kind == Kind::Slow) faults.slowdown = injection->value;
     if (injection->kind == Kind::Delay) o.delay_s = injection->value;
   }
-  live::cluster::NodeCheck result;
+  live::NodeCheck result;
   try {
     std::unique_ptr<live::ComputeDevice> device;
     if (cpu) device = std::make_unique<live::CpuDevice>(a.device, faults);
@@ -194,7 +194,7 @@ int LiveCommands::run_master() {
   const auto token = job_token(m.token_file);
   std::string host;
   int port = 0;
-  live::cluster::MasterOptions o;
+  live::MasterOptions o;
   if (!token || !cli::parse_host_port(m.bind, "--bind", host, port) ||
       !cli::parse_positive_seconds(m.report_interval, "--report-interval", o.report_interval_s) ||
       !cli::parse_positive_seconds(m.agent_timeout, "--agent-timeout", o.agent_timeout_s) ||
@@ -215,7 +215,7 @@ int LiveCommands::run_master() {
   o.max_restarts = m.max_restarts;
   o.events_path = m.events;
   o.journal_path = m.journal;
-  live::cluster::JobMaster master(scenario, controller, o, live::cluster::JobMaster::Clock::now());  // BadInput: a journal of another job
+  live::JobMaster master(scenario, controller, o, live::JobMaster::Clock::now());  // BadInput: a journal of another job
   std::unique_ptr<live::cluster::MasterService> service;
   try {
     service = std::make_unique<live::cluster::MasterService>(master, *token, host, port);
@@ -267,7 +267,7 @@ int LiveCommands::run_agent() {
   if (!token || !cli::parse_host_port(a.master, "--master", host, port) ||
       !cli::parse_positive_seconds(a.section_interval, "--section-interval", o.section_report_s))
     return cli::kExitBadInput;
-  live::cluster::JoinRequest join;
+  live::JoinRequest join;
   join.agent = random_id();
   join.node_id = a.node_id ? *a.node_id : node_identity();
   join.host = o.host.empty() ? this_host() : o.host;
@@ -301,7 +301,7 @@ int LiveCommands::run_agent() {
   }
   int code = 0;
   {
-    live::cluster::NodeCheckRunner checks(check, [&link](const live::cluster::NodeCheck& result) { link.precheck_done(result); });
+    live::cluster::NodeCheckRunner checks(check, [&link](const live::NodeCheck& result) { link.precheck_done(result); });
     link.on_precheck([&checks](const live::PrecheckTask& task) { checks.start(task); });
     code = supervise_printing(scenario, o, agent_args_.events);
     link.on_precheck(nullptr);

@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.hpp"
 #include "live/checkpoint/disk_store.hpp"
+#include "live/job/cadence_json.hpp"
 
 namespace ctwin::live {
 
@@ -59,28 +60,6 @@ std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& firs
   return common ? std::vector<std::int64_t>(common->rbegin(), common->rend()) : std::vector<std::int64_t>{};
 }
 
-nlohmann::json cadence_to_json(const CheckpointCadence& cadence) {
-  nlohmann::json changes = nlohmann::json::array();
-  for (const auto& c : cadence.changes) changes.push_back({{"from", c.from}, {"every", c.every}});
-  return {{"revision", cadence.revision}, {"changes", changes}};
-}
-
-std::optional<CheckpointCadence> read_cadence_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-  try {
-    CheckpointCadence c;
-    c.revision = j.at("revision").get<std::int64_t>();
-    for (const auto& change : j.at("changes")) c.changes.push_back({change.at("from").get<std::int64_t>(), change.at("every").get<std::int64_t>()});
-    return c;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-}
-
 CadenceFile::CadenceFile() {
   const char* tmp = std::getenv("TMPDIR");
   std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/ctwin-control-XXXXXX";
@@ -98,20 +77,6 @@ void CadenceFile::publish(const CheckpointCadence& cadence) {
   if (cadence.revision == revision_) return;
   write_file_atomically(path_, cadence_to_json(cadence).dump() + "\n");
   revision_ = cadence.revision;
-}
-
-std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t bound) {
-  std::int64_t newest = -1;
-  for (const auto step : steps)
-    if (step <= bound) newest = std::max(newest, step);
-  return newest;
-}
-
-std::string no_clean_step_text(std::int64_t bound, const std::vector<std::int64_t>& held) {
-  const auto [oldest, newest] = std::minmax_element(held.begin(), held.end());
-  return "no checkpoint at or before step " + std::to_string(bound) + " is kept (steps " + std::to_string(*oldest) + " to " +
-         std::to_string(*newest) + " are, all past the loss spike's onset): the job restarts from scratch; keep more "
-         "checkpoints (the engine's keep_last) than policies.loss_spike.confirm steps span";
 }
 
 void SectionWindow::add(int local_rank, int group, double seconds) {

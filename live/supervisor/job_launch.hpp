@@ -11,10 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "live/checkpoint/shm_slot.hpp"
-#include "live/supervisor/coordination.hpp"
+#include "live/job/messages.hpp"
 
 namespace ctwin::live {
 
@@ -30,12 +28,6 @@ void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, st
 //! `replicated`: data-parallel replicas hold the same state, so steps saved at another world count.
 std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
                                                  bool replicated = false);
-
-//! The checkpoint cadence as the protocol and the trainers' file write it:
-//! {"revision": R, "changes": [{"from": S, "every": N}, ...]}.
-nlohmann::json cadence_to_json(const CheckpointCadence& cadence);
-//! The cadence in a trainer's file; nullopt when absent or unreadable (the trainer keeps its own).
-std::optional<CheckpointCadence> read_cadence_file(const std::string& path);
 
 //! The master's checkpoint cadence for this node's trainers: a file ($CTWIN_CONTROL_FILE) in a
 //! folder of its own, rewritten atomically when the plan brings a new revision; each trainer reads
@@ -53,12 +45,6 @@ class CadenceFile {
   std::string folder_, path_;
   std::int64_t revision_ = -1;
 };
-
-//! The newest of `steps` no later than `bound`; -1 when none (start fresh).
-std::int64_t newest_at_most(const std::vector<std::int64_t>& steps, std::int64_t bound);
-//! Said when a rollback to `bound` finds only later steps kept: it restarts from scratch. Names the
-//! steps held and what to change (keep more checkpoints than the loss-spike confirmation spans).
-std::string no_clean_step_text(std::int64_t bound, const std::vector<std::int64_t>& held);
 
 //! A node's ranks' compute times (their `section` lines) between two reports to the master.
 class SectionWindow {

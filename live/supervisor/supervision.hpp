@@ -16,13 +16,14 @@
 
 #include "live/health/health_watch.hpp"
 #include "live/health/kernel_log_tail.hpp"
-#include "live/supervisor/heartbeat.hpp"
+#include "live/job/heartbeat.hpp"
 #include "live/supervisor/job_launch.hpp"
 #include "live/supervisor/left_behind_persist.hpp"
-#include "live/supervisor/live_event_log.hpp"
-#include "live/supervisor/live_ledger.hpp"
-#include "live/supervisor/live_metrics.hpp"
-#include "live/supervisor/progress_book.hpp"
+#include "live/job/live_event_log.hpp"
+#include "live/job/live_ledger.hpp"
+#include "live/job/live_metrics.hpp"
+#include "live/job/progress_book.hpp"
+#include "live/job/recovery.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "live/supervisor/trainer_process.hpp"
 #include "policies/fault_classes.hpp"
@@ -37,6 +38,9 @@ struct Cause {
   bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
   std::optional<std::chrono::steady_clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
   std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
+  //! The controller's answer to the fault, when it was asked before the interruption (an Xid
+  //! it may let pass): a fault is put to it once.
+  std::optional<std::vector<control::Action>> answer = std::nullopt;
 };
 
 class Supervision {
@@ -97,8 +101,8 @@ class Supervision {
   //! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
   //! is worth keeping before a likely failure.
   void checkpoint_now(const std::string& why);
-  //! The controller's actions for a fault; empty when it says to carry on.
-  std::vector<control::Action> decide(const Cause& cause) const;
+  //! The controller's answer to a fault (live/job/recovery.hpp); empty when it says to carry on.
+  std::vector<control::Action> answer(const Cause& cause) const;
   control::ClusterView view() const;
 
   // --- an interruption -----------------------------------------------------------------------
@@ -147,7 +151,8 @@ class Supervision {
   Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
-  int attempt_ = 0, restarts_ = 0, failed_launches_ = 0;
+  int attempt_ = 0;
+  RestartBudget budget_{o_.max_restarts};
   std::int64_t generation_ = 0;  //!< under a master: the generation the trainer runs
   ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
                        record(at, kind, note, -1, -1, {}, speed);

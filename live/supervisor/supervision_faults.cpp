@@ -55,13 +55,14 @@ void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
     if (r.xid == judged.xid && (r.gpu == e.gpu || r.gpu < 0 || e.gpu < 0) && seconds_between(r.at, e.at) < 10) return;
   recent_.push_back({e.at, judged.xid, e.gpu});
   while (recent_.size() > 64) recent_.pop_front();
-  const Cause cause{classify_xid(scenario_, judged.xid), e.gpu, judged.xid, seen, judged.trainer_can_save};
+  Cause cause{classify_xid(scenario_, judged.xid), e.gpu, judged.xid, seen, judged.trainer_can_save};
   if (!cause.fault.known)
     record(at, EventKind::Health,
            "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
                ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
            e.gpu, judged.xid);
-  if (decide(cause).empty()) {
+  cause.answer = answer(cause);
+  if (cause.answer->empty()) {
     record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
     checkpoint_now("after Xid " + std::to_string(judged.xid));
     return;
@@ -89,18 +90,8 @@ void Supervision::checkpoint_now(const std::string& why) {
   record(ledger_.at(Clock::now()), EventKind::Health, "checkpoint requested " + why);
 }
 
-//! The controller's actions for a fault; empty when it says to carry on.
-std::vector<control::Action> Supervision::decide(const Cause& cause) const {
-  control::Event event;
-  event.time_s = seconds_between(start_, Clock::now());
-  event.node = node_;
-  event.gpu = cause.gpu;
-  event.xid = cause.xid;
-  event.proposed = {cause.fault.act, node_, 0, -1};
-  std::vector<control::Action> actions;
-  controller_.decide(event, view(), actions);
-  std::erase_if(actions, [](const control::Action& a) { return a.act == Act::None; });
-  return actions;
+std::vector<control::Action> Supervision::answer(const Cause& cause) const {
+  return answer_fault(controller_, view(), node_, cause.fault, cause.gpu, cause.xid);
 }
 
 control::ClusterView Supervision::view() const {
@@ -116,9 +107,7 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   if (cause.clean_step >= 0) restore_bound_ = cause.clean_step;
   const Micros at = ledger_.at(t);
   const int code = cause.xid >= 0 ? cause.xid : -1;
-  record(at, EventKind::Fault, cause.detail, cause.gpu, code, cause.fault.name);
-  record(at, EventKind::Interrupted, {}, cause.gpu, code, cause.fault.name);
-  if (cause.fault.rolls_back()) record(at, EventKind::Rollback, {}, -1, -1, cause.fault.name);
+  log_.interruption(at, node_, cause.gpu, code, cause.fault, cause.detail);
   ++interruptions_[cause.fault.name];
   std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
 
@@ -132,16 +121,13 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   persist_left_behind();
   if (coordination_) {  // the master decides for the job: one decision, every node restarts
     coordination_->fault(
-        {cause.fault.name, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step});
+        {cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step});
     if (await_run()) launch();
     return;
   }
 
-  std::vector<control::Action> actions = decide(cause);
-  control::Event diagnosing;
-  diagnosing.signal = control::Signal::Diagnosing;
-  diagnosing.node = node_;
-  controller_.decide(diagnosing, view(), actions);
+  std::vector<control::Action> actions = cause.answer ? *cause.answer : answer(cause);
+  answer_diagnosis(controller_, view(), node_, actions);
   for (const auto& a : std::vector<control::Action>(actions))
     if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, node_, 0, -1});
   ledger_.charge(Category::Diagnosis, Clock::now());
@@ -151,10 +137,8 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   for (const auto& a : actions) node_leaves |= carry_out(a, cause);
   ledger_.charge(Category::Restart, Clock::now());
   if (node_leaves) return finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
-  if (restarts_ >= o_.max_restarts) return finish(1, "gave up after " + std::to_string(restarts_) + " restarts");
-  if (failed_launches_ >= 3)
-    return finish(1, "gave up: the trainer failed 3 times in a row before it restored (check its command and its log)");
-  ++restarts_;
+  if (const auto why = budget_.spent()) return finish(1, *why);
+  budget_.restarted();
   ++attempt_;
   record(ledger_.marked(), EventKind::RestartBegin, {}, -1, -1, cause.fault.name);
   launch();

@@ -10,6 +10,7 @@
 
 #include "core/step_lines.hpp"
 #include "core/wall_clock.hpp"
+#include "live/job/restore_step.hpp"
 #include "live/supervisor/supervision.hpp"
 
 namespace ctwin::live {
@@ -107,13 +108,12 @@ void Supervision::launch() {
   loss_watch_.restart();
   if (!coordination_ && restore_bound_ >= 0 && o_.flash_ranks > 0) {  // back to the newest clean step this node holds
     const auto held = steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks);
-    const std::int64_t clean = newest_at_most(held, restore_bound_);
-    if (clean < 0 && !held.empty()) {  // every kept step is past the onset: the work is gone
-      const std::string why = no_clean_step_text(restore_bound_, held);
-      std::cerr << "ctwin: " << why << "\n";
-      record(ledger_.at(Clock::now()), EventKind::Health, why);
+    const RestoreChoice clean = clean_restore_step(held, restore_bound_);
+    if (!clean.warning.empty()) {  // every kept step is past the onset: the work is gone
+      std::cerr << "ctwin: " << clean.warning << "\n";
+      record(ledger_.at(Clock::now()), EventKind::Health, clean.warning);
     }
-    env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(clean));
+    env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(clean.step));
     restore_bound_ = -1;
   }
   trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
@@ -185,7 +185,7 @@ void Supervision::on_exit(int status, Clock::time_point t) {
     return;
   }
   ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);  // the step in flight
-  failed_launches_ = phase_ == Phase::Launching ? failed_launches_ + 1 : 0;
+  budget_.launch_ended(phase_ == Phase::Launching);
   take_health(false);  // an Xid that came with the crash names its cause
   Cause cause;
   if (book_.nan_step() >= 0) {
@@ -243,7 +243,7 @@ bool Supervision::await_run(NodeState waiting) {
     if (p && p->what == PlanKind::Run && p->generation > generation_) {
       ledger_.charge(Category::Restart, Clock::now());
       if (generation_ > 0) {
-        ++restarts_;
+        budget_.restarted();
         record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(p->generation), -1, -1, p->cause);
       }
       plan_ = *p;
@@ -311,7 +311,7 @@ void Supervision::finish(int code, const std::string& reason) {
   log_.close(wall, ledger_.ledger());
   if (coordination_) coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, book_.step(), std::nullopt});
   result_.exit_code = code;
-  result_.restarts = restarts_;
+  result_.restarts = budget_.restarts();
   result_.last_step = book_.step();
   result_.wall_s = static_cast<double>(wall) / 1e6;
   result_.productive_s = static_cast<double>(ledger_.ledger()[Category::Productive]) / 1e6;
@@ -331,7 +331,7 @@ void Supervision::publish_metrics(bool now) {
   s.wall_s = seconds_between(start_, t);
   s.step = book_.step();
   s.checkpoint_step = book_.saved_step();
-  s.restarts = restarts_;
+  s.restarts = budget_.restarts();
   s.trainer_up = trainer_ && trainer_->running();
   s.hang_timeout_s = hang_.timeout_s();
   s.interruptions = interruptions_;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "live/supervisor/actuators.hpp"
-#include "live/supervisor/coordination.hpp"
+#include "live/job/coordination.hpp"
 #include "models/scenario.hpp"
 #include "policies/controller.hpp"
 

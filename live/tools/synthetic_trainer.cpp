@@ -7,7 +7,7 @@
 // that the restarted trainer runs through.
 //
 // It talks to the supervisor with datagrams to the Unix socket at $CTWIN_HEARTBEAT_SOCKET
-// (live/supervisor/heartbeat.hpp): restored, step, checkpoint, nan, stopped, done.
+// (live/job/heartbeat.hpp): restored, step, checkpoint, nan, stopped, done.
 // SIGUSR1 asks for a checkpoint after the current step; SIGTERM for a checkpoint, then exit 0.
 // With --lockstep 1, every step ends in a barrier among the job's ranks, as a synchronous job's
 // all-reduce does: one rank hung stalls them all, one dead fails them all.

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "live/cluster/agent_link.hpp"
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 #include "live/cluster/master_service.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/recovery_controller.hpp"

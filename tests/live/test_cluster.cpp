@@ -7,7 +7,8 @@
 #include <map>
 
 #include "live/cluster/heartbeat_datagram.hpp"
-#include "live/cluster/job_master.hpp"
+#include "live/cluster/protocol.hpp"
+#include "live/job/job_master.hpp"
 #include "models/scenario_loader.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
@@ -76,7 +77,7 @@ TEST_CASE("job master: rendezvous, the newest step every node holds, one fault s
   CHECK(run.master_addr == "10.0.0.2");  // node rank 0's address
   // A crash on node rank 1: the next plan of every node is stop, generation 2.
   Report crash = report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{40, 30});
-  crash.fault = FaultReport{"software_bug", "exit 1", -1, -1, 0.5};
+  crash.fault = FaultReport{classify_named(s, "software_bug"), "exit 1", -1, -1, 0.5};
   now += std::chrono::seconds(1);
   CHECK(m.report(crash, now).what == PlanKind::Stop);
   // Node rank 0 learns it from its heartbeat's answer, and a replayed heartbeat is ignored.
@@ -132,14 +133,34 @@ TEST_CASE("job master: an agent gone silent loses its node, a hot spare takes it
 }
 
 TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
                     Catch::Contains("/status/state"));
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "running"}})"),
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "running"}})"),
                     Catch::Contains("/protocol"));
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
+  // A fault carries the class its node resolved: its effect and action too, by name.
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+                                     "fault": {"class": "software_bug", "effect": "crash"}})"),
+                    Catch::Contains("/fault/action"));
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+                                     "fault": {"class": "software_bug", "effect": "melt", "action": "restart"}})"),
+                    Catch::Contains("/fault/effect"));
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
                     Catch::Contains("/extra"));
   CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
   CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
+  Report with_fault = report("x", 3, NodeState::Stopped, std::nullopt);
+  FaultReport sdc;
+  sdc.fault.name = "gpu_sdc";
+  sdc.fault.effect = Effect::Sdc;
+  sdc.fault.act = Act::Replace;
+  sdc.detail = "loss spike";
+  sdc.gpu = 2;
+  sdc.age_s = 1.5;
+  sdc.clean_step = 40;
+  with_fault.fault = sdc;
+  const FaultReport back = *parse_report(to_json(with_fault).dump()).fault;
+  CHECK((back.fault.name == "gpu_sdc" && back.fault.effect == Effect::Sdc && back.fault.act == Act::Replace));
+  CHECK((back.gpu == 2 && back.clean_step == 40 && back.fault.rolls_back()));
 }
 
 TEST_CASE("job master: the checkpoint cadence comes from the policy, and shortens as interruptions come", "[live][cluster]") {
@@ -178,7 +199,7 @@ TEST_CASE("job master: the checkpoint cadence comes from the policy, and shorten
   // Three crashes in quick succession: the estimated MTBF falls to (60 + T) / 4, the cadence follows.
   for (int crash = 0; crash < 3; ++crash) {
     Report r = report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step});
-    r.fault = FaultReport{"software_bug", "exit 1", -1, -1, 0};
+    r.fault = FaultReport{classify_named(s, "software_bug"), "exit 1", -1, -1, 0};
     now += std::chrono::milliseconds(100);
     m.report(r, now);
     ++generation;

@@ -14,9 +14,9 @@
 #include "live/health/kernel_log_tail.hpp"
 #include "live/health/nvml_monitor.hpp"
 #include "live/supervisor/actuators.hpp"
-#include "live/supervisor/heartbeat.hpp"
-#include "live/supervisor/live_ledger.hpp"
-#include "live/supervisor/step_time_watch.hpp"
+#include "live/job/heartbeat.hpp"
+#include "live/job/live_ledger.hpp"
+#include "live/job/step_time_watch.hpp"
 
 using namespace ctwin::live;
 

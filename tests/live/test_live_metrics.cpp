@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "live/supervisor/live_metrics.hpp"
+#include "live/job/live_metrics.hpp"
 
 using ctwin::live::LiveMetrics;
 using ctwin::live::MetricsSnapshot;

@@ -13,7 +13,7 @@
 //! rank, or the job waits for one. The master keeps the job's event log and ledger in the
 //! simulator's format from node rank 0's progress messages, and a journal from which a restarted
 //! master goes on while the trainers keep running. No I/O but its two files: the HTTP service
-//! (master_service) feeds it, under one lock, with the time passed in.
+//! (live/cluster/master_service, or the local coordination) feeds it, under one lock, with the time passed in.
 
 #include <chrono>
 #include <cstdint>
@@ -27,18 +27,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "live/cluster/heartbeat_datagram.hpp"
-#include "live/cluster/protocol.hpp"
-#include "live/supervisor/live_event_log.hpp"
-#include "live/supervisor/live_ledger.hpp"
-#include "live/supervisor/live_metrics.hpp"
-#include "live/supervisor/progress_book.hpp"
+#include "live/job/live_event_log.hpp"
+#include "live/job/live_ledger.hpp"
+#include "live/job/live_metrics.hpp"
+#include "live/job/messages.hpp"
+#include "live/job/recovery.hpp"
+#include "live/job/progress_book.hpp"
 #include "models/scenario.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
 #include "policies/precheck.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 struct MasterOptions {
   std::string job = "ctwin";
@@ -90,14 +90,14 @@ class JobMaster {
   const Ledger& ledger() const { return ledger_.ledger(); }
   //! For the metrics: interruptions by class, restarts, the job's step.
   const std::map<std::string, long>& interruptions() const { return interruptions_; }
-  int restarts() const { return restarts_; }
+  int restarts() const { return budget_.restarts(); }
   std::int64_t step() const { return book_.step(); }
   std::int64_t generation() const { return generation_; }
   double rolled_back_s() const { return static_cast<double>(ledger_.rolled_back_us()) / 1e6; }
   int nodes_in(NodeState state) const;
   int spares() const;
   Micros wall_us(Clock::time_point now) const { return ledger_.at(now); }
-  //! The job's metrics now (live/supervisor/live_metrics.hpp).
+  //! The job's metrics now (live/job/live_metrics.hpp).
   MetricsSnapshot metrics(Clock::time_point now) const;
 
  private:
@@ -189,7 +189,8 @@ class JobMaster {
   bool waited_for_spare_ = false;   //!< since the decision, a rank had no node
   Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{}, silence_checked_{};
   bool journal_dirty_ = false, resumed_ = false;
-  int restarts_ = 0, exit_code_ = 0;
+  RestartBudget budget_{o_.max_restarts};
+  int exit_code_ = 0;
   std::string reason_;
   std::map<std::string, long> interruptions_;
   std::unique_ptr<IntervalPolicy> interval_policy_;
@@ -215,4 +216,4 @@ class JobMaster {
   std::int64_t prechecks_ = 0;
 };
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

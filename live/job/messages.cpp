@@ -1,4 +1,4 @@
-#include "live/supervisor/coordination.hpp"
+#include "live/job/messages.hpp"
 
 #include <array>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "live/supervisor/progress_book.hpp"
+#include "live/job/progress_book.hpp"
 
 #include <algorithm>
 #include <vector>

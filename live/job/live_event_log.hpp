@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/event_log.hpp"
+#include "policies/fault_classes.hpp"
 
 namespace ctwin::live {
 
@@ -25,6 +26,9 @@ class LiveEventLog {
   //! A row about `node` (-1: the job) and `gpu` (-1: none); `fault_class` names the class it
   //! concerns (empty: none); `code` is an Xid (-1: none).
   void add(Micros at, EventKind kind, std::string_view note, int node, int gpu, int code, const std::string& fault_class, double speed);
+  //! The rows that open an interruption, for the job and for a node alone alike: the fault (with
+  //! `detail`), the interruption and, for silent corruption, the rollback.
+  void interruption(Micros at, int node, int gpu, int code, const LiveFaultClass& fault, std::string_view detail);
   //! Writes now when rows are pending and a second has passed since the last write (or `force`).
   void flush(bool force = false);
   //! Adds `end` and the ledger rows at `wall`, then writes.

@@ -1,4 +1,4 @@
-#include "live/supervisor/live_event_log.hpp"
+#include "live/job/live_event_log.hpp"
 
 #include "core/atomic_file.hpp"
 
@@ -60,6 +60,12 @@ void LiveEventLog::close(Micros wall, const Ledger& ledger) {
   add(end);
   ledger_rows_ = ledger_rows(wall, ledger);
   flush(true);
+}
+
+void LiveEventLog::interruption(Micros at, int node, int gpu, int code, const LiveFaultClass& fault, std::string_view detail) {
+  add(at, EventKind::Fault, detail, node, gpu, code, fault.name, 1.0);
+  add(at, EventKind::Interrupted, {}, node, gpu, code, fault.name, 1.0);
+  if (fault.rolls_back()) add(at, EventKind::Rollback, {}, node, -1, -1, fault.name, 1.0);
 }
 
 }  // namespace ctwin::live

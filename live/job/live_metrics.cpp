@@ -1,4 +1,4 @@
-#include "live/supervisor/live_metrics.hpp"
+#include "live/job/live_metrics.hpp"
 
 #include <stdexcept>
 

@@ -9,9 +9,9 @@
 #include <iostream>
 
 #include "core/wall_clock.hpp"
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 namespace {
 
@@ -184,4 +184,4 @@ nlohmann::json JobMaster::precheck_status() const {
           {"waiting_for", precheck_->tasks.size() - precheck_->results.size()}};
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

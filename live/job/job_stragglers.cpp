@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 #include "policies/fault_classes.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 void JobMaster::look_for_stragglers(Clock::time_point now) {
   if (phase_ != Phase::Running || !scenario_.stragglers.evict) return;
@@ -57,9 +57,9 @@ void JobMaster::look_for_stragglers(Clock::time_point now) {
   char detail[160];
   std::snprintf(detail, sizeof detail, "compute %.4f s per step: slower than the ranks of its stage twice in a row", slowest);
   const LiveFaultClass straggler = classify_stop(scenario_, LiveStop::Straggler);
-  const FaultReport fault{straggler.name, detail, -1, -1, 0};
+  const FaultReport fault{straggler, detail, -1, -1, 0};
   faults_.push_back({named, generation_, fault, now, slots_[static_cast<std::size_t>(named)], now});
   on_fault(named, fault, now);
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <iostream>
 
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 std::int64_t JobMaster::remaining_steps() const {
   return o_.total_steps > 0 ? std::max<std::int64_t>(o_.total_steps - book_.step(), 0) : std::max<std::int64_t>(book_.step(), 1);
@@ -85,4 +85,4 @@ void JobMaster::grow(Clock::time_point now) {
   std::cerr << "ctwin master: the job grows to " << active_replicas_ << " of " << total_replicas_ << " replicas (" << width() << " nodes)\n";
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

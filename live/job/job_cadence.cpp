@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 void JobMaster::update_cadence(Clock::time_point now) {
   if (phase_ != Phase::Running || now - cadence_checked_ < std::chrono::seconds(1)) return;
@@ -39,4 +39,4 @@ void JobMaster::update_cadence(Clock::time_point now) {
   std::cerr << "ctwin master: " << note << "\n";
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

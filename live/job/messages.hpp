@@ -1,8 +1,7 @@
 #pragma once
-//! What a node's supervisor and the job master (live/cluster) tell each other. Standing alone,
-//! the supervisor decides for its node; under a master (`ctwin live agent`) it launches only when
-//! the master's plan says so, reports its faults, and stops its trainer whenever the master moves
-//! the job to a new generation, so that one fault anywhere becomes one coordinated restart.
+//! What the nodes and the job master tell each other, as plain structs: the job's logic
+//! (job_master.hpp) and each node's supervisor speak them; live/cluster carries them (JSON over
+//! HTTP, heartbeat datagrams), and in a job of one they never leave the process.
 //!
 //! Generations: the master numbers each attempt of the whole job. A plan `stop` of generation G
 //! asks every node to stop what runs and report the checkpoint steps its ranks can restore; a plan
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "policies/checkpoint_policy.hpp"
+#include "policies/fault_classes.hpp"
 
 namespace ctwin::live {
 
@@ -53,8 +53,10 @@ struct Plan {
 enum class NodeState { Waiting, Running, Stopped, Finished };
 
 //! A node's fault, as the master hears it: when it happened is `age_s` before the report left.
+//! The node resolved its class once (policies/fault_classes): the master takes it as it is.
 struct FaultReport {
-  std::string fault_class, detail;
+  LiveFaultClass fault;  //!< name, effect and the class's remediation
+  std::string detail;
   int gpu = -1, xid = -1;
   double age_s = 0;
   std::int64_t clean_step = -1;  //!< silent corruption: the newest step known clean (the restore goes no later); -1: any
@@ -78,20 +80,66 @@ struct RankSection {
   double seconds = 0;
 };
 
-//! The supervisor's side of the link to a master (the agent implements it over HTTP). Calls do
-//! not block on the network: reports go out from the link's own thread.
-class Coordination {
- public:
-  virtual ~Coordination() = default;
-  //! The newest plan heard from the master; nullopt before the first.
-  virtual std::optional<Plan> plan() = 0;
-  virtual void status(const NodeStatus& status) = 0;
-  //! A protocol line from the trainer (live/supervisor/heartbeat.hpp), for the job's ledger.
-  virtual void trainer_line(const std::string& line) = 0;
-  //! Sent at once, not at the next report.
-  virtual void fault(const FaultReport& fault) = 0;
-  //! This node's ranks' compute times: sent with the next report (by HTTP).
-  virtual void sections(const std::vector<RankSection>& sections) = 0;
+struct JoinRequest {
+  std::string agent;            //!< this agent process's id: a restarted agent is a new one
+  std::int64_t node_id = -1;    //!< SLURM_NODEID, a pod ordinal or --node-id: the node rank it asks for (-1: any)
+  std::string host;             //!< for people and {host} in commands
+  std::string address;          //!< where this node's trainers are reached (MASTER_ADDR when it is node rank 0)
+  bool spare = false;           //!< joins as a hot spare
+};
+
+struct JoinReply {
+  std::string job;
+  int node_rank = -1;           //!< -1: a spare
+  double report_interval_s = 1;
+};
+
+struct TrainerLine {
+  double age_s = 0;             //!< how long before the report it was heard
+  std::string line;
+};
+
+//! A node's result of one precheck round (its PrecheckTask): every local GPU's burn-in, then the
+//! group's all-reduce; the slowest GPU's figures.
+struct NodeCheck {
+  std::string key;
+  bool passed = false;
+  double seconds = 0;      //!< burn-in + all-reduce
+  double gemm_flops = 0;   //!< the slowest GPU's burn-in
+  double allreduce_s = 0;
+  std::string error;       //!< why it failed
+};
+
+//! An agent's report to the master: its node's state, node rank 0's trainer lines, a fault, its
+//! ranks' compute times, a precheck result.
+struct Report {
+  std::string agent;
+  NodeStatus status;
+  std::vector<TrainerLine> lines;
+  std::optional<FaultReport> fault;
+  std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
+  std::optional<NodeCheck> precheck;
+};
+
+//! What a steady-state report says when nothing but the step changed (one datagram).
+struct Heartbeat {
+  std::string agent;
+  std::uint64_t seq = 0;
+  std::int64_t generation = 0;
+  NodeState state = NodeState::Running;
+  std::int64_t step = -1;
+  std::int64_t known_generation = 0;  //!< the plan the agent follows
+  PlanKind known_plan = PlanKind::Wait;
+  std::int64_t known_cadence = 0;  //!< the checkpoint cadence's revision it follows
+};
+
+//! The master's answer: the plan changed (`plan` set), or the agent is unknown (`unknown`).
+struct HeartbeatAnswer {
+  std::string agent;
+  std::uint64_t seq = 0;
+  bool unknown = false;
+  std::int64_t generation = 0;
+  PlanKind plan = PlanKind::Wait;
 };
 
 const char* to_string(PlanKind kind);

@@ -9,9 +9,9 @@
 
 #include "core/atomic_file.hpp"
 #include "core/wall_clock.hpp"
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 namespace {
 constexpr const char* kPhases[] = {"rendezvous", "gathering", "running", "done"};
@@ -41,7 +41,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"decided", decided_},
       {"restore_step", restore_step_},
       {"cause", cause_},
-      {"restarts", restarts_},
+      {"restarts", budget_.restarts()},
       {"exit_code", exit_code_},
       {"reason", reason_},
       {"interruptions", interruptions_},
@@ -74,7 +74,7 @@ void JobMaster::read_journal(Clock::time_point now) {
     decided_ = j.at("decided").get<bool>();
     restore_step_ = j.at("restore_step").get<std::int64_t>();
     cause_ = j.at("cause").get<std::string>();
-    restarts_ = j.at("restarts").get<int>();
+    budget_.resume(j.at("restarts").get<int>());
     exit_code_ = j.at("exit_code").get<int>();
     reason_ = j.at("reason").get<std::string>();
     interruptions_ = j.at("interruptions").get<std::map<std::string, long>>();
@@ -123,4 +123,4 @@ void JobMaster::read_journal(Clock::time_point now) {
             << kPhases[static_cast<int>(phase_)] << ")\n";
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "core/event.hpp"
-#include "live/supervisor/heartbeat.hpp"
-#include "live/supervisor/live_ledger.hpp"
-#include "live/supervisor/step_time_watch.hpp"
+#include "live/job/heartbeat.hpp"
+#include "live/job/live_ledger.hpp"
+#include "live/job/step_time_watch.hpp"
 
 namespace ctwin::live {
 

@@ -1,4 +1,4 @@
-#include "live/cluster/job_master.hpp"
+#include "live/job/job_master.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -7,10 +7,11 @@
 
 #include "core/invariant.hpp"
 #include "core/wall_clock.hpp"
-#include "live/supervisor/job_launch.hpp"
+#include "live/job/restore_step.hpp"
+#include "live/job/recovery.hpp"
 #include "policies/fault_classes.hpp"
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 namespace {
 
@@ -198,7 +199,7 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
   const int rank = a.rank;
   std::cerr << "ctwin master: node rank " << rank << " (" << a.host << ") lost: " << why << "\n";
   const LiveFaultClass lost = classify_stop(scenario_, LiveStop::NodeLost);
-  FaultReport fault{lost.name, "agent " + why + " host=" + a.host, -1, -1, 0};
+  FaultReport fault{lost, "agent " + why + " host=" + a.host, -1, -1, 0};
   const Clock::time_point at = a.last_seen;
   // Lost while the job gathers after another fault: the node died then too (its trainer's peers
   // failing first is what made the others stop), so it belongs to the generation that ended.
@@ -216,9 +217,9 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
 //! The job stops at once; the ledger's account of the fault waits for the decision, when every
 //! node has stopped and node rank 0's last lines before the fault are in.
 void JobMaster::on_fault(int rank, const FaultReport& fault, Clock::time_point now) {
-  ++interruptions_[fault.fault_class];
+  ++interruptions_[fault.fault.name];
   detected_at_ = now;
-  std::cerr << "ctwin master: generation " << generation_ << " interrupted: " << fault.fault_class << " on node rank " << rank << " ("
+  std::cerr << "ctwin master: generation " << generation_ << " interrupted: " << fault.fault.name << " on node rank " << rank << " ("
             << fault.detail << ")\n";
   begin_gathering(now);
 }
@@ -282,18 +283,15 @@ void JobMaster::try_to_run(Clock::time_point now) {
     if (!common) common = std::move(steps);
     else std::erase_if(*common, [&](std::int64_t s) { return !steps.count(s); });
   }
-  if (common && clean_bound_ >= 0) {
-    const std::vector<std::int64_t> held(common->begin(), common->end());
-    std::erase_if(*common, [&](std::int64_t step) { return step > clean_bound_; });
-    if (common->empty() && !held.empty()) {  // every step all ranks keep is past the onset
-      const std::string why = no_clean_step_text(clean_bound_, held);
-      std::cerr << "ctwin master: " << why << "\n";
-      record(ledger_.marked(), EventKind::Health, why);
-    }
+  RestoreChoice choice{-2, {}};  // -2: no node keeps flash checkpoints, each trainer chooses
+  if (common) choice = clean_restore_step(std::vector<std::int64_t>(common->begin(), common->end()), clean_bound_);
+  if (!choice.warning.empty()) {  // every step all ranks keep is past the onset
+    std::cerr << "ctwin master: " << choice.warning << "\n";
+    record(ledger_.marked(), EventKind::Health, choice.warning);
   }
   ledger_.charge(waited_for_spare_ ? Category::WaitingForSpares : Category::Restart, now);
   waited_for_spare_ = false;
-  restore_step_ = !common ? -2 : common->empty() ? -1 : *common->rbegin();
+  restore_step_ = choice.step;
   for (int r = 0; r < width() && restore_step_ >= 0; ++r) {
     const auto& held = agents_.at(slots_[static_cast<std::size_t>(r)]).status.restorable;
     CTWIN_INVARIANT_DETAIL(!held || std::find(held->begin(), held->end(), restore_step_) != held->end(),
@@ -304,7 +302,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
   last_line_at_ = now;
   book_.launched();
   if (generation_ > 1) {
-    ++restarts_;
+    budget_.restarted();
     record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_),
            -1, -1, cause_);
   }
@@ -323,32 +321,18 @@ void JobMaster::decide(Clock::time_point now) {
     if (f.generation == generation_ - 1 && (!first || f.at < first->at)) first = &f;
   std::vector<control::Action> actions;
   if (first) {
-    cause_ = first->report.fault_class;
-    // The node named the class (policies/fault_classes); its remediation is what the catalogue proposes.
-    // An Xid's class, unless the node named another (a stop it planned, e.g. for a row remap's reset).
-    const LiveFaultClass by_xid = classify_xid(scenario_, first->report.xid);
-    const Act act = first->report.xid >= 0 && by_xid.name == cause_ ? by_xid.act : classify_named(scenario_, cause_).act;
-    control::Event event;
-    event.time_s = static_cast<double>(ledger_.at(now)) / 1e6;
-    event.node = first->rank;
-    event.xid = first->report.xid;
-    event.gpu = first->report.gpu;
-    event.proposed = {act, first->rank, 0, -1};
-    controller_.decide(event, view(now), actions);
-    control::Event diagnosing;
-    diagnosing.signal = control::Signal::Diagnosing;
-    diagnosing.node = first->rank;
-    controller_.decide(diagnosing, view(now), actions);
+    cause_ = first->report.fault.name;
+    actions = answer_fault(controller_, view(now), first->rank, first->report.fault, first->report.gpu, first->report.xid);
+    answer_diagnosis(controller_, view(now), first->rank, actions);
   }
   if (first) {  // the ledger's account: the step in flight, detection, diagnosis
     const FaultReport& f = first->report;
     ledger_.charge(Category::LostProgress, std::min(first->at, detected_at_));
-    record(ledger_.marked(), EventKind::Fault, f.detail, first->rank, f.xid, f.fault_class);
-    record(ledger_.marked(), EventKind::Interrupted, {}, first->rank, f.xid, f.fault_class);
+    log_.interruption(ledger_.marked(), first->rank, -1, f.xid, f.fault, f.detail);
     ledger_.charge(Category::Detection, std::max(first->learned, detected_at_));
-    record(ledger_.marked(), EventKind::Detected, {}, first->rank, f.xid, f.fault_class);
+    record(ledger_.marked(), EventKind::Detected, {}, first->rank, f.xid, f.fault.name);
     ledger_.charge(Category::Diagnosis, now);
-    record(ledger_.marked(), EventKind::Diagnosed, {}, first->rank, f.xid, f.fault_class);
+    record(ledger_.marked(), EventKind::Diagnosed, {}, first->rank, f.xid, f.fault.name);
   }
   clean_bound_ = -1;  // silent corruption seen late: the restore goes no later than its onset
   for (const auto& f : faults_)
@@ -382,7 +366,7 @@ void JobMaster::decide(Clock::time_point now) {
   }
   if (grow_by_ > 0) grow(now);
   fill_vacancies(now);
-  if (restarts_ >= o_.max_restarts && generation_ > 1) finish(1, "gave up after " + std::to_string(restarts_) + " restarts", now);
+  if (const auto why = budget_.spent(); why && generation_ > 1) finish(1, *why, now);
 }
 
 control::ClusterView JobMaster::view(Clock::time_point now) const {
@@ -470,7 +454,7 @@ MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
   s.wall_s = static_cast<double>(ledger_.at(now)) / 1e6;
   s.step = book_.step();
   s.checkpoint_step = book_.saved_step();
-  s.restarts = restarts_;
+  s.restarts = budget_.restarts();
   s.trainer_up = phase_ == Phase::Running;
   s.interruptions = interruptions_;
   s.generation = generation_;
@@ -495,10 +479,10 @@ nlohmann::json JobMaster::status(Clock::time_point now) const {
   nlohmann::json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = static_cast<double>(ledger_.ledger().us[c]) / 1e6;
   return {{"job", o_.job},          {"phase", phases[static_cast<int>(phase_)]}, {"generation", generation_},
-          {"restore_step", restore_step_}, {"restarts", restarts_},            {"step", book_.step()},
+          {"restore_step", restore_step_}, {"restarts", budget_.restarts()},            {"step", book_.step()},
           {"nodes", nodes},        {"spares", spares()},                        {"exit_code", exit_code_},
           {"reason", reason_},     {"resumed", resumed_},                       {"wall_s", static_cast<double>(ledger_.at(now)) / 1e6},
           {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()}};
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

@@ -1,0 +1,31 @@
+#pragma once
+//! A node's supervisor's link to its job master. Standing alone,
+//! the supervisor decides for its node; under a master (`ctwin live agent`) it launches only when
+//! the master's plan says so, reports its faults, and stops its trainer whenever the master moves
+//! the job to a new generation, so that one fault anywhere becomes one coordinated restart.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/job/messages.hpp"
+
+namespace ctwin::live {
+
+//! The supervisor's side of the link to a master (the agent implements it over HTTP). Calls do
+//! not block on the network: reports go out from the link's own thread.
+class Coordination {
+ public:
+  virtual ~Coordination() = default;
+  //! The newest plan heard from the master; nullopt before the first.
+  virtual std::optional<Plan> plan() = 0;
+  virtual void status(const NodeStatus& status) = 0;
+  //! A protocol line from the trainer (live/job/heartbeat.hpp), for the job's ledger.
+  virtual void trainer_line(const std::string& line) = 0;
+  //! Sent at once, not at the next report.
+  virtual void fault(const FaultReport& fault) = 0;
+  //! This node's ranks' compute times: sent with the next report (by HTTP).
+  virtual void sections(const std::vector<RankSection>& sections) = 0;
+};
+
+}  // namespace ctwin::live
