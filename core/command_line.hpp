@@ -41,7 +41,8 @@ inline bool check_output_path(const std::string& flag, const std::string& path) 
 }
 
 //! "HOST:PORT" with an explicit host (a service binds to what it is told, never to every
-//! interface by default): false, having said why, when it is not one.
+//! interface by default): false, having said why, when it is not one. An IPv6 address goes in
+//! brackets ("[::1]:9401"); `host` is then the address alone, as getaddrinfo takes it.
 inline bool parse_host_port(const std::string& text, const char* flag, std::string& host, int& port) {
   const auto colon = text.rfind(':');
   char* end = nullptr;
@@ -52,7 +53,20 @@ inline bool parse_host_port(const std::string& text, const char* flag, std::stri
   }
   host = text.substr(0, colon);
   port = static_cast<int>(p);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find_first_of(":[]") != std::string::npos) {
+    std::cerr << "ctwin: " << flag << " " << text << ": an IPv6 address goes in brackets, e.g. [::1]:29400\n";
+    return false;
+  }
+  if (host == "0.0.0.0" || host == "::")
+    std::cerr << "ctwin: warning: " << flag << " " << text << " listens on every interface: anyone who can reach this host can connect\n";
   return true;
+}
+
+//! HOST:PORT as written, an IPv6 address back in its brackets (for URLs and civetweb's ports).
+inline std::string host_port_text(const std::string& host, int port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 //! A positive duration option ("30s", "2min"): false, having said why, when it is not one.

@@ -19,6 +19,22 @@ int month_of(std::string_view name) {
   return 0;
 }
 
+//! A calendar date and clock a log could carry: out of range, the stamp is no stamp (a forged or
+//! corrupt line must not become a date decades away, nor a fault).
+bool plausible_time(int year, int month, int day, int hour, int minute, int second) {
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return year >= 1970 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= kDays[month - 1] && hour >= 0 && hour <= 23 &&
+         minute >= 0 && minute <= 59 && second >= 0 && second <= 60;
+}
+
+//! A PCI bus id as the driver prints it ("0000:3b:00", "3b:00.0"): hexadecimal digits, ':' and '.'.
+bool plausible_bus_id(std::string_view bus) {
+  if (bus.empty() || bus.size() > 32) return false;
+  for (const char c : bus)
+    if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return false;
+  return true;
+}
+
 std::string_view next_token(std::string_view text, std::size_t& at) {
   while (at < text.size() && text[at] == ' ') ++at;
   const std::size_t start = at;
@@ -68,7 +84,8 @@ std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
     }
     char weekday[4], month[4];
     int d, h, mi, s, y;
-    if (std::sscanf(inside.c_str(), "%3s %3s %d %d:%d:%d %d", weekday, month, &d, &h, &mi, &s, &y) == 7 && month_of(month)) {
+    if (std::sscanf(inside.c_str(), "%3s %3s %d %d:%d:%d %d", weekday, month, &d, &h, &mi, &s, &y) == 7 && month_of(month) &&
+        plausible_time(y, month_of(month), d, h, mi, s)) {
       stamp.time_s = epoch_seconds(y, month_of(month), d, h, mi, s);
       return stamp;
     }
@@ -86,7 +103,8 @@ std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
   if (!month) return std::nullopt;
   const std::string day(next_token(line, at)), clock(next_token(line, at));
   int h, mi, s;
-  if (std::sscanf(clock.c_str(), "%d:%d:%d", &h, &mi, &s) != 3) return std::nullopt;
+  if (std::sscanf(clock.c_str(), "%d:%d:%d", &h, &mi, &s) != 3 || !plausible_time(year_, month, std::atoi(day.c_str()), h, mi, s))
+    return std::nullopt;
   if (last_month_ && month < last_month_) ++year_;  // the log crossed a new year
   last_month_ = month;
   stamp.time_s = epoch_seconds(year_, month, std::atoi(day.c_str()), h, mi, s);
@@ -110,6 +128,10 @@ XidLine parse_xid_line(std::string_view line, XidReport& report, std::string& wh
   const auto [end, error] = std::from_chars(after.data(), after.data() + after.size(), xid);
   if (error != std::errc() || xid <= 0 || bus.empty()) {
     why = "the Xid code is not a positive number";
+    return XidLine::Malformed;
+  }
+  if (!plausible_bus_id(bus)) {
+    why = "the bus id is not a PCI address (hexadecimal digits, ':' and '.')";
     return XidLine::Malformed;
   }
   std::string_view message(end, static_cast<std::size_t>(after.data() + after.size() - end));

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
 #include <limits>
 
@@ -188,6 +189,7 @@ bool AgentLink::send_join() {
   int status = 0;
   const auto body = post_to_master(host_, port_, token_, "/v1/join", to_json(join_).dump(), status);
   std::lock_guard lock(mutex_);
+  last_status_ = status;
   if (status == 401 || status == 400) refused_ = "the master refused this agent (HTTP " + std::to_string(status) + ")";
   if (!body) return false;
   try {
@@ -229,6 +231,7 @@ bool AgentLink::send_report() {
   int status = 0;
   const auto body = post_to_master(host_, port_, token_, "/v1/report", to_json(report).dump(), status);
   std::lock_guard lock(mutex_);
+  last_status_ = status;
   if (status == 404) joined_ = false;  // the master does not know this agent: join again
   if (status == 401 || status == 400) refused_ = "the master refused this agent's report (HTTP " + std::to_string(status) + ")";
   if (!body) {
@@ -262,6 +265,25 @@ void AgentLink::precheck_done(const NodeCheck& result) {
   tell_news(true);
 }
 
+void AgentLink::note_unreachable() {
+  const auto now = Clock::now();
+  const bool first = !unreachable_since_;
+  if (first) unreachable_since_ = now;
+  char since[32];
+  std::snprintf(since, sizeof since, "%.0f", seconds_between(*unreachable_since_, now));
+  unreachable_ = "no answer from the master at " + host_ + ":" + std::to_string(port_) + " for " + since + " s (" +
+                 (last_status_ == 0 ? std::string("no connection: is it up, and does its name resolve?") : "HTTP " + std::to_string(last_status_)) +
+                 "); still trying";
+  if (!first && now - unreachable_said_ < std::chrono::seconds(30)) return;
+  unreachable_said_ = now;
+  std::cerr << "ctwin agent: " << unreachable_ << "\n";
+}
+
+std::string AgentLink::unreachable() const {
+  std::lock_guard lock(mutex_);
+  return unreachable_;
+}
+
 void AgentLink::loop() {
   double backoff_s = 0.1;
   for (;;) {
@@ -279,6 +301,8 @@ void AgentLink::loop() {
     const bool ok = joined ? send_report() : send_join();
     std::unique_lock lock(mutex_);
     if (stopping_ || !refused_.empty()) return;
+    if (ok) unreachable_since_.reset(), unreachable_.clear();
+    else note_unreachable();
     backoff_s = ok ? 0.1 : std::min(backoff_s * 2, interval_s_);
     const double wait_s = ok ? interval_s_ : backoff_s;
     wake_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_ || ((urgent_ || news_pending_) && ok); });

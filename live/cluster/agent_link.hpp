@@ -48,6 +48,9 @@ class AgentLink final : public Coordination {
   void flush(double timeout_s);
   //! Set when the master refused this agent for good (a wrong token): the message.
   std::string refused() const;
+  //! Set while the master does not answer (not up yet, a name that does not resolve, gone): since
+  //! when and why, as said on stderr at once and every 30 s after.
+  std::string unreachable() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -58,6 +61,8 @@ class AgentLink final : public Coordination {
   bool heartbeat_will_do() const;
   void send_heartbeat();
   void open_datagrams();
+  //! With the lock held, after a join or report that got no answer.
+  void note_unreachable();
 
   std::string host_, token_;
   int port_;
@@ -75,6 +80,10 @@ class AgentLink final : public Coordination {
   std::string precheck_started_;        //!< the newest task's key
   std::optional<NodeCheck> precheck_result_;
   std::string refused_;
+  int last_status_ = 0;                 //!< the last join's or report's HTTP status (0: no connection)
+  std::optional<Clock::time_point> unreachable_since_;
+  Clock::time_point unreachable_said_{};
+  std::string unreachable_;
   NodeStatus reported_;                 //!< the status the last HTTP report carried
   Clock::time_point reported_at_{};
   bool plan_stale_ = false;             //!< a datagram answer said the plan changed

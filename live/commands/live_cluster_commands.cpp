@@ -201,6 +201,9 @@ int LiveCommands::run_master() {
       !cli::parse_positive_seconds(m.straggler_window, "--straggler-window", o.straggler_window_s))
     return cli::kExitBadInput;
   if (!cli::parse_positive_seconds(m.precheck_timeout, "--precheck-timeout", o.precheck_timeout_s)) return cli::kExitBadInput;
+  std::string metrics_host;  // checked before anything serves: a bad --metrics is exit 2 with nothing started
+  int metrics_port = 0;
+  if (!m.no_metrics && !cli::parse_host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
   o.nvlink_domain_nodes = m.nvlink_domain_nodes;
   if (o.nvlink_domain_nodes > 0 && m.nnodes % o.nvlink_domain_nodes != 0) {
     std::cerr << "ctwin: --nvlink-domain-nodes " << o.nvlink_domain_nodes << " does not divide --nnodes " << m.nnodes << "\n";
@@ -223,16 +226,13 @@ int LiveCommands::run_master() {
     std::cerr << "ctwin: --bind " << m.bind << ": " << e.what() << "\n";
     return cli::kExitBadInput;
   }
-  std::cerr << "ctwin master: job " << m.job << " on " << host << ":" << service->port() << ", " << m.nnodes << " nodes\n";
+  std::cerr << "ctwin master: job " << m.job << " on " << cli::host_port_text(host, service->port()) << ", " << m.nnodes << " nodes\n";
   if (!m.port_file.empty()) write_file_atomically(m.port_file, std::to_string(service->port()) + "\n");
   std::unique_ptr<live::LiveMetrics> metrics;
   if (!m.no_metrics) {
-    std::string metrics_host;
-    int metrics_port = 0;
-    if (!cli::parse_host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
     try {
       metrics = std::make_unique<live::LiveMetrics>(metrics_host, metrics_port, live::MetricsLabels{m.job, "master", o.host});
-      std::cerr << "ctwin master: metrics on http://" << metrics_host << ":" << metrics->port() << "/metrics\n";
+      std::cerr << "ctwin master: metrics on http://" << cli::host_port_text(metrics_host, metrics->port()) << "/metrics\n";
     } catch (const std::exception& e) {
       std::cerr << "ctwin master: warning: no metrics: " << e.what() << "\n";  // the job matters more than its metrics
     }
@@ -245,7 +245,10 @@ int LiveCommands::run_master() {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (!master.done()) {
-    std::printf("stopped; the job goes on with a master started again with --journal %s\n", m.journal.c_str());
+    if (m.journal.empty())
+      std::printf("stopped; without --journal no master can resume this job: started again, a master starts it over\n");
+    else
+      std::printf("stopped; the job goes on with a master started again with --journal %s\n", m.journal.c_str());
     return 0;
   }
   const Ledger& l = master.ledger();

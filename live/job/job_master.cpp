@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 #include <iostream>
 #include <set>
 
@@ -172,13 +173,30 @@ void JobMaster::take_lines(const Report& report, Clock::time_point now) {
 }
 
 void JobMaster::tick(Clock::time_point now) {
+  discount_own_stall(now);
   // Silence is looked for once a second: the agent timeout is seconds long, and a pass over
   // 10,000 agents 20 times a second would cost more than their heartbeats.
   if (phase_ != Phase::Done && now - silence_checked_ >= std::chrono::seconds(1)) {
     silence_checked_ = now;
     std::vector<std::string> silent;
-    for (const auto& [id, a] : agents_)
-      if (!a.evicted && seconds_between(a.last_seen, now) > o_.agent_timeout_s) silent.push_back(id);
+    std::size_t heard = 0;
+    for (const auto& [id, a] : agents_) {
+      if (a.evicted) continue;
+      if (seconds_between(a.last_seen, now) > o_.agent_timeout_s) silent.push_back(id);
+      else ++heard;
+    }
+    if (!silent.empty() && heard == 0) {  // every agent at once: the master's network (or the master) is the likelier fault
+      if (!all_silent_since_) {
+        all_silent_since_ = now;
+        const std::string why = "every agent (" + std::to_string(silent.size()) + ") is silent at once: the master's network or the master itself "
+                                "is the likelier fault; no node is declared lost, the master waits for them";
+        std::cerr << "ctwin master: " << why << "\n";
+        record(ledger_.at(now), EventKind::Health, why);
+      }
+      silent.clear();
+    } else if (heard > 0) {
+      all_silent_since_.reset();
+    }
     for (const auto& id : silent) {
       Agent& a = agents_.at(id);
       if (a.rank >= 0) lose(a, "silent for " + std::to_string(static_cast<long>(seconds_between(a.last_seen, now))) + " s", now);
@@ -192,6 +210,21 @@ void JobMaster::tick(Clock::time_point now) {
   consider_growing(now);
   log_.flush();
   if (journal_dirty_ && now - journal_written_ > std::chrono::milliseconds(200)) write_journal(now);
+}
+
+//! A master that did not run (stopped, a paused VM, starved of CPU) heard nobody meanwhile: that
+//! time is not its agents' silence. Ticks come every 50 ms while it serves.
+void JobMaster::discount_own_stall(Clock::time_point now) {
+  const Clock::time_point last = last_tick_;
+  last_tick_ = now;
+  if (last == Clock::time_point{} || now - last <= seconds(kOwnStallS)) return;
+  const Clock::duration gap = now - last;
+  for (auto& [id, a] : agents_) a.last_seen = std::min(now, a.last_seen + gap);
+  char why[160];
+  std::snprintf(why, sizeof why, "the master did not run for %.1f s (stopped, paused or starved): its agents' silence is counted without it",
+                seconds_between(last, now));
+  std::cerr << "ctwin master: " << why << "\n";
+  record(ledger_.at(now), EventKind::Health, why);
 }
 
 //! An agent that went silent lost its node: a node fault while the job runs; its rank is vacant.
@@ -218,6 +251,7 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
 //! node has stopped and node rank 0's last lines before the fault are in.
 void JobMaster::on_fault(int rank, const FaultReport& fault, Clock::time_point now) {
   ++interruptions_[fault.fault.name];
+  cause_ = fault.fault.name;  // the nodes' stop names it at once; the decision may name an earlier fault
   detected_at_ = now;
   std::cerr << "ctwin master: generation " << generation_ << " interrupted: " << fault.fault.name << " on node rank " << rank << " ("
             << fault.detail << ")\n";
@@ -366,7 +400,8 @@ void JobMaster::decide(Clock::time_point now) {
   }
   if (grow_by_ > 0) grow(now);
   fill_vacancies(now);
-  if (const auto why = budget_.spent(); why && generation_ > 1) finish(1, *why, now);
+  if (const auto why = budget_.spent(); why && generation_ > 1) return finish(1, *why, now);  // it journals
+  write_journal(now);  // the fault's rows with the decision: a master killed now resumes with both
 }
 
 control::ClusterView JobMaster::view(Clock::time_point now) const {
@@ -460,6 +495,8 @@ MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
   s.generation = generation_;
   for (const NodeState state : {NodeState::Waiting, NodeState::Running, NodeState::Stopped, NodeState::Finished}) s.nodes[to_string(state)] = nodes_in(state);
   s.nodes["vacant"] = vacancies();
+  for (std::size_t r = 0; r < slots_.size(); ++r)
+    if (!slots_[r].empty()) s.report_age_s[static_cast<int>(r)] = seconds_between(agents_.at(slots_[r]).last_seen, now);
   s.spares = spares();
   return s;
 }

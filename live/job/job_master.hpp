@@ -132,6 +132,9 @@ class JobMaster {
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
+  //! A gap between ticks longer than this is the master's own stall, not its agents' silence.
+  static constexpr double kOwnStallS = 2;
+  void discount_own_stall(Clock::time_point now);
   void fill_vacancies(Clock::time_point now);
   void try_to_run(Clock::time_point now);
   void decide(Clock::time_point now);
@@ -188,6 +191,8 @@ class JobMaster {
   bool decided_ = false;            //!< this gathering's decision is made
   bool waited_for_spare_ = false;   //!< since the decision, a rank had no node
   Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{}, silence_checked_{};
+  Clock::time_point last_tick_{};
+  std::optional<Clock::time_point> all_silent_since_;  //!< every agent silent at once: waited for, not lost
   bool journal_dirty_ = false, resumed_ = false;
   RestartBudget budget_{o_.max_restarts};
   int exit_code_ = 0;

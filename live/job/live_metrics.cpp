@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/command_line.hpp"
+
 #ifdef CTWIN_HAVE_PROMETHEUS
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
@@ -35,7 +37,7 @@ struct LiveMetrics::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer;
   std::map<std::string, std::string> labels;
-  prometheus::Family<prometheus::Gauge>* gauges[12] = {};
+  prometheus::Family<prometheus::Gauge>* gauges[13] = {};
   prometheus::Family<prometheus::Counter>* counters[5] = {};
 
   prometheus::Family<prometheus::Gauge>& gauge(int i, const char* name, const char* help) {
@@ -54,9 +56,9 @@ LiveMetrics::LiveMetrics(const std::string& host, int port, const MetricsLabels&
   // trickles its request is dropped), nothing but /metrics.
   try {
     state_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", host + ":" + std::to_string(port), "num_threads", "4", "request_timeout_ms", "1000"});
+        "listening_ports", cli::host_port_text(host, port), "num_threads", "4", "request_timeout_ms", "1000"});
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot serve metrics on " + host + ":" + std::to_string(port) + ": " + e.what());
+    throw std::runtime_error("cannot serve metrics on " + cli::host_port_text(host, port) + ": " + e.what());
   }
   state_->exposer->RegisterCollectable(state_->registry);
   state_->gauge(0, "ctwin_build_info", "the ctwin that serves these metrics (always 1)").Add({{"version", ctwin_version()}}).Set(1);
@@ -96,6 +98,10 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
   if (s.generation >= 0) m.gauge(7, "ctwin_job_generation", "the job's attempt, counted by the master").Add({}).Set(static_cast<double>(s.generation));
   for (const auto& [state, n] : s.nodes) m.gauge(8, "ctwin_job_nodes", "the job's node ranks by their agent's state").Add({{"state", state}}).Set(n);
   if (s.spares >= 0) m.gauge(9, "ctwin_job_spares", "hot spares waiting").Add({}).Set(s.spares);
+  for (const auto& [rank, age] : s.report_age_s)
+    m.gauge(12, "ctwin_job_node_report_age_seconds", "seconds since the master last heard the agent holding each node rank")
+        .Add({{"rank", std::to_string(rank)}})
+        .Set(age);
   for (std::size_t g = 0; g < s.gpus.size(); ++g) {
     const GpuReading& r = s.gpus[g];
     const std::string gpu = std::to_string(g);

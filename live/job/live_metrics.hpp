@@ -36,6 +36,8 @@ struct MetricsSnapshot {
   std::int64_t generation = -1;
   std::map<std::string, int> nodes;
   int spares = -1;
+  //! By node rank: seconds since the master last heard its agent (a silence building up shows here first).
+  std::map<int, double> report_age_s;
 };
 
 struct MetricsLabels {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "core/command_line.hpp"
 #include "core/step_lines.hpp"
 #include "core/wall_clock.hpp"
 #include "live/job/restore_step.hpp"
@@ -41,7 +42,7 @@ Supervision::Supervision(const Scenario& scenario, const control::Controller& co
   if (o.metrics_port >= 0) {
     try {
       metrics_ = std::make_unique<LiveMetrics>(o.metrics_host, o.metrics_port, MetricsLabels{o.flash_name, std::to_string(o.node), host()});
-      std::cerr << "ctwin: metrics on http://" << o.metrics_host << ":" << metrics_->port() << "/metrics\n";
+      std::cerr << "ctwin: metrics on http://" << cli::host_port_text(o.metrics_host, metrics_->port()) << "/metrics\n";
     } catch (const std::exception& e) {
       std::cerr << "ctwin: warning: no metrics: " << e.what() << "\n";  // the run matters more than its metrics
     }

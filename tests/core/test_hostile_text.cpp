@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <sstream>
 
+#include "core/command_line.hpp"
 #include "core/event_log.hpp"
 #include "core/kernel_log.hpp"
 #include "core/text_records.hpp"
@@ -29,6 +31,22 @@ TEST_CASE("a time with a short zone is not a time, and no reader runs past the l
   const auto ok = clock.stamp("2024-03-21T13:34:34+01:00 host kernel: NVRM: Xid (PCI:0000:3b:00): 79, x");
   REQUIRE(ok);
   CHECK(ok->host == "host");
+}
+
+TEST_CASE("kernel-log stamps out of range and bus ids that are no PCI address are malformed, never a fault", "[core][hostile]") {
+  KernelLineClock clock("", 2024);
+  for (const char* line : {"[Thu Mar 99 99:99:99 99999] NVRM: Xid (PCI:0000:3b:00): 79, x", "[Thu Mar 21 13:34:34 1900] NVRM: Xid (PCI:0000:3b:00): 79, x",
+                           "[Thu Feb 30 13:34:34 2024] NVRM: Xid (PCI:0000:3b:00): 79, x", "[Thu Mar 21 24:00:00 2024] NVRM: Xid (PCI:0000:3b:00): 79, x",
+                           "Mar 32 13:34:34 gpu-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, x", "Mar 21 13:61:34 gpu-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, x"}) {
+    INFO(line);
+    CHECK_FALSE(clock.stamp(line));
+  }
+  CHECK(clock.stamp("[Thu Feb 29 23:59:60 2024] NVRM: Xid (PCI:0000:3b:00): 79, x"));  // a leap day and a leap second
+  XidReport x;
+  std::string why;
+  CHECK(parse_xid_line("[ 12.5] NVRM: Xid (PCI:zz): 79, gone", x, why) == XidLine::Malformed);
+  CHECK(why.find("bus id") != std::string::npos);
+  CHECK(parse_xid_line("[ 12.5] NVRM: Xid (3b:00.0): 79, gone", x, why) == XidLine::Xid);
 }
 
 TEST_CASE("an Xid is the kernel's only: another program's syslog message is not one", "[core][hostile]") {
@@ -96,4 +114,22 @@ TEST_CASE("seconds to microseconds saturates instead of overflowing", "[core][ho
   CHECK(seconds_to_micros(std::numeric_limits<double>::infinity()) == kNever);
   CHECK(seconds_to_micros(std::nan("")) == kNever);
   CHECK(round_micros(2.4) == 2);
+}
+
+TEST_CASE("HOST:PORT: an explicit host, IPv6 in brackets, every interface warned of", "[core][hostile]") {
+  std::string host;
+  int port = 0;
+  REQUIRE(cli::parse_host_port("[::1]:9401", "--metrics", host, port));
+  CHECK((host == "::1" && port == 9401));
+  CHECK(cli::host_port_text(host, port) == "[::1]:9401");
+  CHECK(cli::host_port_text("10.0.0.1", 29400) == "10.0.0.1:29400");
+  CHECK_FALSE(cli::parse_host_port("::1:9401", "--metrics", host, port));  // which colon is the port's?
+  CHECK_FALSE(cli::parse_host_port("[::1:9401", "--metrics", host, port));
+  CHECK_FALSE(cli::parse_host_port(":9401", "--metrics", host, port));
+  std::ostringstream said;
+  auto* before = std::cerr.rdbuf(said.rdbuf());
+  const bool every = cli::parse_host_port("0.0.0.0:9401", "--metrics", host, port);
+  std::cerr.rdbuf(before);
+  CHECK(every);
+  CHECK(said.str().find("listens on every interface") != std::string::npos);
 }

@@ -70,3 +70,36 @@ TEST_CASE("agent link: a master gone away is waited for quietly, not spun on", "
   CHECK(link.plan()->what == PlanKind::Run);  // the trainer is not disturbed meanwhile
   CHECK(link.refused().empty());
 }
+
+TEST_CASE("agent link: a master that is not up yet is said, not waited for silently", "[live][cluster][network]") {
+  int port = 0;
+  {  // a port nothing listens on
+    const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}}})", "policy.json");
+    const RecoveryController controller(s);
+    JobMaster master(s, controller, MasterOptions{}, JobMaster::Clock::now());
+    MasterService service(master, "unit-test-token-0123456789", "127.0.0.1", 0);
+    port = service.port();
+  }
+  AgentLink link("127.0.0.1", port, "unit-test-token-0123456789", {"agent-0", 0, "host-0", "127.0.0.1", false});
+  REQUIRE(within(10, [&] { return !link.unreachable().empty(); }));
+  CHECK(link.unreachable().find("no answer from the master at 127.0.0.1:" + std::to_string(port)) == 0);
+  CHECK(link.unreachable().find("no connection") != std::string::npos);
+  CHECK_FALSE(link.plan());
+}
+
+TEST_CASE("agent link: a master on an IPv6 address is joined", "[live][cluster][network]") {
+  const std::string token = "unit-test-token-0123456789";
+  const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}}})", "policy.json");
+  const RecoveryController controller(s);
+  JobMaster master(s, controller, MasterOptions{}, JobMaster::Clock::now());
+  std::unique_ptr<MasterService> service;
+  try {
+    service = std::make_unique<MasterService>(master, token, "::1", 0);
+  } catch (const std::runtime_error& e) {
+    WARN("skipped: this machine has no IPv6 loopback (" << e.what() << ")");
+    return;
+  }
+  AgentLink link("::1", service->port(), token, {"agent-0", 0, "host-0", "::1", false});
+  CHECK(within(10, [&] { return link.plan().has_value(); }));
+  CHECK(link.unreachable().empty());
+}

@@ -4,8 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <unistd.h>
 
+#include "core/event_log.hpp"
 #include "live/cluster/heartbeat_datagram.hpp"
 #include "live/cluster/protocol.hpp"
 #include "live/job/job_master.hpp"
@@ -79,7 +83,9 @@ TEST_CASE("job master: rendezvous, the newest step every node holds, one fault s
   Report crash = report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{40, 30});
   crash.fault = FaultReport{classify_named(s, "software_bug"), "exit 1", -1, -1, 0.5};
   now += std::chrono::seconds(1);
-  CHECK(m.report(crash, now).what == PlanKind::Stop);
+  const Plan stop = m.report(crash, now);
+  CHECK(stop.what == PlanKind::Stop);
+  CHECK(stop.reason == "the job restarts after software_bug");  // named at once, before the decision
   // Node rank 0 learns it from its heartbeat's answer, and a replayed heartbeat is ignored.
   const auto answer = m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run}, now);
   REQUIRE(answer);
@@ -130,6 +136,90 @@ TEST_CASE("job master: an agent gone silent loses its node, a hot spare takes it
   CHECK(run.node_rank == 1);
   CHECK(run.restore_step == -1);  // no step both hold
   CHECK(m.status(now)["nodes"][1]["host"] == "h2");
+}
+
+TEST_CASE("job master: its own stall is not its agents' silence, and every agent silent at once is waited for", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 5;
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  const auto both_report = [&](int seconds) {
+    for (int second = 0; second < seconds; ++second) {
+      now += std::chrono::seconds(1);
+      m.report(report("a", 1, NodeState::Running), now);
+      m.report(report("b", 1, NodeState::Running), now);
+      m.tick(now);
+    }
+  };
+  both_report(2);
+  // SIGSTOP for 35 s, then SIGCONT: the first look after it finds nobody silent.
+  now += std::chrono::seconds(35);
+  m.tick(now);
+  now += std::chrono::seconds(1);
+  m.tick(now);
+  CHECK(m.interruptions().empty());
+  CHECK(m.status(now)["phase"] == "running");
+  // Every agent silent together (a network cut at the master), past the timeout: none is lost.
+  for (int second = 0; second < 12; ++second) {
+    now += std::chrono::seconds(1);
+    m.tick(now);
+  }
+  CHECK(m.interruptions().empty());
+  CHECK(m.status(now)["generation"] == 1);
+  // They come back; then b alone falls silent while a is heard: b's node is lost.
+  both_report(2);
+  for (int second = 0; second < 7; ++second) {
+    now += std::chrono::seconds(1);
+    m.report(report("a", 1, NodeState::Running), now);
+    m.tick(now);
+    if (second == 4) CHECK(m.metrics(now).report_age_s.at(1) == Approx(5));  // the silence building up, by node rank
+  }
+  CHECK(m.interruptions().at("node_lost") == 1);
+}
+
+TEST_CASE("job master: a fault's rows are journaled with the decision, so a master killed then keeps them", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  const auto dir = std::filesystem::temp_directory_path() / ("ctwin-journal-rows-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 5;
+  o.journal_path = (dir / "journal.json").string();
+  o.events_path = (dir / "job.csv").string();
+  auto now = Clock::now();
+  {
+    JobMaster m(s, controller, o, now);
+    m.join({"a", 0, "h0", "", false}, now);
+    m.join({"b", 1, "h1", "", false}, now);
+    m.join({"spare", -1, "h2", "", true}, now);
+    m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    for (int second = 1; second <= 7; ++second) {  // b falls silent
+      now += std::chrono::seconds(1);
+      m.report(report("a", 1, NodeState::Running), now);
+      m.report(report("spare", 1, NodeState::Waiting), now);
+      m.tick(now);
+    }
+    // a stops: the decision is made (the spare takes rank 1), and the master dies before its next tick.
+    m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  }
+  JobMaster resumed(s, controller, o, now);
+  CHECK(resumed.resumed());
+  resumed.close(now);
+  std::ifstream in(o.events_path);
+  const EventLog log = read_event_log(in, o.events_path);
+  int faults = 0;
+  for (const auto& e : log.events) faults += e.kind == EventKind::Fault;
+  CHECK(faults == 1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
