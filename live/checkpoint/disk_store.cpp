@@ -228,8 +228,41 @@ std::vector<std::int64_t> DiskStore::complete_steps() const {
   return steps;
 }
 
+bool DiskStore::verify(const Manifest& m, std::string& why) const {
+  const std::string path = shard_path(m);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why = system_error_text(path, "cannot open", errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) != m.shard_bytes) {
+    ::close(fd);
+    why = path + ": not the size its manifest says";
+    return false;
+  }
+  std::vector<unsigned char> chunk(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, std::max<std::uint64_t>(m.shard_bytes, 1))));
+  for (const auto& b : m.buffers) {
+    std::uint32_t crc = 0;
+    bool whole = b.offset + b.bytes <= m.shard_bytes;
+    for (std::uint64_t done = 0; whole && done < b.bytes;) {
+      const ssize_t r = ::pread(fd, chunk.data(), std::min<std::uint64_t>(chunk.size(), b.bytes - done), static_cast<off_t>(b.offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) whole = false;
+      else crc = crc32c(crc, chunk.data(), static_cast<std::size_t>(r)), done += static_cast<std::uint64_t>(r);
+    }
+    if (!whole || crc != b.crc) {
+      ::close(fd);
+      why = path + ": buffer " + b.name + " fails its checksum";
+      return false;
+    }
+  }
+  ::close(fd);
+  return true;
+}
+
 bool DiskStore::load(const Manifest& m, unsigned char* payload, std::uint64_t capacity, std::string& why) const {
-  const std::string path = step_dir(m.step) + "/" + m.shard_file;
+  const std::string path = shard_path(m);
   if (m.shard_bytes > capacity) {
     why = path + ": larger than the registered buffers";
     return false;

@@ -50,6 +50,10 @@ class DiskStore {
   //! Reads this rank's shard of `step` into `payload` (at least shard_bytes) and checks every
   //! buffer's checksum: false (with `why`) on a short file or a mismatch.
   bool load(const Manifest& m, unsigned char* payload, std::uint64_t capacity, std::string& why) const;
+  //! Checks this rank's shard of `m.step` against its manifest without keeping it (read in chunks):
+  //! false (with `why`, naming the shard and the buffer) on a short file or a mismatch.
+  bool verify(const Manifest& m, std::string& why) const;
+  std::string shard_path(const Manifest& m) const { return step_dir(m.step) + "/" + m.shard_file; }
   const std::string& dir() const { return dir_; }
 
  private:

@@ -93,7 +93,7 @@ json to_json(const Report& m) {
   if (m.fault)
     j["fault"] = {{"class", m.fault->fault.name}, {"effect", to_string(m.fault->fault.effect)}, {"action", to_string(m.fault->fault.act)},
                   {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
-                  {"xid", m.fault->xid},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
+                  {"xid", m.fault->xid}, {"before_restoring", m.fault->before_restoring},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
   return j;
 }
 
@@ -224,7 +224,7 @@ Report parse_report(const std::string& body) {
     m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step"});
+    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring"});
     FaultReport fault;
     fault.fault.name = bounded_string(r, *f, "/fault", "class", true, 64);
     if (const auto effect = r.string(*f, "/fault", "effect", true)) {
@@ -237,6 +237,7 @@ Report parse_report(const std::string& body) {
     fault.xid = static_cast<int>(r.integer(*f, "/fault", "xid", false, -1, 1'000'000).value_or(-1));
     fault.age_s = r.number(*f, "/fault", "age_s", false).value_or(0);
     fault.clean_step = r.integer(*f, "/fault", "clean_step", false, -1, kNewest).value_or(-1);
+    fault.before_restoring = r.boolean(*f, "/fault", "before_restoring").value_or(false);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
     m.fault = fault;
   }

@@ -127,7 +127,10 @@ std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::t
   a.seq = h.seq;
   a.last_seen = now;
   // Running and finished carry nothing but the step; a stop comes by HTTP, with the steps it holds.
-  if (h.state == NodeState::Running || h.state == NodeState::Finished) {
+  // A datagram sent before a report may arrive after it: it never takes a node back to an older
+  // generation (a node held `running` at the old one would hold the gathering for good).
+  if (h.generation < a.status.generation) {
+  } else if (h.state == NodeState::Running || h.state == NodeState::Finished) {
     const bool changed = h.state != a.status.state || h.generation != a.status.generation;
     a.status = {h.generation, h.state, h.step, std::nullopt};
     if (changed) status_changed(a, now);
@@ -135,7 +138,9 @@ std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::t
     a.status.step = h.step;
   }
   const Plan p = plan_for(a);
-  if (p.generation == h.known_generation && p.what == h.known_plan && p.cadence.revision == h.known_cadence) return std::nullopt;
+  // What the node says and what the master holds of it differ: its next report goes by HTTP.
+  const bool out_of_date = h.generation != a.status.generation || h.state != a.status.state;
+  if (!out_of_date && p.generation == h.known_generation && p.what == h.known_plan && p.cadence.revision == h.known_cadence) return std::nullopt;
   return HeartbeatAnswer{h.agent, h.seq, false, p.generation, p.what};
 }
 
@@ -317,6 +322,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
     if (!common) common = std::move(steps);
     else std::erase_if(*common, [&](std::int64_t s) { return !steps.count(s); });
   }
+  if (common) std::erase_if(*common, [&](std::int64_t step) { return refused_steps_.count(step) > 0; });
   RestoreChoice choice{-2, {}};  // -2: no node keeps flash checkpoints, each trainer chooses
   if (common) choice = clean_restore_step(std::vector<std::int64_t>(common->begin(), common->end()), clean_bound_);
   if (!choice.warning.empty()) {  // every step all ranks keep is past the onset
@@ -373,6 +379,7 @@ void JobMaster::decide(Clock::time_point now) {
     if (f.generation == generation_ - 1 && f.report.clean_step >= 0)
       clean_bound_ = clean_bound_ < 0 ? f.report.clean_step : std::min(clean_bound_, f.report.clean_step);
   const int faulty_rank = first ? first->rank : -1;
+  const bool first_failed_before_restoring = first && first->report.before_restoring;
   const std::string faulty_agent = first ? first->agent : std::string();
   std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });  // `first` with them
   for (const auto& a : actions) {
@@ -398,10 +405,26 @@ void JobMaster::decide(Clock::time_point now) {
       default: break;
     }
   }
+  if (first_failed_before_restoring) fall_back_from_failed_restores();
+  else if (faulty_rank >= 0) budget_.launch_ended(false);
   if (grow_by_ > 0) grow(now);
   fill_vacancies(now);
   if (const auto why = budget_.spent(); why && generation_ > 1) return finish(1, *why, now);  // it journals
   write_journal(now);  // the fault's rows with the decision: a master killed now resumes with both
+}
+
+//! The generation that ended failed before its trainers restored: a step that fails to restore twice
+//! is given up for the next older one every rank holds, then scratch; three failures in a row from
+//! one starting point end the job (the restart budget says why).
+void JobMaster::fall_back_from_failed_restores() {
+  budget_.launch_ended(true);
+  if (restore_step_ < 0 || ++failed_restores_[restore_step_] < 2) return;
+  refused_steps_.insert(restore_step_);
+  budget_.launch_ended(false);  // a new starting point gets its own tries
+  const std::string why = "step " + std::to_string(restore_step_) +
+                          " failed to restore twice (the trainers failed before they restored it): the job goes back to an older step";
+  std::cerr << "ctwin master: " << why << "\n";
+  record(ledger_.marked(), EventKind::Health, why);
 }
 
 control::ClusterView JobMaster::view(Clock::time_point now) const {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <unordered_map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -132,6 +133,7 @@ class JobMaster {
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
+  void fall_back_from_failed_restores();
   //! A gap between ticks longer than this is the master's own stall, not its agents' silence.
   static constexpr double kOwnStallS = 2;
   void discount_own_stall(Clock::time_point now);
@@ -206,6 +208,8 @@ class JobMaster {
   int suspect_ = -1;               //!< the node the last window named
   double last_restart_s_ = 30;     //!< what the last restart took (a planned stop costs about as much)
   std::int64_t timed_generation_ = 0;
+  std::map<std::int64_t, int> failed_restores_;  //!< generations that failed before restoring, by their restore step
+  std::set<std::int64_t> refused_steps_;          //!< steps given up after failing to restore
   std::int64_t clean_bound_ = -1;  //!< this gathering's restore goes no later (a loss spike's onset - 1); -1: any
   int replica_nodes_ = 1, active_replicas_ = 1, total_replicas_ = 1, grow_by_ = 0;  //!< grow_by_: at the next checkpoint
   struct Precheck {

@@ -60,6 +60,7 @@ struct FaultReport {
   int gpu = -1, xid = -1;
   double age_s = 0;
   std::int64_t clean_step = -1;  //!< silent corruption: the newest step known clean (the restore goes no later); -1: any
+  bool before_restoring = false;  //!< the trainer failed before it restored: its restore may be what fails
 };
 
 struct NodeStatus {

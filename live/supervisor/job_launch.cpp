@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -38,12 +41,57 @@ void add_job_environment(const Plan& p, std::vector<std::pair<std::string, std::
   if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
 }
 
+namespace {
+
+//! Whether `store`'s shard of `m` verifies: read once per process, the verdict kept while the file
+//! keeps its size and time (a shard is written once; a changed one is read again).
+bool shard_verifies(const flash::DiskStore& store, const flash::Manifest& m, std::string& why) {
+  struct Verdict {
+    std::uintmax_t size;
+    std::filesystem::file_time_type written;
+    std::string why;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Verdict> verdicts;
+  const std::string path = store.shard_path(m);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto written = std::filesystem::last_write_time(path, ec);
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = verdicts.find(path); !ec && it != verdicts.end() && it->second.size == size && it->second.written == written) {
+      why = it->second.why;
+      return why.empty();
+    }
+  }
+  why.clear();
+  const bool ok = store.verify(m, why);
+  std::lock_guard lock(mutex);
+  if (!ec) verdicts[path] = {size, written, ok ? std::string() : why};
+  return ok;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
-                                                 bool replicated) {
+                                                 bool replicated, std::vector<std::string>* refused) {
   std::vector<std::int64_t> on_disk;
   if (!persist_dir.empty()) {
     try {
       on_disk = flash::DiskStore(persist_dir, first.rank, world, 2, replicated).complete_steps();
+      // A step is held when this node's shards of it are whole: one bad shard must not be offered
+      // (its restore would fail, and the job restart from it again and again).
+      std::erase_if(on_disk, [&](std::int64_t step) {
+        for (int r = 0; r < ranks; ++r) {
+          const flash::DiskStore store(persist_dir, first.rank + r, world, 2, replicated);
+          const auto manifest = store.manifest(step);
+          std::string why = "rank " + std::to_string(first.rank + r) + "'s manifest is missing or malformed";
+          if (manifest && shard_verifies(store, *manifest, why)) continue;
+          if (refused) refused->push_back("step " + std::to_string(step) + " is not restorable: " + why);
+          return true;
+        }
+        return false;
+      });
     } catch (const std::exception&) {  // an unreadable disk holds nothing restorable
     }
   }

@@ -24,10 +24,12 @@ namespace ctwin::live {
 void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv);
 
 //! The steps all `ranks` ranks from `first.rank` on can restore, newest first: complete snapshots in
-//! their shared-memory slots, and steps complete for every rank of `world` in `persist_dir` (empty: none).
+//! their shared-memory slots, and steps complete for every rank of `world` in `persist_dir` (empty: none)
+//! whose shards for these ranks verify against their manifests' checksums (each shard read once
+//! per process and the verdict kept, until the file changes). A step refused so is said in `refused`.
 //! `replicated`: data-parallel replicas hold the same state, so steps saved at another world count.
 std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
-                                                 bool replicated = false);
+                                                 bool replicated = false, std::vector<std::string>* refused = nullptr);
 
 //! The master's checkpoint cadence for this node's trainers: a file ($CTWIN_CONTROL_FILE) in a
 //! folder of its own, rewritten atomically when the plan brings a new revision; each trainer reads

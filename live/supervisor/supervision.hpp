@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,7 +72,8 @@ class Supervision {
   int rank_base() const { return coordination_ ? std::max(plan_.node_rank, 0) * o_.flash_ranks : 0; }
   int world() const { return coordination_ ? std::max(plan_.nnodes, 1) * o_.flash_ranks : o_.flash_ranks; }
 
-  std::optional<std::vector<std::int64_t>> node_restorable() const;
+  //! The steps this node's ranks hold whole (their shards verified); a step refused is said once.
+  std::optional<std::vector<std::int64_t>> node_restorable();
   //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it
   //! tells the master what this node can restore, and carries out the actions named for it.
   bool await_run(NodeState waiting = NodeState::Stopped);
@@ -159,6 +161,7 @@ class Supervision {
                      }};
   bool finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
+  std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once
   std::map<std::string, long> interruptions_, health_counts_;
   SupervisorResult result_;
   LeftBehindPersist left_behind_;

@@ -121,7 +121,8 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   persist_left_behind();
   if (coordination_) {  // the master decides for the job: one decision, every node restarts
     coordination_->fault(
-        {cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step});
+        {cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
+         phase_ == Phase::Launching});
     if (await_run()) launch();
     return;
   }

@@ -217,9 +217,17 @@ void Supervision::check_hang(Clock::time_point t) {
 
 // ---- under a job master ----------------------------------------------------------------------------
 
-std::optional<std::vector<std::int64_t>> Supervision::node_restorable() const {
+std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
   if (o_.flash_ranks <= 0 || plan_.node_rank < 0) return std::nullopt;
-  return steps_every_rank_holds({o_.shm_dir, o_.flash_name, rank_base()}, o_.flash_ranks, o_.persist_dir, world(), scenario_.elastic.shrink);
+  std::vector<std::string> refused;
+  auto held = steps_every_rank_holds({o_.shm_dir, o_.flash_name, rank_base()}, o_.flash_ranks, o_.persist_dir, world(), scenario_.elastic.shrink,
+                                     &refused);
+  for (const auto& why : refused)
+    if (said_refused_.insert(why).second) {
+      std::cerr << "ctwin: " << why << "\n";
+      record(ledger_.at(Clock::now()), EventKind::Health, why);
+    }
+  return held;
 }
 
 //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it

@@ -110,6 +110,21 @@ def state_dict_checked():
             except FlashCheckpointError as e:
                 assert e.kind == "persist" and shard[0] in str(e), e
             os.truncate(shard[0], os.path.getsize(shard[0]) - 1)
+        # The job's step restored on a node whose memory is gone: the error names the shard and why.
+        fresh = tempfile.mkdtemp(prefix="ctwin-py-sd-", dir="/dev/shm")
+        os.environ["CTWIN_RESTORE_STEP"] = "3"
+        try:
+            with FlashCheckpoint("sdjob", persist_dir=disk, shm_dir=fresh) as ckpt:
+                ckpt.register_tensor("model.weight", torch.zeros(3, 4))
+                ckpt.register_tensor("model.bias", torch.zeros(5, dtype=torch.int64))
+                try:
+                    ckpt.restore()
+                    raise AssertionError("a shard cut short was restored")
+                except FlashCheckpointError as e:
+                    assert "cannot restore the job's step 3: step 3: " + shard[0] + ": shorter than its manifest says" in str(e), e
+        finally:
+            del os.environ["CTWIN_RESTORE_STEP"]
+            shutil.rmtree(fresh, ignore_errors=True)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
         shutil.rmtree(disk, ignore_errors=True)

@@ -23,6 +23,7 @@
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
 #include "live/flash_pattern.hpp"
+#include "live/supervisor/job_launch.hpp"
 #include "support/fixtures.hpp"
 
 namespace fs = std::filesystem;
@@ -572,4 +573,33 @@ TEST_CASE("flash checkpoint: replicated state restores at another world size (el
   Engine sharded(grown);
   f.attach(sharded);
   CHECK(sharded.restore_step(21).step == -1);
+}
+
+TEST_CASE("steps held: a step whose shard fails its checksum is not offered to the master, and is said", "[live][flash]") {
+  Fixture f;
+  {
+    Engine engine(f.options(false));
+    f.attach(engine);
+    for (const std::int64_t step : {4, 8}) {
+      f.fill(step);
+      engine.save(step);
+      REQUIRE(engine.wait_persisted(step, 30));
+    }
+  }
+  for (const auto& name : names_in(f.shm.path)) fs::remove(fs::path(f.shm.path) / name);  // the node lost its memory
+  const auto shard = fs::path(f.disk.path) / "step-000000000008" / "rank-00000.shard";
+  REQUIRE(fs::exists(shard));
+  {  // one byte of step 8's shard flipped
+    std::fstream io(shard, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekg(100);
+    const int byte = io.get();
+    io.seekp(100);
+    io.put(static_cast<char>(byte ^ 0x10));
+  }
+  std::vector<std::string> refused;
+  const SlotLocation first{f.shm.path, "job", 0};
+  CHECK(ctwin::live::steps_every_rank_holds(first, 1, f.disk.path, 1, false, &refused) == std::vector<std::int64_t>{4});
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].rfind("step 8 is not restorable: " + shard.string() + ": buffer ", 0) == 0);
+  CHECK(refused[0].find("fails its checksum") != std::string::npos);
 }
