@@ -61,6 +61,16 @@ class LiveLedger {
     return static_cast<double>(lost) / 1e6;
   }
 
+  //! `us` of the productive time charged since step `since` was `to` after all (a slowdown confirmed
+  //! late): moved, with what the steps from `since` on count as productive.
+  void reclassify_productive(std::int64_t since, Micros us, Category to) {
+    us = std::clamp<Micros>(us, 0, ledger_[Category::Productive]);
+    ledger_[Category::Productive] -= us;
+    ledger_[to] += us;
+    for (auto it = productive_at_step_.lower_bound(since); it != productive_at_step_.end(); ++it) it->second = std::max<Micros>(it->second - us, 0);
+    adds_up();
+  }
+
   const Ledger& ledger() const { return ledger_; }
   //! Productive time moved to lost progress by restores, in all: a counter that never decreases.
   Micros rolled_back_us() const { return rolled_back_us_; }

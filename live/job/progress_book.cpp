@@ -13,6 +13,8 @@ double ProgressBook::save_s() const {
 }
 
 void ProgressBook::launched() {
+  ++launches_;
+  pending_excess_.clear();
   steps_since_launch_ = 0;
   steps_.restarted();
   nan_step_ = -1;
@@ -69,9 +71,26 @@ void ProgressBook::on_step(const TrainerMessage& m, LiveLedger::Clock::time_poin
     step_ = m.step;
     return;
   }
+  // A restart's warm-up (its first steps, slower while caches fill and peers catch up): the time
+  // beyond the baseline is the restart's, as the simulator's restart time holds it.
+  const bool warming = first_after_launch || steps_.warming();
+  if (warming && launches_ > 1 && steps_.baseline_s() > 0 && m.seconds > steps_.baseline_s()) {
+    const Micros stretch = ledger_.at(t) - ledger_.marked();
+    const auto excess = static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds));
+    ledger_.split(Category::Productive, stretch - excess, Category::Restart, t);
+    if (!first_after_launch) steps_.observe(m.seconds);
+    ledger_.step_done(m.step);
+    step_ = m.step;
+    return;
+  }
   if (!first_after_launch) {  // the first step after a launch warms up
     switch (steps_.observe(m.seconds)) {
-      case StepTimeWatch::Change::SlowBegin: record_(ledger_.at(t), EventKind::SlowBegin, "source=step_times", steps_.speed()); break;
+      case StepTimeWatch::Change::SlowBegin:
+        // Confirmed: the steps it took to confirm were slow too.
+        for (const auto& [step, excess] : pending_excess_) ledger_.reclassify_productive(step, excess, Category::Degraded);
+        pending_excess_.clear();
+        record_(ledger_.at(t), EventKind::SlowBegin, "source=step_times", steps_.speed());
+        break;
       case StepTimeWatch::Change::SlowEnd: record_(ledger_.at(t), EventKind::SlowEnd, "source=step_times", 1.0); break;
       case StepTimeWatch::Change::None: break;
     }
@@ -82,7 +101,11 @@ void ProgressBook::on_step(const TrainerMessage& m, LiveLedger::Clock::time_poin
     const auto excess = static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds));
     ledger_.split(Category::Productive, stretch - excess, Category::Degraded, t);
   } else {
+    const Micros stretch = ledger_.at(t) - ledger_.marked();
     ledger_.charge(Category::Productive, t);
+    if (!steps_.pending()) pending_excess_.clear();
+    else if (m.seconds > steps_.baseline_s())  // degraded if the slowdown is confirmed
+      pending_excess_.emplace_back(m.step, static_cast<Micros>(static_cast<double>(stretch) * (1 - steps_.baseline_s() / m.seconds)));
   }
   ledger_.step_done(m.step);
   step_ = m.step;

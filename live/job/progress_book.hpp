@@ -11,6 +11,8 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/event.hpp"
 #include "live/job/heartbeat.hpp"
@@ -47,11 +49,12 @@ class ProgressBook {
   LiveLedger& ledger_;
   Record record_;
   StepTimeWatch steps_;
-  long steps_since_launch_ = 0;
+  long steps_since_launch_ = 0, launches_ = 0;
   std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
   bool done_ = false;
   double last_step_s_ = 0, share_ = 1;
   std::deque<double> recent_saves_s_;
+  std::vector<std::pair<std::int64_t, Micros>> pending_excess_;  //!< steps' excess while a slowdown is being confirmed
 };
 
 }  // namespace ctwin::live

@@ -231,16 +231,18 @@ TEST_CASE("live run: steps slower than the node's baseline are degraded time, be
   // It stays slow to the end (a busy machine may make one early step look slow and end it again).
   CHECK(r.rows("slow_begin").size() == r.rows("slow_end").size() + 1);
   const auto run = r.observed();
-  // Steps 25 to 60 take 4x the baseline (40 ms instead of 10): about three quarters of the time
-  // after the slowdown is seen is degraded, about 0.9 s in all, and the productive time stays about
-  // 10 ms a step. Said as shares of the time, which a busy machine stretches alike.
+  // Steps 25 to 60 take 4x the baseline (40 ms instead of 10): about three quarters of the slow
+  // time is degraded, about 1 s in all, and the productive time stays about 10 ms a step. The
+  // slowdown is confirmed 13 slow steps in (3 to turn the window's median, 10 to confirm), and is
+  // degraded from where the median turned: of the 36 slow steps, about 23 come after the row.
+  // Said as shares of the time, which a busy machine stretches alike.
   const double degraded = ledger_s(run, ctwin::Category::Degraded);
   const double after_first = run.wall_s - r.rows("slow_begin").front()->time_s;
   const double after_last = run.wall_s - r.rows("slow_begin").back()->time_s;
   INFO("degraded " << degraded << " s; after the first slow_begin " << after_first << " s, after the last " << after_last << " s");
   CHECK(degraded > 0.5);
   CHECK(degraded > 0.45 * after_last);
-  CHECK(degraded < 0.95 * after_first);
+  CHECK(degraded < 0.95 * after_first * 36 / 23);  // never more than the slow stretch
   CHECK(ledger_s(run, ctwin::Category::Productive) < degraded);
   CHECK(run.interruptions.empty());
 }

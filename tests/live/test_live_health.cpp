@@ -16,6 +16,7 @@
 #include "live/supervisor/actuators.hpp"
 #include "live/job/heartbeat.hpp"
 #include "live/job/live_ledger.hpp"
+#include "live/job/progress_book.hpp"
 #include "live/job/step_time_watch.hpp"
 
 using namespace ctwin::live;
@@ -274,8 +275,55 @@ TEST_CASE("live ledger: a rollback moves the undone steps' productive time to lo
   CHECK(ledger.total() == 620'000);
 }
 
+namespace {
+
+//! A progress book fed one trainer's messages at the times they say: steps of given seconds.
+struct Book {
+  LiveLedger::Clock::time_point t = LiveLedger::Clock::now();
+  LiveLedger ledger{t};
+  int slow_rows = 0;
+  ProgressBook book{ledger, [this](ctwin::Micros, ctwin::EventKind kind, const std::string&, double) { slow_rows += kind == ctwin::EventKind::SlowBegin; }};
+  void launched(std::int64_t restored) {
+    book.launched();
+    book.apply(parse_trainer_message("restored " + std::to_string(restored) + (restored < 0 ? " none" : " memory") + " 0 rank=0"), t);
+  }
+  void step(std::int64_t n, double seconds) {
+    t += std::chrono::microseconds(static_cast<long>(seconds * 1e6));
+    book.apply(parse_trainer_message("step " + std::to_string(n) + " " + std::to_string(seconds) + " rank=0"), t);
+  }
+  double seconds(ctwin::Category c) const { return static_cast<double>(ledger.ledger()[c]) / 1e6; }
+};
+
+}  // namespace
+
+TEST_CASE("progress book: a restart's slow first steps are restart time beyond the baseline, not degraded nor all productive",
+          "[live][supervisor]") {
+  using ctwin::Category;
+  Book b;
+  b.launched(-1);
+  for (int n = 1; n <= 30; ++n) b.step(n, 0.1);  // warm-up, then the baseline: 0.1 s
+  const double productive_before = b.seconds(Category::Productive);
+  b.launched(30);  // a restart from step 30
+  for (int n = 31; n <= 36; ++n) b.step(n, n <= 33 ? 0.4 : 0.1);  // three slow steps while caches fill
+  CHECK(b.seconds(Category::Productive) - productive_before == Approx(0.6).margin(1e-4));  // six steps of 0.1 s
+  CHECK(b.seconds(Category::Restart) == Approx(0.9).margin(1e-4));  // 3 x 0.3 s beyond the baseline
+  CHECK(b.seconds(Category::Degraded) == 0);
+  CHECK(b.slow_rows == 0);
+}
+
+TEST_CASE("progress book: a slowdown confirmed late is degraded from when its window turned", "[live][supervisor]") {
+  using ctwin::Category;
+  Book b;
+  b.launched(-1);
+  for (int n = 1; n <= 50; ++n) b.step(n, n <= 30 ? 0.1 : 0.4);  // from step 31 on, four times slower for good
+  CHECK(b.slow_rows == 1);
+  // The window's median turns at the third slow step; confirmed ten steps later, it counts from there.
+  CHECK(b.seconds(Category::Degraded) == Approx(18 * 0.3).margin(1e-4));
+  CHECK(b.ledger.ledger().total() == b.ledger.marked());
+}
+
 TEST_CASE("step time watch: a slowdown that lasts is found against the baseline - one slow step is not", "[live][supervisor]") {
-  StepTimeWatch w(4, 3, 1.25, 1.1, 0);
+  StepTimeWatch w(4, 3, 1.25, 1.1, 0, 1);
   for (double s : {1.0, 1.1, 0.9, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
   CHECK(w.baseline_s() == Approx(1.0));
   for (double s : {1.0, 3.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // a checkpoint's slow step
@@ -289,8 +337,27 @@ TEST_CASE("step time watch: a slowdown that lasts is found against the baseline 
   CHECK(!w.slow());
 }
 
+TEST_CASE("step time watch: a slow stretch counts once it lasts, and the baseline follows the job's normal steps", "[live][supervisor]") {
+  StepTimeWatch w(4, 3, 1.25, 1.1, 0, 5, 8);
+  for (double s : {1.0, 1.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  // A data-loader stall: four slow steps, then normal again. The window's median stays high for
+  // fewer than 5 steps: no slowdown.
+  for (double s : {1.6, 1.6, 1.6, 1.6, 1.0, 1.0, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
+  CHECK_FALSE(w.slow());
+  // The job's normal steps drift to 1.2 s (a longer sequence): the baseline follows them.
+  for (int i = 0; i < 10; ++i) CHECK(w.observe(1.2) == StepTimeWatch::Change::None);
+  CHECK(w.baseline_s() == Approx(1.2));
+  // A throttled GPU: twice as slow, for good. Counted once its window has stayed slow 5 steps.
+  int begun_at = -1;
+  for (int i = 0; i < 12 && begun_at < 0; ++i)
+    if (w.observe(2.4) == StepTimeWatch::Change::SlowBegin) begun_at = i;
+  CHECK(begun_at == 5);  // one step before the window's median turns, then 5 in a row
+  CHECK(w.baseline_s() == Approx(1.2));  // slow steps never move it
+  CHECK(w.speed() == Approx(0.5));
+}
+
 TEST_CASE("step time watch: the warm-up after a start or a restart is not a slowdown, one that lasts past it is", "[live][supervisor]") {
-  StepTimeWatch w(4, 3, 1.25, 1.1, 3);
+  StepTimeWatch w(4, 3, 1.25, 1.1, 3, 1);
   for (double s : {9.0, 5.0, 3.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);  // a cold start: not the baseline
   for (double s : {1.0, 1.1, 0.9, 1.0}) CHECK(w.observe(s) == StepTimeWatch::Change::None);
   CHECK(w.baseline_s() == Approx(1.0));
