@@ -508,6 +508,7 @@ void JobMaster::record(Micros at, EventKind kind, const std::string& note, int n
 MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
   MetricsSnapshot s;
   s.ledger = ledger_.ledger();
+  s.uncharged_s = static_cast<double>(std::max<Micros>(ledger_.at(now) - ledger_.marked(), 0)) / 1e6;
   s.rolled_back_us = ledger_.rolled_back_us();
   s.wall_s = static_cast<double>(ledger_.at(now)) / 1e6;
   s.step = book_.step();

@@ -37,7 +37,7 @@ struct LiveMetrics::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer;
   std::map<std::string, std::string> labels;
-  prometheus::Family<prometheus::Gauge>* gauges[13] = {};
+  prometheus::Family<prometheus::Gauge>* gauges[14] = {};
   prometheus::Family<prometheus::Counter>* counters[5] = {};
 
   prometheus::Family<prometheus::Gauge>& gauge(int i, const char* name, const char* help) {
@@ -85,6 +85,9 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
     if (c == static_cast<std::size_t>(Category::LostProgress)) seconds -= rolled_back;
     advance(ledger.Add({{"category", kCategoryKeys[c]}}), seconds);
   }
+  m.gauge(13, "ctwin_uncharged_seconds", "wall time since the ledger's last charge, not yet in a category (a job stuck starting grows it)")
+      .Add({})
+      .Set(s.uncharged_s);
   advance(m.counter(1, "ctwin_rolled_back_seconds_total", "productive time that restores rolled back (lost progress)").Add({}), rolled_back);
   m.gauge(3, "ctwin_trainer_step", "the last step the trainer finished").Add({}).Set(static_cast<double>(s.step));
   m.gauge(4, "ctwin_checkpoint_step", "the step of the last checkpoint saved").Add({}).Set(static_cast<double>(s.checkpoint_step));

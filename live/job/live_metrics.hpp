@@ -24,6 +24,7 @@ namespace ctwin::live {
 
 struct MetricsSnapshot {
   Ledger ledger;                          //!< charged up to the last mark
+  double uncharged_s = 0;                 //!< since the last mark: not yet in any category (a job stuck starting shows here)
   Micros rolled_back_us = 0;              //!< productive time moved to lost progress by restores, in all
   double wall_s = 0;
   std::int64_t step = -1, checkpoint_step = -1;

@@ -336,6 +336,7 @@ void Supervision::publish_metrics(bool now) {
   metrics_published_ = t;
   MetricsSnapshot s;
   s.ledger = ledger_.ledger();
+  s.uncharged_s = static_cast<double>(std::max<Micros>(ledger_.at(t) - ledger_.marked(), 0)) / 1e6;
   s.rolled_back_us = ledger_.rolled_back_us();
   s.wall_s = seconds_between(start_, t);
   s.step = book_.step();

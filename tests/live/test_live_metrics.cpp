@@ -69,6 +69,8 @@ MetricsSnapshot snapshot(double productive_s, double lost_s, double rolled_back_
   s.rolled_back_us = static_cast<ctwin::Micros>(rolled_back_s * 1e6);
   s.step = 10;
   s.interruptions["software_bug"] = 1;
+  s.uncharged_s = 2.5;  // e.g. a job still gathering its nodes
+  s.report_age_s[0] = 0.4;
   return s;
 }
 
@@ -91,6 +93,8 @@ TEST_CASE("live metrics: counters never decrease across a rollback, and promtool
   CHECK(sample(after, "ctwin_goodput_ratio{" + kLabels + "}") == Approx(0.7));
   CHECK(after.find("ctwin_build_info{" + kLabels + ",version=") != std::string::npos);
   CHECK(after.find("ctwin_interruptions_total{" + kLabels + ",class=\"software_bug\"}") != std::string::npos);
+  CHECK(sample(after, "ctwin_uncharged_seconds{" + kLabels + "}") == Approx(2.5));
+  CHECK(sample(after, "ctwin_job_node_report_age_seconds{" + kLabels + ",rank=\"0\"}") == Approx(0.4));
   // Prometheus' own linter: names, types, _total on counters, units.
   const std::string file = "/tmp/ctwin-metrics-" + std::to_string(::getpid()) + ".txt";
   std::ofstream(file) << after;
