@@ -79,6 +79,7 @@ json to_json(const Report& m) {
   json status = {{"generation", m.status.generation}, {"state", to_string(m.status.state)}, {"step", m.status.step}};
   status["restorable"] = m.status.restorable ? json(*m.status.restorable) : json(nullptr);
   status["node_rank"] = m.status.node_rank;
+  if (!m.status.problem.empty()) status["problem"] = m.status.problem;
   json lines = json::array();
   for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
   json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
@@ -102,7 +103,8 @@ json to_json(const Plan& m) {
           {"node_rank", m.node_rank},     {"nnodes", m.nnodes},         {"nproc_per_node", m.nproc_per_node},
           {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
-          {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)}};
+          {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)},
+          {"run", m.run},                 {"adopt_steps", m.adopt_steps}};
   if (m.precheck)
     j["precheck"] = {{"key", m.precheck->key}, {"ranks", m.precheck->ranks}, {"first_rank", m.precheck->first_rank},
                        {"gpus", m.precheck->gpus}, {"timeout_s", m.precheck->timeout_s}};
@@ -181,7 +183,7 @@ Report parse_report(const std::string& body) {
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
   if (const json* s = r.object(j, "", "status", true)) {
-    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank"});
+    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank", "problem"});
     m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);
     if (const auto state = r.string(*s, "/status", "state", true)) {
       if (const auto known = node_state_named(*state)) m.status.state = *known;
@@ -190,6 +192,7 @@ Report parse_report(const std::string& body) {
     m.status.step = r.integer(*s, "/status", "step", false, -1, kNewest).value_or(-1);
     m.status.restorable = read_steps(r, *s, "/status");
     m.status.node_rank = static_cast<int>(r.integer(*s, "/status", "node_rank", false, -1, kMostNodes).value_or(-1));
+    m.status.problem = bounded_string(r, *s, "/status", "problem", false, kLongestLine);
   }
   if (const auto it = j.find("lines"); it != j.end()) {
     if (!it->is_array() || it->size() > kMostLines) {
@@ -286,6 +289,8 @@ Plan parse_plan(const std::string& body) {
   m.cause = bounded_string(r, j, "", "cause", false, 64);
   m.exit_code = static_cast<int>(r.integer(j, "", "exit_code", false, 0, 255).value_or(0));
   m.reason = bounded_string(r, j, "", "reason", false, kLongestLine);
+  m.run = bounded_string(r, j, "", "run", false, 256);
+  m.adopt_steps = r.boolean(j, "", "adopt_steps").value_or(false);
   if (const json* c = r.object(j, "", "checkpoint_cadence", false)) {
     m.cadence.revision = r.integer(*c, "/checkpoint_cadence", "revision", true, 0, kNewest).value_or(0);
     const auto it = c->find("changes");

@@ -107,6 +107,9 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   master_->add_option("--max-restarts", m.max_restarts, "give up (exit 1) after this many restarts")->check(CLI::Range(0, 100000));
   master_->add_option("--metrics", m.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9401; port 0: any free port)");
   master_->add_flag("--no-metrics", m.no_metrics, "no Prometheus endpoint");
+  master_->add_flag("--resume", m.resume,
+                    "a new run of the job takes the steps another run left in the nodes' persist folders (without it, a node that "
+                    "finds them ends the job, exit 2)");
 
   agent_ = parent.add_subcommand("agent", "a node's agent: joins the master, runs the trainer as the master's plan says, reports its faults");
   add_supervisor_options(agent_, agent_args_);
@@ -218,6 +221,7 @@ int LiveCommands::run_master() {
   o.max_restarts = m.max_restarts;
   o.events_path = m.events;
   o.journal_path = m.journal;
+  o.adopt_steps = m.resume;
   live::JobMaster master(scenario, controller, o, live::JobMaster::Clock::now());  // BadInput: a journal of another job
   std::unique_ptr<live::cluster::MasterService> service;
   try {

@@ -66,6 +66,7 @@ class LiveCommands {
     std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401";
     std::optional<std::string> report_interval, agent_timeout, straggler_window, precheck_timeout;
     bool no_metrics = false;
+    bool resume = false;  //!< the nodes take the steps another run left in their persist folders
     int nvlink_domain_nodes = 0;
     int nnodes = 1, nproc_per_node = 1, trainer_port = 29500, max_restarts = 10;
     long long total_steps = 0;

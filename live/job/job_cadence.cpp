@@ -35,7 +35,7 @@ void JobMaster::update_cadence(Clock::time_point now) {
                 "checkpoint cadence every=%lld from_step=%lld interval_s=%.3f save_s=%.4f step_s=%.4f interruptions=%ld mtbf_s=%.3f at_s=%.3f",
                 static_cast<long long>(change->every), static_cast<long long>(change->from), interval_s, save_s, step_s, failures,
                 interval_policy_->planned_mtbf_s(context), micros_to_seconds(context.now_us));
-  record(ledger_.at(now), EventKind::Health, note);
+  record(ledger_.marked(), EventKind::Health, note);  // at the last charge: a line said before now may still come
   std::cerr << "ctwin master: " << note << "\n";
 }
 

@@ -73,7 +73,7 @@ void JobMaster::consider_growing(Clock::time_point now) {
   for (const auto& a : actions)
     if (a.act == Act::Grow) grow_by_ += a.replicas;
   if (grow_by_ > 0) {
-    record(ledger_.at(now), EventKind::Health, "spares are back: the job grows by " + std::to_string(grow_by_) + " replicas at its next checkpoint");
+    record(ledger_.marked(), EventKind::Health, "spares are back: the job grows by " + std::to_string(grow_by_) + " replicas at its next checkpoint");
     std::cerr << "ctwin master: the job grows by " << grow_by_ << " replicas at its next checkpoint\n";
   }
 }

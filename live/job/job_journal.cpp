@@ -35,6 +35,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"job", o_.job},
       {"nnodes", o_.nnodes},
       {"start_utc_us", start_utc_us_},
+      {"run_id", run_id_},
       {"written_utc_us", utc_now_us()},
       {"phase", kPhases[static_cast<int>(phase_)]},
       {"generation", generation_},
@@ -67,6 +68,7 @@ void JobMaster::read_journal(Clock::time_point now) {
       bad("the journal is of job \"" + j.at("job").get<std::string>() + "\" on " + std::to_string(j.at("nnodes").get<int>()) +
           " nodes, not this one (remove it to start a new job)");
     start_utc_us_ = j.at("start_utc_us").get<std::int64_t>();
+    run_id_ = j.value("run_id", run_id_);  // a journal from before run ids keeps the new one
     const std::string phase = j.at("phase").get<std::string>();
     for (int p = 0; p < 4; ++p)
       if (phase == kPhases[p]) phase_ = static_cast<Phase>(p);

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstdio>
 #include <iostream>
+#include <random>
 #include <set>
 
 #include "core/invariant.hpp"
@@ -39,6 +40,12 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   active_replicas_ = total_replicas_ = o_.nnodes / replica_nodes_;
   precheck_wanted_ = scenario_.precheck.enabled;  // before the first start
   start_utc_us_ = utc_now_us();
+  {  // a run id no other run of this job shares: the start time and 32 random bits
+    std::random_device entropy;
+    char id[40];
+    std::snprintf(id, sizeof id, "%llx-%08x", static_cast<unsigned long long>(start_utc_us_), static_cast<unsigned>(entropy()));
+    run_id_ = id;
+  }
   read_journal(now);
   // nodes=: the whole job's log (validate compares it with the scenario's job, not with one node).
   if (!resumed_)
@@ -90,6 +97,12 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   Agent& a = it->second;
   a.last_seen = now;
   a.status = report.status;
+  if (!report.status.problem.empty()) {  // a node that cannot take part (another run's steps)
+    std::cerr << "ctwin master: " << a.host << ": " << report.status.problem << "\n";
+    if (a.rank >= 0) finish(2, "node rank " + std::to_string(a.rank) + " on " + a.host + ": " + report.status.problem, now);
+    else a.evicted = true, journal_dirty_ = true;  // a spare that cannot serve this run is not one
+    return plan_for(a);
+  }
   if (a.rank == 0) take_lines(report, now);
   if (!report.sections.empty()) {
     a.sections = report.sections;
@@ -196,7 +209,7 @@ void JobMaster::tick(Clock::time_point now) {
         const std::string why = "every agent (" + std::to_string(silent.size()) + ") is silent at once: the master's network or the master itself "
                                 "is the likelier fault; no node is declared lost, the master waits for them";
         std::cerr << "ctwin master: " << why << "\n";
-        record(ledger_.at(now), EventKind::Health, why);
+        record(ledger_.marked(), EventKind::Health, why);
       }
       silent.clear();
     } else if (heard > 0) {
@@ -229,7 +242,7 @@ void JobMaster::discount_own_stall(Clock::time_point now) {
   std::snprintf(why, sizeof why, "the master did not run for %.1f s (stopped, paused or starved): its agents' silence is counted without it",
                 seconds_between(last, now));
   std::cerr << "ctwin master: " << why << "\n";
-  record(ledger_.at(now), EventKind::Health, why);
+  record(ledger_.marked(), EventKind::Health, why);
 }
 
 //! An agent that went silent lost its node: a node fault while the job runs; its rank is vacant.
@@ -461,6 +474,8 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.actions = a.actions;
   p.cause = cause_;
   p.cadence = cadence_;
+  p.run = o_.job + "/" + run_id_;
+  p.adopt_steps = o_.adopt_steps;
   if (phase_ == Phase::Done) {
     p.what = PlanKind::Exit;
     p.exit_code = exit_code_;

@@ -56,6 +56,7 @@ struct MasterOptions {
   std::int64_t total_steps = 0;    //!< the run's length, for what evicting a straggler saves (0: as long again as so far)
   double precheck_timeout_s = 60;  //!< a precheck round gives up on a node after this long
   int nvlink_domain_nodes = 0;     //!< > 0: the precheck's units are NVLink domains of this many consecutive node ranks
+  bool adopt_steps = false;        //!< --resume: the nodes take the steps another run left in their persist folders
 };
 
 //! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
@@ -186,6 +187,7 @@ class JobMaster {
   ProgressBook book_;
   Phase phase_ = Phase::Rendezvous;
   std::int64_t generation_ = 0, restore_step_ = -2, start_utc_us_ = 0;
+  std::string run_id_;  //!< this run of the job (journaled): the nodes' persist folders are claimed for it
   std::unordered_map<std::string, Agent> agents_;
   std::vector<std::string> slots_;  //!< the agent holding each node rank ("" vacant)
   std::vector<Fault> faults_;

@@ -46,7 +46,7 @@ void JobMaster::look_for_stragglers(Clock::time_point now) {
   for (const auto& act : actions)
     if (act.act == Act::Replace && act.node >= 0) named = act.node / o_.nproc_per_node;
   if (named < 0 || named != suspect_) {  // nobody, or a first window: measured again before it goes
-    if (named >= 0) record(ledger_.at(now), EventKind::Health, "straggler suspected: node rank " + std::to_string(named) + " (measured again)", named);
+    if (named >= 0) record(ledger_.marked(), EventKind::Health, "straggler suspected: node rank " + std::to_string(named) + " (measured again)", named);
     suspect_ = named;
     return;
   }

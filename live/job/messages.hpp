@@ -48,6 +48,11 @@ struct Plan {
   //! Which steps the trainers save (the checkpoint policy's interval, in steps); no changes: their own.
   CheckpointCadence cadence;
   std::optional<PrecheckTask> precheck;  //!< with PlanKind::Precheck
+  //! The job's run ("JOB/RUN-ID", new with every master started without its journal): a node's
+  //! persist folder holds the steps of one run, and a node refuses another run's unless
+  //! `adopt_steps` (the master's --resume) says to take them.
+  std::string run;
+  bool adopt_steps = false;
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };
@@ -72,6 +77,8 @@ struct NodeStatus {
   std::optional<std::vector<std::int64_t>> restorable;
   //! The node rank `restorable` is for (a spare that was just given a rank says so once it has looked).
   int node_rank = -1;
+  //! Why this node cannot take part (its persist folder holds another run's steps): the job ends, exit 2.
+  std::string problem = {};
 };
 
 //! One rank's compute time per step (collectives excluded), the median over the last report's

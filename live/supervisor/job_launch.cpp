@@ -108,6 +108,27 @@ std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& firs
   return common ? std::vector<std::int64_t>(common->rbegin(), common->rend()) : std::vector<std::int64_t>{};
 }
 
+std::string claim_persist_folder(const std::string& persist_dir, const std::string& run, bool adopt) {
+  namespace fs = std::filesystem;
+  const fs::path owner_file = fs::path(persist_dir) / "ctwin-run";
+  std::string owner;
+  if (std::ifstream in(owner_file); in) std::getline(in, owner);
+  if (owner == run) return {};
+  bool has_steps = false;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(persist_dir, ec)) has_steps |= entry.path().filename().string().rfind("step-", 0) == 0;
+  if ((has_steps || !owner.empty()) && !adopt)
+    return "the persist folder " + persist_dir + " holds the steps of " + (owner.empty() ? std::string("a run that did not claim it") : "run " + owner) +
+           ", not of this one (" + run + "): start the master with --resume to take them, or give this job another folder";
+  try {
+    fs::create_directories(persist_dir);
+    write_file_atomically(owner_file.string(), run + "\n");
+  } catch (const std::exception& e) {
+    return std::string("cannot claim the persist folder: ") + e.what();
+  }
+  return {};
+}
+
 CadenceFile::CadenceFile() {
   const char* tmp = std::getenv("TMPDIR");
   std::string folder = std::string(tmp && *tmp ? tmp : "/tmp") + "/ctwin-control-XXXXXX";

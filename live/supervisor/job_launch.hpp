@@ -31,6 +31,12 @@ void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, st
 std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& first, int ranks, const std::string& persist_dir, int world,
                                                  bool replicated = false, std::vector<std::string>* refused = nullptr);
 
+//! Claims `persist_dir` for `run` (a plan's "JOB/RUN-ID"): its file `ctwin-run` names the run whose
+//! steps the folder holds. Empty when this node may restore them (the file is written when the
+//! folder is new, or rewritten with `adopt`); else why not: another run's steps (or steps no run
+//! claims), which a new job must not resume without being told.
+std::string claim_persist_folder(const std::string& persist_dir, const std::string& run, bool adopt);
+
 //! The master's checkpoint cadence for this node's trainers: a file ($CTWIN_CONTROL_FILE) in a
 //! folder of its own, rewritten atomically when the plan brings a new revision; each trainer reads
 //! it between steps (ctwin_flash.Supervisor.checkpoint_due), whatever launched it.

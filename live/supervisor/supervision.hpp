@@ -77,6 +77,8 @@ class Supervision {
   //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it
   //! tells the master what this node can restore, and carries out the actions named for it.
   bool await_run(NodeState waiting = NodeState::Stopped);
+  //! The persist folder claimed for the plan's run (job_launch.hpp); empty, or why not (said once).
+  const std::string& claim_persist_folder_for(const Plan& p);
   //! Running: reports this node's progress; when the master has moved the job on (a fault on
   //! another node, or its own decision), the trainer's whole tree goes at once: its collectives
   //! would only wait for the ranks that are gone.
@@ -162,6 +164,7 @@ class Supervision {
   bool finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once
+  std::string claimed_run_, claim_problem_;  //!< the run this node's persist folder serves, or why it cannot
   std::map<std::string, long> interruptions_, health_counts_;
   SupervisorResult result_;
   LeftBehindPersist left_behind_;

@@ -238,6 +238,7 @@ bool Supervision::await_run(NodeState waiting) {
     const auto p = coordination_->plan();
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
     NodeStatus status{p ? p->generation : 0, waiting, book_.step(), node_restorable(), plan_.node_rank};
+    if (p) status.problem = claim_persist_folder_for(*p);
     if (p && p->generation > acted && !p->actions.empty()) {
       for (const auto& name : p->actions) carry_out_named(name);
       acted = p->generation;
@@ -269,6 +270,14 @@ bool Supervision::await_run(NodeState waiting) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+const std::string& Supervision::claim_persist_folder_for(const Plan& p) {
+  if (o_.persist_dir.empty() || p.run.empty() || p.run == claimed_run_ || !claim_problem_.empty()) return claim_problem_;
+  claim_problem_ = claim_persist_folder(o_.persist_dir, p.run, p.adopt_steps);
+  if (claim_problem_.empty()) claimed_run_ = p.run;
+  else std::cerr << "ctwin: " << claim_problem_ << "\n", record(ledger_.at(Clock::now()), EventKind::Health, claim_problem_);
+  return claim_problem_;
 }
 
 //! Running: reports this node's progress; when the master has moved the job on (a fault on

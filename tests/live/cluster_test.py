@@ -737,6 +737,30 @@ def run_bad_input(job):
         saved = json.load(f)
     saved["ledger"]["us"][0] += 1
     refuses_journal(json.dumps(saved), "/ledger")
+    # The job started again as a new run (no journal) over a persist folder that holds an older
+    # run's steps: the node that finds them ends the job, exit 2, naming the folder; the master's
+    # --resume takes them.
+    os.remove(job.path("journal.json"))
+    os.makedirs(os.path.join(job.persist, "step-000000000077"))
+    with open(os.path.join(job.persist, "ctwin-run"), "w") as f:
+        f.write("%s/an-older-run\n" % job.name)
+    for extra in ([], ["--resume"]):
+        job.start_master(extra)
+        for n in range(job.nnodes):
+            job.start_agent(str(n), n)
+        code = job.wait_master(90)
+        said = open(job.path("master.log")).read()
+        for key, p in job.agents.items():
+            p.wait(30)
+        if extra:
+            check(code == 0, "--resume: the master exited %d" % code, job)
+        else:
+            check(code == 2 and ("holds the steps of run %s/an-older-run" % job.name) in said and "--resume" in said,
+                  "another run's steps: exit %d" % code, job)
+            os.rename(job.path("master.log"), job.path("master-refused.txt"))
+        job.agents.clear()
+        if os.path.exists(job.path("journal.json")):
+            os.remove(job.path("journal.json"))
 
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),

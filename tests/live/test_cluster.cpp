@@ -262,6 +262,36 @@ TEST_CASE("job master: a step that fails to restore is given up for an older one
   CHECK(m.reason().find("failed 3 times in a row before it restored") != std::string::npos);
 }
 
+TEST_CASE("job master: every plan names the run; a node whose persist folder is another run's ends the job, exit 2", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.job = "job42";
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.join({"c", -1, "h2", "", true}, now);
+  const Plan plan = m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  CHECK(plan.run.rfind("job42/", 0) == 0);
+  CHECK_FALSE(plan.adopt_steps);
+  CHECK(parse_plan(to_json(plan).dump()).run == plan.run);
+  // A spare whose folder is another run's is no spare; the job goes on.
+  Report spare = report("c", 1, NodeState::Waiting);
+  spare.status.problem = "the persist folder /ckpt holds the steps of run job42/old";
+  CHECK(m.report(spare, now).what == PlanKind::Exit);
+  CHECK_FALSE(m.done());
+  CHECK(m.spares() == 0);
+  // A node holding a rank: the job ends, exit 2, naming the node and why.
+  Report b = report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{77});
+  b.status.problem = "the persist folder /ckpt holds the steps of run job42/old";
+  m.report(b, now);
+  REQUIRE(m.done());
+  CHECK(m.exit_code() == 2);
+  CHECK(m.reason() == "node rank 1 on h1: the persist folder /ckpt holds the steps of run job42/old");
+}
+
 TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
   CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
                     Catch::Contains("/status/state"));
@@ -278,6 +308,9 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
                     Catch::Contains("/extra"));
   CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
   CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
+  Report refusing = report("x", 3, NodeState::Stopped, std::nullopt);
+  refusing.status.problem = "the persist folder /ckpt holds the steps of run job42/aaa";
+  CHECK(parse_report(to_json(refusing).dump()).status.problem == refusing.status.problem);
   Report with_fault = report("x", 3, NodeState::Stopped, std::nullopt);
   FaultReport sdc;
   sdc.fault.name = "gpu_sdc";

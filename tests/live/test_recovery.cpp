@@ -1,10 +1,14 @@
 // The restart rules a job of one node and a job of a thousand share (live/job): which step a
 // restart restores, and when the job gives up.
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "live/job/recovery.hpp"
 #include "live/job/restore_step.hpp"
+#include "live/supervisor/job_launch.hpp"
 
 using namespace ctwin::live;
 
@@ -41,4 +45,21 @@ TEST_CASE("restart budget: the restarts allowed, and three launches in a row tha
   RestartBudget resumed(3);
   resumed.resume(3);  // a master's journal
   CHECK(resumed.spent());
+}
+
+TEST_CASE("persist folder: a run claims it; another run's steps are refused unless the master says --resume", "[live][job]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-claim-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  CHECK(claim_persist_folder(dir.string(), "job42/aaa", false).empty());  // a new folder: claimed
+  CHECK(claim_persist_folder(dir.string(), "job42/aaa", false).empty());  // the same run (a restarted agent)
+  fs::create_directories(dir / "step-000000000077");
+  const std::string refused = claim_persist_folder(dir.string(), "job42/bbb", false);  // the README example run again
+  CHECK(refused.find("holds the steps of run job42/aaa, not of this one (job42/bbb)") != std::string::npos);
+  CHECK(refused.find("--resume") != std::string::npos);
+  CHECK(claim_persist_folder(dir.string(), "job42/bbb", true).empty());  // told to take them
+  CHECK(claim_persist_folder(dir.string(), "job42/bbb", false).empty());  // now this run's
+  fs::remove(dir / "ctwin-run");  // steps nobody claims (an older ctwin, or copied in)
+  CHECK(claim_persist_folder(dir.string(), "job42/ccc", false).find("a run that did not claim it") != std::string::npos);
+  fs::remove_all(dir);
 }
