@@ -262,7 +262,7 @@ TEST_CASE("job master: a step that fails to restore is given up for an older one
   CHECK(m.reason().find("failed 3 times in a row before it restored") != std::string::npos);
 }
 
-TEST_CASE("job master: every plan names the run; a node whose persist folder is another run's ends the job, exit 2", "[live][cluster]") {
+TEST_CASE("job master: every plan names the run, and a node whose persist folder is another run's ends the job, exit 2", "[live][cluster]") {
   const Scenario s = policy();
   const RecoveryController controller(s);
   MasterOptions o;

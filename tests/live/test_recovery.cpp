@@ -47,7 +47,7 @@ TEST_CASE("restart budget: the restarts allowed, and three launches in a row tha
   CHECK(resumed.spent());
 }
 
-TEST_CASE("persist folder: a run claims it; another run's steps are refused unless the master says --resume", "[live][job]") {
+TEST_CASE("persist folder: a run claims it, and another run's steps are refused unless the master says --resume", "[live][job]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("ctwin-claim-" + std::to_string(::getpid()));
   fs::remove_all(dir);
