@@ -603,16 +603,19 @@ def precheck_rows(rows):
 def run_precheck(job):
     """policies.precheck, across nodes: before the first start the master pairs the nodes (and the
     two spares) for DLRover's two rounds; each pair burns in its GPUs and runs one all-reduce,
-    whose id goes through the master. Node 1's GPU process hangs (it is killed at the round's 12 s
+    whose id goes through the master. Node 1's GPU process hangs (it is killed at the round's 20 s
     timeout, and its partner's all-reduce gives up then too): it fails both rounds and leaves.
-    Node 3's burn-in is 3 s longer every time: a straggler, measured again beside a fast node, and evicted.
-    Node 2's is 3 s longer in the first two rounds only: measured again, it is kept. The spares take
+    Node 3's burn-in is 8 s longer every time: a straggler, measured again beside a fast node, and evicted.
+    Node 2's is 8 s longer in the first two rounds only: measured again, it is kept. The spares take
     ranks 1 and 3. A crash later, the diagnosis runs the precheck again."""
     job.steps = 300
-    job.start_master(["--precheck-timeout", "12s"])
+    timeout = 20
+    job.start_master(["--precheck-timeout", "%ds" % timeout])
     # Slowness as seconds added to the burn-in: six processes share two cores here, and a factor on
-    # a time the load stretches tenfold from round to round would be noise itself.
-    inject = {1: "stuck", 2: "noisy=3", 3: "delay=3"}
+    # a time the load stretches tenfold from round to round would be noise itself. 8 s, because
+    # the 2x rule needs the delay to exceed a healthy group's time: ~1 s idle, but it was 3 s and
+    # more in CI beside the 8-node precheck_domains scenario (a 3 s delay was cleared there once).
+    inject = {1: "stuck", 2: "noisy=8", 3: "delay=8"}
     # The spares first: the precheck begins when the job's nodes are all there, and checks the
     # spares present then.
     for spare in ("spare-a", "spare-b"):
@@ -624,14 +627,14 @@ def run_precheck(job):
         extra += ["--precheck-inject", inject[n]] if n in inject else []
         job.start_agent(str(n), n, ["--crash-at-step", "150"] if n == 0 else [], extra=extra)
     t0 = time.time()
-    s = job.wait_for("the first start", lambda s: s["phase"] == "running", timeout=90)
+    s = job.wait_for("the first start", lambda s: s["phase"] == "running", timeout=4 * (timeout + 1 + 2.4) + 20)
     took = time.time() - t0
     hosts = [n.get("host") for n in s["nodes"]]
     check(hosts[0] == "host-0" and hosts[2] == "host-2" and sorted([hosts[1], hosts[3]]) == ["host-spare-a", "host-spare-b"],
           "after the precheck the ranks are on %s" % hosts, job)
-    # Four rounds at most (two and two confirmations), each bounded by 12 s + the agents' grace: the hung GPU
+    # Four rounds at most (two and two confirmations), each bounded by the timeout + the agents' grace: the hung GPU
     # never held the precheck longer.
-    check(took < 4 * (12 + 1 + 2.4) + 10, "the precheck took %.1f s" % took, job)
+    check(took < 4 * (timeout + 1 + 2.4) + 10, "the precheck took %.1f s" % took, job)
     s = job.wait_for("the restart after the crash", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=90)
     _, rows = finish_and_check(job, 1)
     began = [r for r in precheck_rows(rows) if r["detail"].startswith("precheck across nodes")]
