@@ -19,6 +19,7 @@ AgentLink::AgentLink(std::string master_host, int master_port, std::string token
     : host_(std::move(master_host)), token_(std::move(token)), port_(master_port), join_(std::move(join)) {
   open_datagrams();
   thread_ = std::thread([this] { loop(); });
+  if (udp_ >= 0) beats_ = std::thread([this] { beat(); });
 }
 
 void AgentLink::tell_news(bool by_http) {
@@ -59,8 +60,10 @@ void AgentLink::send_heartbeat() {
   const std::string datagram = encode(h, token_);
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
   if (::send(udp_, datagram.data(), datagram.size(), 0) < 0) {  // refused earlier: HTTP, with its back-off
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     urgent_ = true;
+    wake_.notify_all();
+    wake_.wait_until(lock, until, [&] { return stopping_; });  // the next datagram an interval later, not in a spin
     return;
   }
   // The master answers only when this node's plan changed (or it does not know this agent). The
@@ -69,7 +72,7 @@ void AgentLink::send_heartbeat() {
   for (auto now = Clock::now(); now < until; now = Clock::now()) {
     {
       std::lock_guard lock(mutex_);
-      if (stopping_ || urgent_ || fault_ || news_pending_) return;
+      if (stopping_ || news_pending_) return;
     }
     pollfd ready[2] = {{udp_, POLLIN, 0}, {news_[0], POLLIN, 0}};
     const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
@@ -80,11 +83,12 @@ void AgentLink::send_heartbeat() {
     if (ready[0].revents & (POLLERR | POLLHUP)) {
       // Nothing listens at the master's port (ICMP refused): a master away or restarting. The
       // error is taken off the socket (else poll reports it at once, and the wait spins a core)
-      // and the agent goes back to HTTP, which backs off and joins again when the master returns.
+      // and the reports go by HTTP, which backs off and joins again when the master returns.
       [[maybe_unused]] const ssize_t cleared = ::recv(udp_, buffer, sizeof buffer, MSG_DONTWAIT);
       std::lock_guard lock(mutex_);
       urgent_ = true;
-      return;
+      wake_.notify_all();
+      continue;  // the interval's wait goes on: no datagram sooner than one an interval
     }
     if (!(ready[0].revents & POLLIN)) continue;
     const ssize_t n = ::recv(udp_, buffer, sizeof buffer, 0);
@@ -95,7 +99,30 @@ void AgentLink::send_heartbeat() {
     if (answer->unknown) joined_ = false;  // join again, by HTTP
     else plan_stale_ = true;               // fetch the new plan, by HTTP
     urgent_ = true;
-    return;
+    wake_.notify_all();
+  }
+}
+
+//! The heartbeat thread: a datagram every interval while joined with a plan in hand, whatever the
+//! reports do. A report that waits on a slow or flooded master never silences the node.
+void AgentLink::beat() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_ || !refused_.empty()) return;
+      const auto due = http_ok_at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
+      // A report that got through is this interval's sign of life; news from the node goes at once.
+      if (!joined_ || !plan_) {  // nothing to beat for yet: the report thread joins, and says when a plan came
+        // No timeout: 10,000 agents polling for it at 5 Hz starved their master on two cores.
+        wake_.wait(lock, [&] { return stopping_ || !refused_.empty() || (joined_ && plan_); });
+        continue;
+      }
+      if (!news_pending_ && Clock::now() < due) {
+        wake_.wait_until(lock, due, [&] { return stopping_ || news_pending_; });
+        continue;
+      }
+    }
+    send_heartbeat();  // it waits the interval (or less, when there is news)
   }
 }
 
@@ -106,6 +133,7 @@ AgentLink::~AgentLink() {
     tell_news(false);
   }
   thread_.join();
+  if (beats_.joinable()) beats_.join();
   if (udp_ >= 0) ::close(udp_);
   for (const int fd : news_)
     if (fd >= 0) ::close(fd);
@@ -244,6 +272,7 @@ bool AgentLink::send_report() {
   try {
     plan_ = parse_plan(*body);
     plan_stale_ = false;
+    wake_.notify_all();  // the heartbeat thread waits for the first plan
   } catch (const ProtocolError& e) {
     refused_ = std::string("the master's plan is not the protocol: ") + e.what();
   }
@@ -284,28 +313,30 @@ std::string AgentLink::unreachable() const {
   return unreachable_;
 }
 
+//! The report thread: by HTTP whenever there is more to say than the heartbeats say (a join, a
+//! fault, a stop with its steps, trainer lines, a plan to fetch), at most once an interval unless urgent.
 void AgentLink::loop() {
   double backoff_s = 0.1;
   for (;;) {
-    bool joined = false, datagram = false;
+    bool joined = false, datagrams_will_do = false;
     {
       std::unique_lock lock(mutex_);
       if (stopping_ || !refused_.empty()) return;
       joined = joined_;
-      datagram = heartbeat_will_do();
-    }
-    if (datagram) {
-      send_heartbeat();  // it waited the interval (or less, when there is news)
-      continue;
+      datagrams_will_do = heartbeat_will_do();
+      if (datagrams_will_do) {
+        wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [&] { return stopping_ || urgent_; });
+        continue;
+      }
     }
     const bool ok = joined ? send_report() : send_join();
     std::unique_lock lock(mutex_);
     if (stopping_ || !refused_.empty()) return;
-    if (ok) unreachable_since_.reset(), unreachable_.clear();
+    if (ok) unreachable_since_.reset(), unreachable_.clear(), http_ok_at_ = Clock::now();
     else note_unreachable();
     backoff_s = ok ? 0.1 : std::min(backoff_s * 2, interval_s_);
     const double wait_s = ok ? interval_s_ : backoff_s;
-    wake_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_ || ((urgent_ || news_pending_) && ok); });
+    wake_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_ || (urgent_ && ok); });
   }
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 //! The agent's link to the job master (`ctwin live agent`): joins, then reports from its own
-//! thread every interval, or at once after a fault or a change of state, and keeps the newest
-//! plan for the supervisor (live/job/coordination.hpp). A report that would say nothing new
-//! but the step goes as one UDP datagram (heartbeat_datagram.hpp); the master answers only when
-//! this node's plan changed, and the link then reports by HTTP to fetch it. Only node rank 0's
+//! thread at most every interval, or at once after a fault or a change of state, and keeps the
+//! newest plan for the supervisor (live/job/coordination.hpp). A second thread sends the
+//! heartbeats, one UDP datagram an interval (heartbeat_datagram.hpp), so a report held up by a
+//! slow or flooded master never silences the node; the master answers a datagram only when this
+//! node's plan changed, and the link then reports by HTTP to fetch it. Only node rank 0's
 //! trainer lines are sent (the master keeps the job's ledger from them). A master that cannot be reached is
 //! waited for: the trainer keeps running, the trainer's lines wait in a bounded queue, and an agent
 //! the master no longer knows (it restarted without its journal) joins again.
@@ -55,6 +56,7 @@ class AgentLink final : public Coordination {
  private:
   using Clock = std::chrono::steady_clock;
   void loop();
+  void beat();
   bool send_report();
   bool send_join();
   //! Whether this round's report may be a datagram: joined, a plan in hand, nothing new to say.
@@ -86,6 +88,7 @@ class AgentLink final : public Coordination {
   std::string unreachable_;
   NodeStatus reported_;                 //!< the status the last HTTP report carried
   Clock::time_point reported_at_{};
+  Clock::time_point http_ok_at_{};      //!< the last join or report that got through
   bool plan_stale_ = false;             //!< a datagram answer said the plan changed
   int udp_ = -1;
   int news_[2] = {-1, -1};              //!< a pipe: news from the node cuts a heartbeat's wait short
@@ -93,7 +96,8 @@ class AgentLink final : public Coordination {
   //! With the lock held: wake the link now; `by_http`: what changed needs a report, not a datagram.
   void tell_news(bool by_http);
   bool news_pending_ = false;
-  std::thread thread_;
+  std::thread thread_;  //!< joins and reports
+  std::thread beats_;   //!< heartbeats
 };
 
 }  // namespace ctwin::live::cluster

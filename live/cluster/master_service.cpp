@@ -1,6 +1,5 @@
 #include "live/cluster/master_service.hpp"
 
-#include <httplib.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,11 +13,6 @@
 
 namespace ctwin::live::cluster {
 
-struct MasterService::Http {
-  httplib::Server server;
-  std::thread thread;
-};
-
 bool same_secret(const std::string& a, const std::string& b) {
   unsigned char differ = a.size() == b.size() ? 0 : 1;
   for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i)
@@ -28,80 +22,50 @@ bool same_secret(const std::string& a, const std::string& b) {
 
 namespace {
 
-void answer(httplib::Response& res, int status, const nlohmann::json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
-}
+HttpAnswer error(int status, const std::string& what) { return {status, nlohmann::json{{"error", what}}.dump()}; }
 
 }  // namespace
 
-MasterService::MasterService(JobMaster& master, std::string token, std::string host, int port)
-    : master_(master), token_(std::move(token)), http_(new Http) {
-  auto& server = http_->server;
-  server.set_payload_max_length(kLargestBody);
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
-  server.set_keep_alive_max_count(100);
-  // Without it, Nagle's algorithm meets the client's delayed ACK: 40 ms a request, and the eight
-  // workers served 200 agents a second (1,000 agents took 20 s to start).
-  server.set_tcp_nodelay(true);
-  // Every request shows the job's token; nothing is read before it is checked.
-  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (same_secret(req.get_header_value("Authorization"), "Bearer " + token_)) return httplib::Server::HandlerResponse::Unhandled;
-    answer(res, 401, {{"error", "wrong or missing job token (Authorization: Bearer ...)"}});
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  server.Post("/v1/join", [this](const httplib::Request& req, httplib::Response& res) {
-    try {
+HttpAnswer MasterService::route(const HttpRequest& req) {
+  const auto now = [] { return JobMaster::Clock::now(); };
+  const bool post = req.method == "POST";
+  try {
+    if (post && req.target == "/v1/join") {
       const JoinRequest request = parse_join_request(req.body);
       std::lock_guard lock(mutex_);
-      answer(res, 200, to_json(master_.join(request, JobMaster::Clock::now())));
-    } catch (const ProtocolError& e) {
-      answer(res, 400, {{"error", e.what()}});
+      return {200, to_json(master_.join(request, now())).dump()};
     }
-  });
-  server.Post("/v1/report", [this](const httplib::Request& req, httplib::Response& res) {
-    try {
+    if (post && req.target == "/v1/report") {
       const Report report = parse_report(req.body);
       std::lock_guard lock(mutex_);
-      answer(res, 200, to_json(master_.report(report, JobMaster::Clock::now())));
-    } catch (const ProtocolError& e) {
-      answer(res, 400, {{"error", e.what()}});
-    } catch (const UnknownAgent& e) {
-      answer(res, 404, {{"error", e.what()}});
+      return {200, to_json(master_.report(report, now())).dump()};
     }
-  });
-  server.Post("/v1/exchange", [this](const httplib::Request& req, httplib::Response& res) {
-    try {
+    if (post && req.target == "/v1/exchange") {
       const ExchangeRequest request = parse_exchange_request(req.body);
       std::lock_guard lock(mutex_);
-      const auto all = exchanges_.post(request.key, request.rank, request.size, request.blob, JobMaster::Clock::now());
-      answer(res, 200, to_json(ExchangeReply{all.has_value(), all.value_or(std::vector<std::string>{})}));
-    } catch (const ProtocolError& e) {
-      answer(res, 400, {{"error", e.what()}});
-    } catch (const std::invalid_argument& e) {
-      answer(res, 409, {{"error", e.what()}});
+      const auto all = exchanges_.post(request.key, request.rank, request.size, request.blob, now());
+      return {200, to_json(ExchangeReply{all.has_value(), all.value_or(std::vector<std::string>{})}).dump()};
     }
-  });
-  server.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard lock(mutex_);
-    answer(res, 200, master_.status(JobMaster::Clock::now()));
-  });
-  // Debian's httplib is a shared library built to listen with a backlog of 5: 1,000 agents joining
-  // at once overflowed it, and each dropped SYN cost an agent a second of retransmission. listen()
-  // again on the bound socket raises the backlog (the kernel caps it at somaxconn).
-  socket_t listening = INVALID_SOCKET;
-  server.set_socket_options([&listening](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listening = sock;
-  });
-  port_ = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-  server.set_socket_options(httplib::default_socket_options);
-  if (port_ > 0 && listening != INVALID_SOCKET) ::listen(listening, SOMAXCONN);
-  if (port_ <= 0) {
-    delete http_;
-    throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) + " (in use, or not an address of this host)");
+    if (req.method == "GET" && req.target == "/v1/status") {
+      std::lock_guard lock(mutex_);
+      return {200, master_.status(now()).dump()};
+    }
+  } catch (const ProtocolError& e) {
+    return error(400, e.what());
+  } catch (const UnknownAgent& e) {
+    return error(404, e.what());
+  } catch (const std::invalid_argument& e) {  // an exchange's members disagree
+    return error(409, e.what());
   }
+  return error(405, "no such request: " + req.method + " " + req.target);
+}
+
+MasterService::MasterService(JobMaster& master, std::string token, std::string host, int port) : master_(master), token_(std::move(token)) {
+  // Every request shows the job's token in its headers; nothing of its body is read before it is checked.
+  http_ = std::make_unique<HttpServer>(
+      host, port, HttpLimits{}, [this](const std::string& authorization) { return same_secret(authorization, "Bearer " + token_); },
+      [this](const HttpRequest& req) { return route(req); });
+  port_ = http_->port();
   // The heartbeat datagrams: the same address and port, over UDP.
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -116,7 +80,6 @@ MasterService::MasterService(JobMaster& master, std::string token, std::string h
     ::freeaddrinfo(found);
   }
   if (udp_ < 0) std::cerr << "ctwin master: warning: no UDP heartbeats on " << host << ":" << port_ << " (agents report by HTTP only)\n";
-  http_->thread = std::thread([this] { http_->server.listen_after_bind(); });
   if (udp_ >= 0) datagrams_ = std::thread([this] { serve_datagrams(); });
 }
 
@@ -158,9 +121,7 @@ MasterService::~MasterService() {
   stopping_ = true;
   if (datagrams_.joinable()) datagrams_.join();
   if (udp_ >= 0) ::close(udp_);
-  http_->server.stop();
-  if (http_->thread.joinable()) http_->thread.join();
-  delete http_;
+  http_.reset();
 }
 
 void MasterService::run(const std::atomic<bool>& stop, LiveMetrics* metrics) {

@@ -1,15 +1,17 @@
 #pragma once
-//! The job master on the network: cpp-httplib's server on an explicit address, every request
-//! checked against the job's token, and a UDP socket on the same address and port for the agents'
+//! The job master on the network: an HTTP server on an explicit address (http_server.hpp: Boost.Beast,
+//! asynchronous, deadlines per request and caps per peer), every request checked against the job's token, and a UDP socket on the same address and port for the agents'
 //! steady-state heartbeats (heartbeat_datagram.hpp, each MAC'd with the token); the JobMaster is
 //! fed under one lock (live/job/job_master.hpp), in the messages of live/cluster/protocol.hpp.
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "live/cluster/exchange_board.hpp"
+#include "live/cluster/http_server.hpp"
 #include "live/cluster/protocol.hpp"
 #include "live/job/job_master.hpp"
 
@@ -28,13 +30,13 @@ class MasterService {
   void run(const std::atomic<bool>& stop, LiveMetrics* metrics = nullptr);
 
  private:
-  struct Http;
+  HttpAnswer route(const HttpRequest& request);
   void serve_datagrams();
   JobMaster& master_;
   std::string token_;
   std::mutex mutex_;
   ExchangeBoard exchanges_;  //!< precheck groups' ids (POST /v1/exchange)
-  Http* http_;
+  std::unique_ptr<HttpServer> http_;
   int port_ = 0;
   int udp_ = -1;
   std::atomic<bool> stopping_{false};

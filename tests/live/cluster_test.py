@@ -7,7 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
-              | precheck | precheck_domains
+              | precheck | precheck_domains | slow_clients
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -596,6 +596,64 @@ def run_spike(job):
     check(100 in saved, "node 1 never saved step 100, so the rollback past it proves nothing: %s" % sorted(saved), job)
 
 
+class SlowClients:
+    """Issue 36's port scanner: `count` connections to the master that never show a token, each
+    sending one header line every 2 s; one the master closes is opened again at once."""
+
+    def __init__(self, port, count=64):
+        import threading
+        self.port, self.count, self.closed = port, count, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def open_one(self):
+        c = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        c.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n")
+        return c
+
+    def run(self):
+        import select
+        conns = [self.open_one() for _ in range(self.count)]
+        while not self.stopping.wait(2):
+            for i, c in enumerate(conns):
+                gone = bool(select.select([c], [], [], 0)[0]) and not c.recv(4096)
+                try:
+                    if not gone:
+                        c.sendall(b"X-a: b\r\n")
+                except OSError:
+                    gone = True
+                if gone:
+                    self.closed += 1
+                    c.close()
+                    conns[i] = self.open_one()
+        for c in conns:
+            c.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+
+
+def run_slow_clients(job):
+    """64 connections without the token trickle headers at the master for the whole job (issue 36:
+    8 of them held cpp-httplib's 8 workers, every node was lost after --agent-timeout and the job
+    sat in gathering with none). The agents join through them, node 1 crashes, and the job restarts
+    and finishes with no node lost; the master cuts each slow connection at its header deadline."""
+    job.start_master()
+    flood = SlowClients(job.port)
+    time.sleep(3)  # every slow connection is open before the first agent comes
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+    job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=90)
+    check(flood.thread.is_alive(), "the slow clients stopped before the restart", job)
+    _, rows = finish_and_check(job, 1)
+    flood.stop()
+    lost = [r for r in rows if r["kind"] in ("evicted", "to_repair") or "node_lost" in r["detail"]]
+    check(not lost, "nodes lost under the slow clients: %s" % lost, job)
+    check(flood.closed >= flood.count, "the master closed %d slow connections, not each at its header deadline" % flood.closed, job)
+
+
 def precheck_rows(rows):
     return [r for r in rows if r["kind"] == "health" and r["detail"].startswith("precheck")]
 
@@ -768,7 +826,8 @@ def run_bad_input(job):
 
 SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
-             "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8)}
+             "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
+             "slow_clients": (run_slow_clients, 2)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}

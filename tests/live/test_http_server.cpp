@@ -1,0 +1,198 @@
+// The master's HTTP server (live/cluster/http_server.hpp) against what a real cluster's network
+// does without malice: a port scanner or a broken client holding connections open, trickling
+// headers, or sending no token. Each case opens real sockets on 127.0.0.1. The last one: an
+// agent's heartbeats go on while its report waits on a master that does not answer.
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "live/cluster/agent_link.hpp"
+#include "live/cluster/heartbeat_datagram.hpp"
+#include "live/cluster/http_server.hpp"
+#include "live/cluster/master_service.hpp"
+#include "live/cluster/protocol.hpp"
+
+using namespace ctwin::live;
+using namespace ctwin::live::cluster;
+
+namespace {
+
+const std::string kToken = "unit-test-token-0123456789";
+
+HttpServer serve_ok(HttpLimits limits) {
+  return HttpServer("127.0.0.1", 0, limits, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
+                    [](const HttpRequest& r) { return HttpAnswer{200, R"({"target":")" + r.target + "\"}"}; });
+}
+
+//! A TCP connection to 127.0.0.1:`port` (-1 when refused).
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(static_cast<std::uint16_t>(port));
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0) return ::close(fd), -1;
+  return fd;
+}
+
+bool send_text(int fd, const std::string& text) { return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size()); }
+
+//! Whether the server closed `fd` within `seconds` (what it wrote before is read and returned in `got`).
+bool closed_within(int fd, double seconds, std::string* got = nullptr) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd ready{fd, POLLIN, 0};
+    if (::poll(&ready, 1, 50) <= 0) continue;
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return true;
+    if (got) got->append(buffer, static_cast<std::size_t>(n));
+  }
+  return false;
+}
+
+int authorized_get(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(10, 0);
+  const auto res = client.Get(path.c_str(), {{"Authorization", "Bearer " + kToken}});
+  return res ? res->status : 0;
+}
+
+}  // namespace
+
+TEST_CASE("master http: 200 connections trickling headers without a token starve no agent's request", "[live][cluster][network]") {
+  HttpServer server = serve_ok({});
+  std::vector<int> flood;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = connect_to(server.port());
+    REQUIRE(fd >= 0);
+    CHECK(send_text(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n"));
+    flood.push_back(fd);
+  }
+  // cpp-httplib's 8 workers were held by 8 such connections: this request waited for good.
+  for (int i = 0; i < 5; ++i) CHECK(authorized_get(server.port(), "/v1/status") == 200);
+  for (const int fd : flood) ::close(fd);
+}
+
+TEST_CASE("master http: headers trickled a line at a time are cut at the header deadline, not per read", "[live][cluster][network]") {
+  HttpLimits limits;
+  limits.header_deadline_s = 1;
+  HttpServer server = serve_ok(limits);
+  const int fd = connect_to(server.port());
+  REQUIRE(fd >= 0);
+  REQUIRE(send_text(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n"));
+  bool closed = false;
+  // A line every 0.2 s keeps any per-read timeout happy for ever; the whole-header deadline is 1 s.
+  for (int i = 0; i < 100 && !closed; ++i) {
+    closed = !send_text(fd, "X-a: b\r\n") || closed_within(fd, 0.2);
+  }
+  CHECK(closed);
+  CHECK(server.counts().timed_out >= 1);
+  ::close(fd);
+}
+
+TEST_CASE("master http: a wrong token is answered 401 before its body is read", "[live][cluster][network]") {
+  HttpServer server = serve_ok({});
+  const int fd = connect_to(server.port());
+  REQUIRE(fd >= 0);
+  // A body of 100 MB announced and never sent: the answer comes from the headers alone.
+  REQUIRE(send_text(fd, "POST /v1/report HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nContent-Length: 100000000\r\n\r\n"));
+  std::string got;
+  CHECK(closed_within(fd, 20, &got));
+  CHECK(got.rfind("HTTP/1.1 401", 0) == 0);
+  CHECK(got.find("wrong or missing job token") != std::string::npos);
+  CHECK(server.counts().unauthorized == 1);
+  ::close(fd);
+}
+
+TEST_CASE("master http: one peer holds a few connections without headers, the oldest go first", "[live][cluster][network]") {
+  HttpLimits limits;
+  limits.per_peer_waiting = 4;
+  limits.header_deadline_s = 60;
+  HttpServer server = serve_ok(limits);
+  std::vector<int> fds;
+  const auto open_one = [&] {
+    fds.push_back(connect_to(server.port()));
+    REQUIRE(fds.back() >= 0);
+    REQUIRE(send_text(fds.back(), "GET / HTTP/1.1\r\n"));  // accepted in the order they connected (the kernel's queue)
+  };
+  for (int i = 0; i < 4; ++i) open_one();
+  // A burst from one address is not a flood: only connections that had a second to speak go.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  open_one();
+  open_one();
+  CHECK(closed_within(fds[0], 20));
+  CHECK(closed_within(fds[1], 20));
+  CHECK(server.counts().dropped == 2);
+  for (int i = 2; i < 6; ++i) CHECK_FALSE(closed_within(fds[i], 0.1));
+  CHECK(authorized_get(server.port(), "/v1/status") == 200);  // its headers come with its connect
+  for (const int fd : fds) ::close(fd);
+}
+
+TEST_CASE("agent link: heartbeats go on while a report waits on a master that does not answer", "[live][cluster][network]") {
+  std::mutex mutex;
+  std::condition_variable released;
+  bool stall = false, release = false;
+  HttpServer server(
+      "127.0.0.1", 0, {}, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
+      [&](const HttpRequest& r) {
+        if (r.target == "/v1/join") return HttpAnswer{200, to_json(JoinReply{"job", 0, 0.2}).dump()};
+        std::unique_lock lock(mutex);
+        if (stall) released.wait_for(lock, std::chrono::seconds(30), [&] { return release; });  // the master's HTTP side hangs
+        Plan p;
+        p.generation = 1;
+        p.what = PlanKind::Run;
+        p.node_rank = 0;
+        p.nnodes = 1;
+        return HttpAnswer{200, to_json(p).dump()};
+      });
+  // The master's heartbeat port: the same number, over UDP.
+  const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(static_cast<std::uint16_t>(server.port()));
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(udp, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+
+  AgentLink link("127.0.0.1", server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!link.plan() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(link.plan());
+  link.status({1, NodeState::Running, 1, std::nullopt});
+  {
+    std::lock_guard lock(mutex);
+    stall = true;
+  }
+  link.fault({});  // a report now: it waits on the stalled master
+  int beats = 0;
+  char buffer[kLargestDatagram + 1];
+  for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(3) && beats < 4;) {
+    pollfd ready{udp, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t n = ::recv(udp, buffer, sizeof buffer, 0);
+    if (n > 0 && decode_heartbeat(std::string(buffer, static_cast<std::size_t>(n)), kToken)) ++beats;
+  }
+  // At a 0.2 s interval, ~15 in these 3 s; one thread for both sent none while the report waited.
+  CHECK(beats >= 4);
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  released.notify_all();
+  ::close(udp);
+}
