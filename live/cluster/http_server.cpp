@@ -1,12 +1,15 @@
 #include "live/cluster/http_server.hpp"
 
+#include <poll.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <map>
+#include <future>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -28,6 +31,8 @@ namespace {
 
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long long>(seconds * 1000)); }
 
+//! An agent sends its headers with its connect: one that has not spoken within this may go at the
+//! cap (a client starved of CPU for longer is as good as gone, and it retries).
 constexpr std::chrono::seconds kSpeakGrace{1};
 
 //! A master of 10,000 agents needs more descriptors than a shell's default 1,024: the soft limit
@@ -46,32 +51,46 @@ int descriptor_room() {
 }  // namespace
 
 struct HttpServer::Impl {
+  using Clock = std::chrono::steady_clock;
+  using Since = std::pair<Clock::time_point, std::uint64_t>;  //!< a wait's start, the connection's id
   struct Entry {
     std::weak_ptr<Session> session;
     std::string peer;
-    bool waiting = true;  //!< for its request line and headers
-    std::chrono::steady_clock::time_point since{};  //!< the wait's start
+    bool waiting = false;  //!< for its request line and headers
+    Clock::time_point since{};  //!< the wait's start
   };
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
-  asio::steady_timer retry{io};
+  asio::executor_work_guard<asio::io_context::executor_type> busy{io.get_executor()};  //!< runs with no connection
   HttpLimits limits;
   Authorize authorize;
   Handler handler;
-  int cap = 0;
+  std::size_t cap = 0;
   std::uint64_t next_id = 0;
-  std::map<std::uint64_t, Entry> open;  //!< by id: the oldest first
-  std::unordered_map<std::string, int> waiting_by_peer;
-  std::atomic<std::uint64_t> served{0}, unauthorized{0}, timed_out{0}, dropped{0};
-  std::thread thread;
+  std::unordered_map<std::uint64_t, Entry> open;
+  //! Connections waiting for their headers, oldest first: all of them, and each peer's. A peer
+  //! with the most is found through `peers_by_waiting` (count, peer), so making room is O(log n)
+  //! even in a join storm of 10,000 connections from one address.
+  std::set<Since> waiting;
+  std::unordered_map<std::string, std::set<Since>> waiting_by_peer;
+  std::set<std::pair<std::size_t, std::string>> peers_by_waiting;
+  std::atomic<std::uint64_t> served{0}, unauthorized{0}, timed_out{0}, dropped{0}, paused_count{0};
+  std::atomic<std::size_t> accepted{0};  //!< open, or on their way to the io thread
+  std::atomic<bool> stopping{false};
+  std::thread thread, accepting;
 
-  void accept();
+  //! The accepting thread: it does nothing else, so the kernel's queue of connections never
+  //! overflows while the io thread is busy. One accept per trip through the io thread's queue
+  //! fell behind 6,000 agents joining at once on a loaded host: connects timed out.
+  void accept_loop();
+  //! From the accepting thread, at the cap: whether the io thread made room.
+  bool room_made();
   void admit(tcp::socket socket);
   void set_waiting(std::uint64_t id, bool waiting);
   void forget(std::uint64_t id);
-  //! Closes the oldest connection still waiting for its headers: of `peer` and waiting past the
-  //! grace when a peer is given, else any.
-  bool drop_oldest_waiting(const std::string* peer);
+  //! Closes a connection that has waited for its headers past the grace, to make room: the
+  //! oldest of the peer with the most, else the oldest of all. False when none has.
+  bool make_room();
 };
 
 struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
@@ -130,11 +149,34 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     response.body() = a.body;
     response.prepare_payload();
     stream.expires_after(ms(server.limits.write_deadline_s));
-    http::async_write(stream, response, [self = shared_from_this(), then_close](beast::error_code ec, std::size_t) {
+    if (then_close) return answer_and_close();
+    http::async_write(stream, response, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) return self->fail(ec);
       ++self->server.served;
-      if (then_close) return self->close();
       self->read_header();  // keep-alive: the next request has its own header deadline
+    });
+  }
+
+  //! The last answer on a connection: the server closes first, at once when the kernel takes the
+  //! whole answer. Its TIME_WAIT costs nothing; a client that closed first would hold a port for a
+  //! minute, and 10,000 agents behind one address (or one host, in the benches) ran out of ports.
+  void answer_and_close() {
+    std::ostringstream wire;
+    wire << response;
+    auto rest = std::make_shared<std::string>(wire.str());
+    beast::error_code ec;
+    stream.socket().non_blocking(true, ec);
+    const std::size_t sent = ec ? 0 : stream.socket().write_some(asio::buffer(*rest), ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) return fail(ec);
+    if (sent == rest->size()) {
+      ++server.served;
+      return close();
+    }
+    rest->erase(0, sent);  // a client reading slowly: the rest within the write deadline
+    asio::async_write(stream, asio::buffer(*rest), [self = shared_from_this(), rest](beast::error_code error, std::size_t) {
+      if (error) return self->fail(error);
+      ++self->server.served;
+      self->close();
     });
   }
 
@@ -153,65 +195,84 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
   }
 };
 
-void HttpServer::Impl::accept() {
-  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-    if (!acceptor.is_open()) return;
-    if (ec) {  // out of descriptors, most likely: a short pause, not a spin
-      retry.expires_after(std::chrono::milliseconds(100));
-      retry.async_wait([this](beast::error_code) { accept(); });
-      return;
+void HttpServer::Impl::accept_loop() {
+  const int listening = acceptor.native_handle();
+  while (!stopping) {
+    if (accepted >= cap && !room_made()) {  // nobody to drop yet: the kernel's queue holds newcomers
+      ++paused_count;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
     }
-    admit(std::move(socket));
-    accept();
-  });
+    pollfd ready{listening, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;  // 100 ms: how soon a stop is seen
+    while (accepted < cap) {
+      auto socket = std::make_shared<tcp::socket>(io);
+      beast::error_code ec;
+      acceptor.accept(*socket, ec);  // non-blocking: would_block once the queue is empty
+      if (ec == asio::error::would_block || ec == asio::error::try_again) break;
+      if (ec) {  // out of descriptors, most likely: a pause, not a spin
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        break;
+      }
+      ++accepted;
+      asio::post(io, [this, socket] { admit(std::move(*socket)); });
+    }
+  }
+}
+
+bool HttpServer::Impl::room_made() {
+  auto made = std::make_shared<std::promise<bool>>();
+  auto answer = made->get_future();
+  asio::post(io, [this, made] { made->set_value(accepted < cap || make_room()); });
+  return answer.wait_for(std::chrono::seconds(1)) == std::future_status::ready && answer.get();
 }
 
 void HttpServer::Impl::admit(tcp::socket socket) {
   beast::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
-  if (ec) return;
-  std::string peer = remote.address().to_string();
+  if (ec) return void(--accepted);  // gone already
   socket.set_option(tcp::no_delay(true), ec);  // headers and answer leave at once (no 40 ms Nagle stall)
-  if (const auto it = waiting_by_peer.find(peer); it != waiting_by_peer.end() && it->second >= limits.per_peer_waiting) drop_oldest_waiting(&peer);
-  if (static_cast<int>(open.size()) >= cap && !drop_oldest_waiting(nullptr)) {
-    ++dropped;  // every connection is mid-request: the newest waits for a retry
-    socket.close(ec);
-    return;
-  }
   const std::uint64_t id = next_id++;
   auto session = std::make_shared<Session>(*this, std::move(socket), id);
-  open[id] = {session, peer, false};
+  open[id] = {session, remote.address().to_string()};
   session->read_header();
 }
 
-void HttpServer::Impl::set_waiting(std::uint64_t id, bool waiting) {
+void HttpServer::Impl::set_waiting(std::uint64_t id, bool now_waiting) {
   const auto it = open.find(id);
-  if (it == open.end() || it->second.waiting == waiting) return;
-  it->second.waiting = waiting;
-  it->second.since = std::chrono::steady_clock::now();
-  if ((waiting_by_peer[it->second.peer] += waiting ? 1 : -1) <= 0) waiting_by_peer.erase(it->second.peer);
+  if (it == open.end() || it->second.waiting == now_waiting) return;
+  Entry& entry = it->second;
+  auto& mine = waiting_by_peer[entry.peer];
+  peers_by_waiting.erase({mine.size(), entry.peer});
+  if (now_waiting) {
+    entry.since = Clock::now();
+    waiting.insert({entry.since, id});
+    mine.insert({entry.since, id});
+  } else {
+    waiting.erase({entry.since, id});
+    mine.erase({entry.since, id});
+  }
+  entry.waiting = now_waiting;
+  if (mine.empty()) waiting_by_peer.erase(entry.peer);
+  else peers_by_waiting.insert({mine.size(), entry.peer});
 }
 
 void HttpServer::Impl::forget(std::uint64_t id) {
-  const auto it = open.find(id);
-  if (it == open.end()) return;
-  if (it->second.waiting && --waiting_by_peer[it->second.peer] <= 0) waiting_by_peer.erase(it->second.peer);
-  open.erase(it);
+  set_waiting(id, false);
+  if (open.erase(id) != 0) --accepted;
 }
 
-bool HttpServer::Impl::drop_oldest_waiting(const std::string* peer) {
-  // A peer's connections are dropped only once they have had a fair chance to speak: an agent
-  // sends its headers with its connect, and 1,000 agents behind one address (a NAT, one test
-  // host) arrive faster than they are read.
-  const auto grace_ended = std::chrono::steady_clock::now() - kSpeakGrace;
-  for (auto& [id, entry] : open) {
-    if (!entry.waiting || (peer && (entry.peer != *peer || entry.since > grace_ended))) continue;
-    ++dropped;
-    if (const auto session = entry.session.lock()) session->close();  // forgets it: the loop ends here
-    else forget(id);
-    return true;
-  }
-  return false;
+bool HttpServer::Impl::make_room() {
+  if (waiting.empty()) return false;
+  const auto grace_ended = Clock::now() - kSpeakGrace;
+  const auto& hog = waiting_by_peer.at(peers_by_waiting.rbegin()->second);
+  const Since victim = hog.begin()->first <= grace_ended ? *hog.begin() : *waiting.begin();
+  if (victim.first > grace_ended) return false;
+  ++dropped;
+  const auto it = open.find(victim.second);
+  if (const auto session = it->second.session.lock()) session->close();  // forgets it
+  else forget(victim.second);
+  return true;
 }
 
 HttpServer::HttpServer(const std::string& host, int port, HttpLimits limits, Authorize authorize, Handler handler)
@@ -220,7 +281,7 @@ HttpServer::HttpServer(const std::string& host, int port, HttpLimits limits, Aut
   s.limits = limits;
   s.authorize = std::move(authorize);
   s.handler = std::move(handler);
-  s.cap = std::clamp(descriptor_room() - 64, 8, std::max(limits.max_connections, 8));
+  s.cap = static_cast<std::size_t>(std::clamp(descriptor_room() - 64, 8, std::max(limits.max_connections, 8)));
   const auto refuse = [&](const std::string& why) {
     return std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) + " (" + why + ")");
   };
@@ -234,13 +295,16 @@ HttpServer::HttpServer(const std::string& host, int port, HttpLimits limits, Aut
   if (!ec) s.acceptor.bind(at, ec);
   // The kernel's queue of connections not yet accepted, as long as it allows: 1,000 agents join at once.
   if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) s.acceptor.non_blocking(true, ec);
   if (ec) throw refuse(ec.message());
-  s.accept();
   s.thread = std::thread([&s] { s.io.run(); });
+  s.accepting = std::thread([&s] { s.accept_loop(); });
 }
 
 HttpServer::~HttpServer() {
   // Stopped, then destroyed: the open connections go with the io_context's pending handlers.
+  impl_->stopping = true;
+  if (impl_->accepting.joinable()) impl_->accepting.join();
   impl_->io.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
@@ -252,7 +316,7 @@ int HttpServer::port() const {
 }
 
 HttpServer::Counts HttpServer::counts() const {
-  return {impl_->served.load(), impl_->unauthorized.load(), impl_->timed_out.load(), impl_->dropped.load()};
+  return {impl_->served.load(), impl_->unauthorized.load(), impl_->timed_out.load(), impl_->dropped.load(), impl_->paused_count.load()};
 }
 
 }  // namespace ctwin::live::cluster

@@ -6,10 +6,12 @@
 //!
 //! A connection is judged before anything is read from its body: its request line and headers
 //! must arrive whole within `header_deadline_s` of its first wait, and its token must check, or
-//! it is closed. Connections still waiting for their headers are the ones a flood is made of:
-//! past `per_peer_waiting` of them from one address, its oldest that has waited a second is
-//! closed (an agent's headers come with its connect: a burst of agents behind one address is
-//! not a flood); past `max_connections` in all, the oldest waiting one is closed to make room.
+//! it is closed. While there is room, nobody is turned away: 10,000 agents joining at once, all
+//! behind one address or not, is the job starting, not a flood. At `max_connections` (and never
+//! past the descriptor limit) the server makes room from connections still waiting for their
+//! headers, the ones a flood is made of: the oldest of the address holding the most, else the
+//! oldest of all, once it has had a second to speak. When none has, it stops accepting for a
+//! moment and the kernel's queue holds the newcomers: a client waits, it is not refused.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,8 +27,7 @@ struct HttpLimits {
   double write_deadline_s = 5;    //!< the answer, to a client that may not read it
   std::size_t max_body = 1 << 20;
   std::size_t max_header = 16 << 10;
-  int max_connections = 4096;     //!< capped further by the process's descriptor limit
-  int per_peer_waiting = 64;      //!< connections one address may hold before its headers are in
+  int max_connections = 1 << 20;  //!< capped further by the process's descriptor limit (less 64)
 };
 
 struct HttpRequest {
@@ -55,7 +56,8 @@ class HttpServer {
     std::uint64_t served = 0;       //!< answers written
     std::uint64_t unauthorized = 0; //!< 401s
     std::uint64_t timed_out = 0;    //!< closed at a deadline
-    std::uint64_t dropped = 0;      //!< closed to make room while waiting for headers, or refused at the cap
+    std::uint64_t dropped = 0;      //!< closed at the cap, to make room, while waiting for headers
+    std::uint64_t paused = 0;       //!< times accepting stopped at the cap with nobody to drop
   };
   Counts counts() const;
 

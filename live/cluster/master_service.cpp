@@ -121,6 +121,9 @@ MasterService::~MasterService() {
   stopping_ = true;
   if (datagrams_.joinable()) datagrams_.join();
   if (udp_ >= 0) ::close(udp_);
+  const auto c = http_->counts();  // what a flood or a storm cost, for the operator's log
+  std::cerr << "ctwin master: http: " << c.served << " answered, " << c.unauthorized << " without the token, " << c.timed_out
+            << " cut at a deadline, " << c.dropped << " dropped at the connection cap, accepting paused " << c.paused << " times\n";
   http_.reset();
 }
 
