@@ -296,7 +296,9 @@ void DiskStore::prune() const {
   // Keep the newest K steps complete for every rank, and every newer one: a rank ahead of another
   // (a slower persister elsewhere, a rank stuck in a hang) must not drop the newest step the whole
   // job can restore. This rank's files in older folders go, and its temporaries from writers that
-  // died. A folder goes when it is empty.
+  // died. A folder goes when it is empty. A step older than the newest complete one that is not
+  // complete itself never will be (each rank persists in step order, skipping steps when behind):
+  // its files go too, or a crash mid-save would hold world-size shards of disk for ever.
   std::error_code ec;
   std::vector<std::pair<fs::path, std::int64_t>> folders;
   for (const auto& entry : fs::directory_iterator(dir_, ec))
@@ -306,7 +308,8 @@ void DiskStore::prune() const {
   char prefix[16];
   std::snprintf(prefix, sizeof prefix, "rank-%05d.", rank_);
   for (const auto& [folder, step] : folders) {
-    const bool drop_all = oldest_kept >= 0 && step < oldest_kept;
+    const bool never_complete = !complete.empty() && step < complete.front() && !std::binary_search(complete.rbegin(), complete.rend(), step);
+    const bool drop_all = (oldest_kept >= 0 && step < oldest_kept) || never_complete;
     // The manifest goes first: a kill between the two removals must not leave a manifest that
     // publishes a shard which is gone (the step would still count as complete).
     if (drop_all) fs::remove(rank_file(step, "manifest"), ec);

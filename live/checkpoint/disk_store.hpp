@@ -3,7 +3,8 @@
 //! its shared-memory slot, and `rank-<05 rank>.manifest` names each buffer with its offset, size
 //! and CRC-32C. Both are written to a temporary name, fsynced and renamed, the manifest last, and
 //! the folder fsynced: a manifest exists only for a shard that is whole. A step is complete when
-//! every rank's manifest is there. The last K complete steps are kept.
+//! every rank's manifest is there. The last K complete steps are kept, and no incomplete step
+//! older than the newest complete one (it never will be: a rank that crashed mid-save).
 //!
 //! Manifest (text, one record per line):
 //!   ctwin-flash-manifest 1 / step S / rank R / world W / layout HASH / shard FILE BYTES /

@@ -603,3 +603,25 @@ TEST_CASE("steps held: a step whose shard fails its checksum is not offered to t
   CHECK(refused[0].rfind("step 8 is not restorable: " + shard.string() + ": buffer ", 0) == 0);
   CHECK(refused[0].find("fails its checksum") != std::string::npos);
 }
+
+TEST_CASE("flash checkpoint: a step some ranks never wrote goes once a newer step is complete", "[live][flash]") {
+  // World 2, keep 3: rank 1 dies before persisting step 2, then both write steps 3 and 4. Step 2
+  // can never be complete (each rank persists in step order): rank 0's shard of it goes at its
+  // next persist, while the complete step 1 stays among the three kept.
+  Fixture f;
+  Ranks buffers(2);
+  std::vector<std::unique_ptr<Engine>> engines;
+  EngineOptions options = f.options(false);
+  options.keep_last = 3;
+  buffers.attach(engines, options);
+  const auto save = [&](std::size_t r, std::int64_t step) {
+    for (std::size_t i = 0; i < buffers.ranks[r].buffers.size(); ++i) fill_pattern(buffers.ranks[r].buffers[i], step, i + 16 * r);
+    engines[r]->save(step);
+    REQUIRE(engines[r]->wait_persisted(step, 30));  // persisted in this thread, then pruned
+  };
+  save(0, 1), save(1, 1), save(0, 2);
+  save(0, 3), save(1, 3);  // step 3 is complete only after rank 0's persist of it
+  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000002", "step-000000000003"});
+  save(0, 4), save(1, 4);
+  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000003", "step-000000000004"});
+}
