@@ -2,9 +2,10 @@
 `ctwin-live master` on 127.0.0.1, N connections each sending one header line every 2 s, and
 meanwhile authorized requests (GET /v1/status, as an agent's report would be) timed one after
 another. Prints the requests answered, their median and worst latency, and how many slow
-connections the master closed.
+connections the master closed. With --metrics the same against the master's /metrics (GET
+/metrics, no token, as Prometheus scrapes).
 
-    python3 bench/slow_clients.py [--build build] [--slow 64] [--seconds 20] [--requests 40]
+    python3 bench/slow_clients.py [--build build] [--slow 64] [--seconds 20] [--requests 40] [--metrics]
 """
 
 import argparse
@@ -29,26 +30,32 @@ def main():
     a.add_argument("--slow", type=int, default=64)
     a.add_argument("--seconds", type=float, default=20)
     a.add_argument("--requests", type=int, default=40)
+    a.add_argument("--metrics", action="store_true", help="flood and scrape /metrics instead of the API")
     o = a.parse_args()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        metrics_port = s.getsockname()[1]
     work = tempfile.mkdtemp(prefix="ctwin-slow-clients-")
     with open(os.path.join(work, "policy.json"), "w") as f:
         json.dump({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1h"}}}, f)
     port_file = os.path.join(work, "port")
     master = subprocess.Popen([os.path.join(o.build, "ctwin-live"), "master", "--policy", os.path.join(work, "policy.json"), "--nnodes", "1",
-                               "--bind", "127.0.0.1:0", "--port-file", port_file, "--no-metrics"],
+                               "--bind", "127.0.0.1:0", "--port-file", port_file] +
+                              (["--metrics", "127.0.0.1:%d" % metrics_port] if o.metrics else ["--no-metrics"]),
                               env=dict(os.environ, CTWIN_JOB_TOKEN=TOKEN), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(200):
             if os.path.exists(port_file) and open(port_file).read().strip():
                 break
             time.sleep(0.05)
-        port = int(open(port_file).read())
+        port = metrics_port if o.metrics else int(open(port_file).read())
+        path = "/metrics" if o.metrics else "/v1/status"
         closed = [0]
         stop = threading.Event()
 
         def open_one():
             c = socket.create_connection(("127.0.0.1", port), timeout=5)
-            c.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n")
+            c.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n")
             return c
 
         def flood():
@@ -77,7 +84,7 @@ def main():
         latencies, failed = [], 0
         end = time.time() + o.seconds
         while time.time() < end and len(latencies) + failed < o.requests:
-            request = urllib.request.Request("http://127.0.0.1:%d/v1/status" % port, headers={"Authorization": "Bearer " + TOKEN})
+            request = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), headers={} if o.metrics else {"Authorization": "Bearer " + TOKEN})
             t0 = time.time()
             try:
                 with urllib.request.urlopen(request, timeout=10) as r:
@@ -89,8 +96,8 @@ def main():
         stop.set()
         t.join(10)
         answered = len(latencies)
-        print("%d slow connections, %.0f s: %d of %d authorized requests answered; latency median %s, worst %s; %d slow connections closed by the master"
-              % (o.slow, o.seconds, answered, answered + failed,
+        print("%d slow connections, %.0f s: %d of %d %s answered; latency median %s, worst %s; %d slow connections closed by the master"
+              % (o.slow, o.seconds, answered, answered + failed, "scrapes" if o.metrics else "authorized requests",
                  "%.1f ms" % (1e3 * statistics.median(latencies)) if latencies else "-",
                  "%.1f ms" % (1e3 * max(latencies)) if latencies else "-", closed[0]))
     finally:

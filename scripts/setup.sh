@@ -32,7 +32,7 @@ packages=(
   python3-jsonschema            # tests/schema_check.py: every JSON in and out against docs/schema/
   librsvg2-bin                  # rsvg-convert: tests/plots_check.py renders every plot the CLI writes
   libcpp-httplib-dev            # live master <-> agent transport (HTTP/1.1 + JSON; README "Dependencies")
-  prometheus-cpp-dev            # live metrics (counters, gauges, the /metrics exposer)
+  prometheus-cpp-dev            # live metrics (counters, gauges, the text format)
   prometheus                    # promtool: the tests check the metrics' text format
   python3-torch                 # examples/ trainer: real PyTorch DDP (gloo on CPU) under the live master
   slurm-wlm                     # deploy/slurm: the slow-tier test runs the sbatch job on a real single-host Slurm

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "live/cluster/exchange_board.hpp"
-#include "live/cluster/http_server.hpp"
+#include "live/job/http_server.hpp"
 #include "live/cluster/protocol.hpp"
 #include "live/job/job_master.hpp"
 

@@ -6,9 +6,11 @@
 
 #ifdef CTWIN_HAVE_PROMETHEUS
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include "live/job/http_server.hpp"
 #endif
 
 #ifndef CTWIN_VERSION
@@ -35,8 +37,9 @@ void advance(prometheus::Counter& counter, double total) {
 
 struct LiveMetrics::State {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<HttpServer> server;
   std::map<std::string, std::string> labels;
+  std::map<int, prometheus::Gauge*> report_ages;  //!< by node rank: a vacated rank's gauge goes
   prometheus::Family<prometheus::Gauge>* gauges[14] = {};
   prometheus::Family<prometheus::Counter>* counters[5] = {};
 
@@ -52,23 +55,30 @@ struct LiveMetrics::State {
 
 LiveMetrics::LiveMetrics(const std::string& host, int port, const MetricsLabels& labels) : state_(std::make_unique<State>()) {
   state_->labels = {{"job", labels.job}, {"node", labels.node}, {"host", labels.host}};
-  // civetweb's options: the explicit address, a few threads, 1 s for a request (a scraper that
-  // trickles its request is dropped), nothing but /metrics.
+  // The master's own server (http_server.hpp): a scraper that trickles its request or never reads
+  // the answer holds a socket, not a thread, and is cut at its deadline. Prometheus scrapes
+  // without a token, as everywhere: the address is explicit (binding every interface warns).
+  HttpLimits limits;
+  limits.max_body = 0;  // a scrape is a GET
+  const auto registry = state_->registry;
   try {
-    state_->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", cli::host_port_text(host, port), "num_threads", "4", "request_timeout_ms", "1000"});
+    state_->server = std::make_unique<HttpServer>(
+        host, port, limits, [](const std::string&) { return true; },
+        [registry](const HttpRequest& r) {
+          if (r.method != "GET" || (r.target != "/metrics" && r.target.rfind("/metrics?", 0) != 0))
+            return HttpAnswer{404, "nothing here but GET /metrics\n", "text/plain"};
+          return HttpAnswer{200, prometheus::TextSerializer().Serialize(registry->Collect()), "text/plain; version=0.0.4; charset=utf-8"};
+        });
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot serve metrics on " + cli::host_port_text(host, port) + ": " + e.what());
   }
-  state_->exposer->RegisterCollectable(state_->registry);
   state_->gauge(0, "ctwin_build_info", "the ctwin that serves these metrics (always 1)").Add({{"version", ctwin_version()}}).Set(1);
 }
 
 LiveMetrics::~LiveMetrics() = default;
 
 int LiveMetrics::port() const {
-  const auto ports = state_->exposer->GetListeningPorts();
-  return ports.empty() ? -1 : ports.front();
+  return state_->server->port();
 }
 
 void LiveMetrics::publish(const MetricsSnapshot& s) {
@@ -101,10 +111,18 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
   if (s.generation >= 0) m.gauge(7, "ctwin_job_generation", "the job's attempt, counted by the master").Add({}).Set(static_cast<double>(s.generation));
   for (const auto& [state, n] : s.nodes) m.gauge(8, "ctwin_job_nodes", "the job's node ranks by their agent's state").Add({{"state", state}}).Set(n);
   if (s.spares >= 0) m.gauge(9, "ctwin_job_spares", "hot spares waiting").Add({}).Set(s.spares);
-  for (const auto& [rank, age] : s.report_age_s)
-    m.gauge(12, "ctwin_job_node_report_age_seconds", "seconds since the master last heard the agent holding each node rank")
-        .Add({{"rank", std::to_string(rank)}})
-        .Set(age);
+  if (!s.report_age_s.empty() || !m.report_ages.empty()) {
+  auto& ages = m.gauge(12, "ctwin_job_node_report_age_seconds", "seconds since the master last heard the agent holding each node rank");
+  for (auto it = m.report_ages.begin(); it != m.report_ages.end();) {  // a rank no agent holds now shows nothing
+    if (s.report_age_s.count(it->first) == 0) ages.Remove(it->second), it = m.report_ages.erase(it);
+    else ++it;
+  }
+  for (const auto& [rank, age] : s.report_age_s) {
+    auto& gauge = ages.Add({{"rank", std::to_string(rank)}});
+    gauge.Set(age);
+    m.report_ages[rank] = &gauge;
+  }
+  }
   for (std::size_t g = 0; g < s.gpus.size(); ++g) {
     const GpuReading& r = s.gpus[g];
     const std::string gpu = std::to_string(g);

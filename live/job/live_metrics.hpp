@@ -1,8 +1,10 @@
 #pragma once
 //! Prometheus metrics of a node's supervisor (`ctwin live run`, `ctwin live agent`) and of the job
-//! master, on prometheus-cpp: its registry, and its exposer serving GET /metrics from threads of its
-//! own, bound to the address given (127.0.0.1 unless the operator says otherwise), each request
-//! given 1 s, so that no scraper can hold supervision up.
+//! master, on prometheus-cpp's registry and text format, served at GET /metrics by the master's own
+//! HTTP server (http_server.hpp: asynchronous on a thread of its own, a deadline for each request's
+//! headers, a connection cap), bound to the address given (127.0.0.1 unless the operator says
+//! otherwise), so that no scraper can hold supervision up. (prometheus-cpp's exposer ran civetweb
+//! on 4 threads: 200 slow clients blocked every scrape.)
 //!
 //! Counters never decrease, so `rate()` holds across restores: `ctwin_ledger_seconds_total` counts
 //! each category's time as it was charged, and the productive time a restore rolled back is

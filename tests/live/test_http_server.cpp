@@ -1,4 +1,4 @@
-// The master's HTTP server (live/cluster/http_server.hpp) against what a real cluster's network
+// The master's HTTP server (live/job/http_server.hpp) against what a real cluster's network
 // does without malice: a port scanner or a broken client holding connections open, trickling
 // headers, or sending no token. Each case opens real sockets on 127.0.0.1. The last one: an
 // agent's heartbeats go on while its report waits on a master that does not answer.
@@ -22,7 +22,7 @@
 
 #include "live/cluster/agent_link.hpp"
 #include "live/cluster/heartbeat_datagram.hpp"
-#include "live/cluster/http_server.hpp"
+#include "live/job/http_server.hpp"
 #include "live/cluster/master_service.hpp"
 #include "live/cluster/protocol.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-//! The master's HTTP/1.1 server, on Boost.Beast: one thread of asynchronous I/O, so a slow client
+//! The HTTP/1.1 server of the job master's API and of every /metrics (live_metrics.hpp), on Boost.Beast: one thread of asynchronous I/O, so a slow client
 //! holds a socket and a few hundred bytes, never a worker. cpp-httplib gave each connection a
 //! thread from a pool of 8 and timed each read on its own: 8 clients sending a header line every
 //! 2 s held the whole pool, and no agent's report got through (issue 36).
@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 struct HttpLimits {
   double header_deadline_s = 5;   //!< request line and headers, in all (not per read)
@@ -36,7 +36,8 @@ struct HttpRequest {
 
 struct HttpAnswer {
   int status = 200;
-  std::string body;  //!< JSON
+  std::string body;
+  std::string content_type = "application/json";
 };
 
 class HttpServer {
@@ -67,4 +68,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live

@@ -1,4 +1,4 @@
-#include "live/cluster/http_server.hpp"
+#include "live/job/http_server.hpp"
 
 #include <poll.h>
 #include <sys/resource.h>
@@ -20,7 +20,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
-namespace ctwin::live::cluster {
+namespace ctwin::live {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -144,7 +144,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     response = {};
     response.version(11);
     response.result(static_cast<unsigned>(a.status));
-    response.set(http::field::content_type, "application/json");
+    response.set(http::field::content_type, a.content_type);
     response.keep_alive(!then_close);
     response.body() = a.body;
     response.prepare_payload();
@@ -319,4 +319,4 @@ HttpServer::Counts HttpServer::counts() const {
   return {impl_->served.load(), impl_->unauthorized.load(), impl_->timed_out.load(), impl_->dropped.load(), impl_->paused_count.load()};
 }
 
-}  // namespace ctwin::live::cluster
+}  // namespace ctwin::live
