@@ -30,6 +30,8 @@ void JobMaster::write_journal(Clock::time_point now) {
   for (const auto& c : cadence_.changes) cadence_changes.push_back({c.from, c.every});
   nlohmann::json at_step = nlohmann::json::array();
   for (const auto& [step, us] : saved.productive_at_step) at_step.push_back({step, us});
+  nlohmann::json failed_restores = nlohmann::json::array();
+  for (const auto& [step, n] : failed_restores_) failed_restores.push_back({step, n});
   const nlohmann::json j = {
       {"ctwin_journal", 1},
       {"job", o_.job},
@@ -43,6 +45,9 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"restore_step", restore_step_},
       {"cause", cause_},
       {"restarts", budget_.restarts()},
+      {"failed_launches", budget_.failed_launches()},
+      {"failed_restores", failed_restores},
+      {"refused_steps", refused_steps_},
       {"exit_code", exit_code_},
       {"reason", reason_},
       {"interruptions", interruptions_},
@@ -76,7 +81,11 @@ void JobMaster::read_journal(Clock::time_point now) {
     decided_ = j.at("decided").get<bool>();
     restore_step_ = j.at("restore_step").get<std::int64_t>();
     cause_ = j.at("cause").get<std::string>();
-    budget_.resume(j.at("restarts").get<int>());
+    // A step given up stays given up, and a crash loop's count goes on: a master restarted in a
+    // loop must not offer the same bad step again (journals from before these fields: none yet).
+    budget_.resume(j.at("restarts").get<int>(), j.value("failed_launches", 0));
+    for (const auto& pair : j.value("failed_restores", nlohmann::json::array())) failed_restores_[pair.at(0).get<std::int64_t>()] = pair.at(1).get<int>();
+    for (const auto& step : j.value("refused_steps", nlohmann::json::array())) refused_steps_.insert(step.get<std::int64_t>());
     exit_code_ = j.at("exit_code").get<int>();
     reason_ = j.at("reason").get<std::string>();
     interruptions_ = j.at("interruptions").get<std::map<std::string, long>>();

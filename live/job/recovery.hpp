@@ -26,8 +26,9 @@ class RestartBudget {
   explicit RestartBudget(int most_restarts) : most_(most_restarts) {}
   void restarted() { ++restarts_; }
   int restarts() const { return restarts_; }
-  //! A resumed job's count (the master's journal).
-  void resume(int restarts) { restarts_ = restarts; }
+  int failed_launches() const { return failed_launches_; }
+  //! A resumed job's counts (the master's journal).
+  void resume(int restarts, int failed_launches) { restarts_ = restarts, failed_launches_ = failed_launches; }
   //! A launch ended before its trainer restored (true) or after (false).
   void launch_ended(bool before_restoring) { failed_launches_ = before_restoring ? failed_launches_ + 1 : 0; }
   //! Why the job gives up rather than restart again; nullopt while it may.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -260,6 +261,43 @@ TEST_CASE("job master: a step that fails to restore is given up for an older one
   REQUIRE(m.done());
   CHECK(m.exit_code() == 1);
   CHECK(m.reason().find("failed 3 times in a row before it restored") != std::string::npos);
+}
+
+TEST_CASE("job master: a master restarted after each failed restore still gives the step up", "[live][cluster]") {
+  // The same crash loop as above, the master killed and resumed from its journal after every
+  // crash: the failed restores and the steps given up are journaled, so the walk back is the same.
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  const auto dir = std::filesystem::temp_directory_path() / ("ctwin-journal-refused-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  MasterOptions o;
+  o.nnodes = 1;
+  o.max_restarts = 100;
+  o.journal_path = (dir / "journal.json").string();
+  auto now = Clock::now();
+  auto m = std::make_unique<JobMaster>(s, controller, o, now);
+  m->join({"a", 0, "h0", "", false}, now);
+  const std::vector<std::int64_t> held{77, 47};
+  std::vector<std::int64_t> restored;
+  Plan plan = m->report(report("a", 1, NodeState::Stopped, held), now);
+  for (int attempt = 0; attempt < 12 && !m->done(); ++attempt) {
+    REQUIRE(plan.what == PlanKind::Run);
+    restored.push_back(plan.restore_step);
+    m.reset();  // killed once the plan was out (it was journaled first)
+    m = std::make_unique<JobMaster>(s, controller, o, now);
+    REQUIRE(m->resumed());
+    Report crash = report("a", plan.generation, NodeState::Stopped, held);
+    crash.fault = FaultReport{classify_named(s, "software_bug"), "cannot restore the job's step", -1, -1, 0};
+    crash.fault->before_restoring = true;
+    now += std::chrono::seconds(1);
+    m->report(crash, now);
+    plan = m->report(report("a", plan.generation + 1, NodeState::Stopped, held), now);
+  }
+  CHECK(restored == std::vector<std::int64_t>{77, 77, 47, 47, -1, -1, -1});
+  REQUIRE(m->done());
+  CHECK(m->reason().find("failed 3 times in a row before it restored") != std::string::npos);
+  m.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("job master: every plan names the run, and a node whose persist folder is another run's ends the job, exit 2", "[live][cluster]") {

@@ -43,8 +43,12 @@ TEST_CASE("restart budget: the restarts allowed, and three launches in a row tha
   REQUIRE(launches.spent());
   CHECK(launches.spent()->find("failed 3 times in a row") != std::string::npos);
   RestartBudget resumed(3);
-  resumed.resume(3);  // a master's journal
+  resumed.resume(3, 0);  // a master's journal
   CHECK(resumed.spent());
+  RestartBudget looping(100);
+  looping.resume(4, 2);  // two launches had failed before the master restarted
+  looping.launch_ended(true);
+  CHECK(looping.spent());
 }
 
 TEST_CASE("persist folder: a run claims it, and another run's steps are refused unless the master says --resume", "[live][job]") {
