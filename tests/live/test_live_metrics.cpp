@@ -37,6 +37,8 @@ int connect_to(int port) {
 
 std::string get(int port, const std::string& path) {
   const int fd = connect_to(port);
+  timeval patience{20, 0};  // a blocked scrape fails the test rather than hanging it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string answer;
@@ -147,15 +149,7 @@ TEST_CASE("live metrics: 200 connections trickling their headers block no scrape
     ::send(slow.back(), "GET /metrics HTTP/1.1\r\nHost: x\r\n", 33, MSG_NOSIGNAL);  // and never the blank line
   }
   for (int i = 0; i < 5; ++i) {
-    const int fd = connect_to(server.port());
-    timeval patience{20, 0};  // a blocked scrape fails here rather than hanging the test
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    std::string answer;
-    char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<std::size_t>(n));
-    ::close(fd);
+    const std::string answer = get(server.port(), "/metrics");
     CHECK(answer.rfind("HTTP/1.1 200 OK", 0) == 0);
     CHECK(answer.find("Content-Type: text/plain; version=0.0.4") != std::string::npos);
     CHECK(sample(body_of(answer), "ctwin_ledger_seconds_total{host=\"h\",job=\"train\",node=\"0\",category=\"productive\"}") == Approx(5));
