@@ -3,6 +3,8 @@
 # the agent's own link, reporting at 1 Hz) on this machine; the master's CPU (utime + stime from
 # /proc over a steady window) and its peak memory (VmHWM).
 #   bash bench/master_load.sh [AGENTS] [SECONDS]      (default 1000 agents, a 30 s window)
+# FAKE_AGENTS=PATH runs another build's ctwin_fake_agents against this build's master (to tell the
+# master's share of a change from the agents').
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 agents="${1:-1000}"
@@ -19,7 +21,7 @@ for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
 fakes=()
 for first in $(seq 0 3000 $((agents - 1))); do
   n=$(( agents - first < 3000 ? agents - first : 3000 ))
-  "$here/build/ctwin_fake_agents" --master "127.0.0.1:$(cat "$work/port")" --first "$first" --agents "$n" --seconds $((window + 300)) \
+  "${FAKE_AGENTS:-$here/build/ctwin_fake_agents}" --master "127.0.0.1:$(cat "$work/port")" --first "$first" --agents "$n" --seconds $((window + 300)) \
     > "$work/fake-$first.log" 2> "$work/fake-$first.err" &
   fakes+=($!)
 done
@@ -43,3 +45,5 @@ core = (c1 - c0) / ticks / (t1 - t0)
 print(f"{agents} agents at 1 Hz: master CPU {100 * core:.2f}% of one core ({1e6 * core / agents:.1f} us of CPU per report), "
       f"peak memory {hwm_kb / 1024:.1f} MiB; at this cost per report, 10,000 agents would take {100 * core * 10000 / agents:.1f}% of a core")
 PY
+# Requests the agents gave up on (each agent says so at most once in 30 s): connects that timed out, answers that never came.
+echo "the agents' \"no answer\" lines: $(cat "$work"/fake-*.err | grep -c 'no answer' || true)"
