@@ -117,7 +117,7 @@ void Supervision::launch() {
     env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(clean.step));
     restore_bound_ = -1;
   }
-  trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive);
+  trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
   book_.launched();
   phase_ = Phase::Launching;
   last_message_ = Clock::now();

@@ -58,7 +58,7 @@ std::vector<pid_t> descendants_of(pid_t root, pid_t own_trainer) {
   others.erase(own_trainer);
   std::vector<pid_t> out;
   for (const auto& [pid, ppid] : parent) {
-    if (others.count(pid)) continue;
+    if (others.count(pid) || OrphanGuard::is_guard(pid)) continue;
     for (pid_t up = ppid, hops = 0; up > 1 && hops < 4096; ++hops) {
       if (others.count(up)) break;  // another attempt's tree
       if (up == root) {
@@ -76,7 +76,7 @@ std::vector<pid_t> descendants_of(pid_t root, pid_t own_trainer) {
 }  // namespace
 
 TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
-                               bool capture_output) {
+                               bool capture_output, double orphan_grace_s) {
   if (argv.empty()) throw std::invalid_argument("no trainer command");
   // Orphans of the trainer's tree (a launcher's workers whose parent died) become this process's
   // children, not init's, so that kill_tree() finds and reaps them.
@@ -108,7 +108,8 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     ::setpgid(0, 0);
     // The trainer follows its supervisor: an agent killed outright (SIGKILL, the OOM killer) must not
     // leave a rank training on its own, holding the GPU and the collective, while the master replaces
-    // the node. SIGTERM lets a launcher (torchrun) stop its workers. Safe here: the supervisor forks
+    // the node. SIGTERM lets a launcher (torchrun) stop its workers; what is left after the stop
+    // grace, the guard kills (orphan_guard.hpp). Safe here: the supervisor forks
     // from its main thread, which lives as long as it does (the signal follows the forking thread).
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != supervisor) ::_exit(128 + SIGTERM);  // it died before the line above
@@ -147,10 +148,12 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     std::lock_guard lock(g_trainers_mutex);
     g_trainers.insert(pid_);
   }
+  guard_ = std::make_unique<OrphanGuard>("CTWIN_HEARTBEAT_SOCKET=" + socket_path_, socket_dir_, orphan_grace_s);
 }
 
 TrainerProcess::~TrainerProcess() {
   if (pid_ > 0) kill_tree();
+  guard_.reset();
   remove_socket();
   for (auto& o : output_)
     if (o.fd >= 0) ::close(o.fd);

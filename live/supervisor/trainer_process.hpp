@@ -7,10 +7,13 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "live/supervisor/orphan_guard.hpp"
 
 namespace ctwin::live {
 
@@ -18,9 +21,10 @@ class TrainerProcess {
  public:
   //! Starts `argv` with `env` added. Throws std::invalid_argument when it cannot be executed.
   //! `capture_output`: its stdout and stderr come through this process (read_output_lines), which
-  //! passes them on to its own.
+  //! passes them on to its own. `orphan_grace_s`: should this process die first, what is left of the
+  //! trainer's tree that long after is killed (orphan_guard.hpp).
   TrainerProcess(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
-                 bool capture_output = false);
+                 bool capture_output = false, double orphan_grace_s = 60);
   ~TrainerProcess();  //!< kills what is left of the group
   TrainerProcess(const TrainerProcess&) = delete;
   TrainerProcess& operator=(const TrainerProcess&) = delete;
@@ -58,6 +62,7 @@ class TrainerProcess {
     std::string partial;
   } output_[2];
   std::optional<int> status_;
+  std::unique_ptr<OrphanGuard> guard_;
 };
 
 }  // namespace ctwin::live

@@ -5,16 +5,20 @@
 // Every run's event log must read back as `ctwin validate` reads it, with a ledger that adds up.
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "calibration/observed_run.hpp"
@@ -495,4 +499,65 @@ TEST_CASE("live run: a trainer silent after saying done is on its way out, not h
   REQUIRE(r.code == 0);
   CHECK(r.rows("interrupted").empty());
   CHECK(r.output.find("the trainer finished at step 10") != std::string::npos);
+}
+
+namespace {
+
+//! The live processes whose environment holds `variable` (NAME=value).
+std::vector<pid_t> processes_with(const std::string& variable) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream environ(entry.path() / "environ", std::ios::binary);
+    const std::string block = '\0' + std::string((std::istreambuf_iterator<char>(environ)), std::istreambuf_iterator<char>());
+    if (block.find('\0' + variable + '\0') != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("live run: a supervisor killed outright leaves no trainer process behind, not even one deaf to SIGTERM in a session of its own",
+          "[live][supervisor][process]") {
+  // The trainer's death signal (SIGTERM) reached the launcher only; its workers in sessions of
+  // their own got nothing, and torchrun's close can take 30 s twice over. Here neither the launcher
+  // nor its worker stops on SIGTERM (a worker blocked in a collective): after the stop grace the
+  // supervisor's guard kills them, wherever they were reparented.
+  LiveRun r("orphans");
+  std::ofstream(r.dir / "trainer.sh") << "trap '' TERM\nsetsid sh -c \"trap '' TERM; sleep 300\" &\nsleep 300\n";
+  const std::string marker = "CTWIN_FLASH_NAME=" + r.name, output = (r.dir / "output.txt").string();
+  const std::vector<std::string> argv = {CTWIN_LIVE_BINARY, "run", "--policy", (r.dir / "policy.json").string(), "--name", r.name, "--no-nvml",
+                                         "--no-metrics", "--stop-grace", "1s", "--", "sh", (r.dir / "trainer.sh").string()};
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(out >= 0);
+  std::fflush(nullptr);
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) {
+    ::dup2(out, 1), ::dup2(out, 2);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out);
+  REQUIRE(supervisor > 0);
+  // The launcher, its worker's shell and their sleeps: caught running, not raced.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (processes_with(marker).size() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(processes_with(marker).size() >= 3);
+  ::kill(supervisor, SIGKILL);
+  ::waitpid(supervisor, nullptr, 0);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);  // the grace is 1 s
+  while (!processes_with(marker).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto left = processes_with(marker);
+  for (const pid_t pid : left) ::kill(pid, SIGKILL);  // the test leaves nothing behind either way
+  CHECK(left.empty());
+  std::ifstream said(output);
+  const std::string text((std::istreambuf_iterator<char>(said)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("the supervisor died: its trainer's processes left after the stop grace are killed") != std::string::npos);
 }

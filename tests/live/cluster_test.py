@@ -114,7 +114,8 @@ class Job:
         self.agents[key].wait()
         del self.agents[key]
         # A synthetic trainer stops at once (0.05 s on the 2-core VM; left alone it ran 7.6 s more
-        # there); torchrun passes the SIGTERM on to its workers (1.2 s there).
+        # there); torchrun passes the SIGTERM on to its workers (1.2 s there), and what is left after
+        # the stop grace (5 s) the agent's orphan guard kills.
         deadline = time.time() + (15 if self.trainer == "ddp" else 5)
         while self.trainers_of(key) and time.time() < deadline:
             time.sleep(0.05)
