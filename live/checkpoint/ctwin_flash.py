@@ -16,6 +16,7 @@ arrays. Registered objects are kept alive by the wrapper; their memory must not 
 import ctypes
 import json
 import os
+import sys
 
 _SOURCES = {0: "none", 1: "memory", 2: "disk"}
 _KINDS = {1: "usage", 2: "shared memory", 3: "persist", 4: "device", 5: "timeout"}
@@ -277,6 +278,48 @@ def read_state_dict(persist_dir, step, rank=0):
     return out
 
 
+_FAILURES = {"recorded": False, "files": []}
+
+
+def record_failures():
+    """Under a supervisor ($CTWIN_FAULT_DIR, one folder per attempt): this worker's own failure is
+    written there as it happens, a fatal signal's traceback by faulthandler (rank-R.fatal) and an
+    uncaught exception (rank-R.error), each stamped by the file system at that moment. A launcher
+    hides both (torchrun exits 1 whatever killed its worker) and notices late; the supervisor reads
+    the records to name the worker that failed first, by its own time (live/supervisor/worker_failures.hpp).
+    Supervisor() calls it; once per process; nothing when unsupervised."""
+    folder = os.environ.get("CTWIN_FAULT_DIR")
+    if _FAILURES["recorded"] or not folder or not os.path.isdir(folder):
+        return
+    _FAILURES["recorded"] = True
+    base = os.path.join(folder, "rank-%s" % os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")))
+    try:
+        import faulthandler
+
+        fatal = open(base + ".fatal", "w")  # empty until a fatal signal writes it
+        faulthandler.enable(file=fatal)
+        _FAILURES["files"].append(fatal)  # faulthandler writes to its descriptor: it must stay open
+    except (OSError, ValueError, RuntimeError):
+        pass
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            import traceback
+
+            what = "".join(traceback.format_exception_only(kind, value)).strip().splitlines()[-1]
+            frames = traceback.extract_tb(tb)
+            where = "%s:%d in %s" % (os.path.basename(frames[-1].filename), frames[-1].lineno, frames[-1].name) if frames else ""
+            with open(base + ".error.tmp", "w") as out:
+                out.write(what + "\n" + where + "\n")
+            os.replace(base + ".error.tmp", base + ".error")
+        except (OSError, IndexError):
+            pass
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
 class Supervisor:
     """Heartbeats for `ctwin live run` (live/job/heartbeat.hpp): one datagram per message to
     the Unix socket at $CTWIN_HEARTBEAT_SOCKET, which reaches the supervisor from any process of
@@ -303,6 +346,7 @@ class Supervisor:
         self._control = os.environ.get("CTWIN_CONTROL_FILE")
         self._control_stamp = None
         self._cadence = []  # (from, every), oldest first
+        record_failures()
         if self.path:
             import socket
 

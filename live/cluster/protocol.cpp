@@ -95,6 +95,8 @@ json to_json(const Report& m) {
     j["fault"] = {{"class", m.fault->fault.name}, {"effect", to_string(m.fault->fault.effect)}, {"action", to_string(m.fault->fault.act)},
                   {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
                   {"xid", m.fault->xid}, {"before_restoring", m.fault->before_restoring},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
+  if (m.fault && m.fault->generation >= 0) j["fault"]["generation"] = m.fault->generation;
+  if (m.fault && m.fault->silent) j["fault"]["silent"] = true;
   return j;
 }
 
@@ -227,7 +229,7 @@ Report parse_report(const std::string& body) {
     m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring"});
+    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring", "generation", "silent"});
     FaultReport fault;
     fault.fault.name = bounded_string(r, *f, "/fault", "class", true, 64);
     if (const auto effect = r.string(*f, "/fault", "effect", true)) {
@@ -241,6 +243,8 @@ Report parse_report(const std::string& body) {
     fault.age_s = r.number(*f, "/fault", "age_s", false).value_or(0);
     fault.clean_step = r.integer(*f, "/fault", "clean_step", false, -1, kNewest).value_or(-1);
     fault.before_restoring = r.boolean(*f, "/fault", "before_restoring").value_or(false);
+    fault.generation = r.integer(*f, "/fault", "generation", false, 0, kNewest).value_or(-1);
+    fault.silent = r.boolean(*f, "/fault", "silent").value_or(false);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
     m.fault = fault;
   }

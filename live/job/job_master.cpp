@@ -112,8 +112,9 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   if (report.precheck) take_precheck_result(a, *report.precheck, now);
   if (report.fault && a.rank >= 0 && !a.evicted) {
     const Clock::time_point at = now - seconds(report.fault->age_s);
-    faults_.push_back({a.rank, report.status.generation, *report.fault, at, a.id, now});
-    if (phase_ == Phase::Running && report.status.generation == generation_) on_fault(a.rank, *report.fault, now);
+    const std::int64_t ended = report.fault->generation >= 0 ? report.fault->generation : report.status.generation;
+    faults_.push_back({a.rank, ended, *report.fault, at, a.id, now});
+    if (phase_ == Phase::Running && ended == generation_) on_fault(a.rank, *report.fault, now);
   }
   status_changed(a, now);
   return plan_for(a);
@@ -372,6 +373,13 @@ void JobMaster::decide(Clock::time_point now) {
   const Fault* first = nullptr;
   for (const auto& f : faults_)
     if (f.generation == generation_ - 1 && (!first || f.at < first->at)) first = &f;
+  // A hang is dated at its last sign of life; a failure elsewhere before it was found is the likelier
+  // cause (the collective waited for the rank that died): the earliest such failure is blamed.
+  const Fault* found_by_silence = first && first->report.silent ? first : nullptr;
+  for (const auto& f : faults_)
+    if (found_by_silence && f.generation == generation_ - 1 && !f.report.silent && f.at <= found_by_silence->learned &&
+        (first == found_by_silence || f.at < first->at))
+      first = &f;
   std::vector<control::Action> actions;
   if (first) {
     cause_ = first->report.fault.name;

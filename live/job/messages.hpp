@@ -66,6 +66,12 @@ struct FaultReport {
   double age_s = 0;
   std::int64_t clean_step = -1;  //!< silent corruption: the newest step known clean (the restore goes no later); -1: any
   bool before_restoring = false;  //!< the trainer failed before it restored: its restore may be what fails
+  //! The generation it ended; -1: the one the report's status names. Set when the node learns of its
+  //! own fault only as it follows the job into the next generation (a worker's record).
+  std::int64_t generation = -1;
+  //! Found by silence (a hang): dated at its last sign of life. A peer's failure before it was found
+  //! is the likelier cause: a collective waits for a rank that died.
+  bool silent = false;
 };
 
 struct NodeStatus {

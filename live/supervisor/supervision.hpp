@@ -42,6 +42,7 @@ struct Cause {
   //! The controller's answer to the fault, when it was asked before the interruption (an Xid
   //! it may let pass): a fault is put to it once.
   std::optional<std::vector<control::Action>> answer = std::nullopt;
+  bool silent = false;  //!< found by silence (a hang): `struck` is its last sign of life, not its cause
 };
 
 class Supervision {
@@ -66,6 +67,8 @@ class Supervision {
   void on_section(const TrainerMessage& m, Clock::time_point t);
   void on_exit(int status, Clock::time_point t);
   void check_hang(Clock::time_point t);
+  //! A time on the system clock (a worker's record of its failure) on this clock, not before the start.
+  Clock::time_point when_said(std::chrono::system_clock::time_point at, Clock::time_point now) const;
 
   // --- under a job master ------------------------------------------------------------------
   //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).

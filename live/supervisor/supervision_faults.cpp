@@ -122,7 +122,7 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   if (coordination_) {  // the master decides for the job: one decision, every node restarts
     coordination_->fault(
         {cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
-         phase_ == Phase::Launching});
+         phase_ == Phase::Launching, -1, cause.silent});
     if (await_run()) launch();
     return;
   }

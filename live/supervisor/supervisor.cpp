@@ -13,6 +13,7 @@
 #include "core/wall_clock.hpp"
 #include "live/job/restore_step.hpp"
 #include "live/supervisor/supervision.hpp"
+#include "live/supervisor/worker_failures.hpp"
 
 namespace ctwin::live {
 
@@ -191,12 +192,21 @@ void Supervision::on_exit(int status, Clock::time_point t) {
   Cause cause;
   if (book_.nan_step() >= 0) {
     cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(book_.nan_step())};
-  } else if (const RecentFault* f = recent_fault(t)) {
-    cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
   } else {
-    cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, TrainerProcess::describe(status)};
+    if (const RecentFault* f = recent_fault(t)) cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
+    else cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, TrainerProcess::describe(status)};
+    // A launcher's exit code hides its worker's: the worker's own record says what failed, and when.
+    if (const auto failed = first_worker_failure(trainer_->fault_dir())) {
+      cause.detail += "; " + describe(*failed);
+      cause.struck = when_said(failed->at, t);
+    }
   }
   interrupt(cause, t);
+}
+
+Supervision::Clock::time_point Supervision::when_said(std::chrono::system_clock::time_point at, Clock::time_point now) const {
+  const auto ago = std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - at);
+  return std::max(start_, now - std::max(ago, Clock::duration::zero()));
 }
 
 void Supervision::check_hang(Clock::time_point t) {
@@ -212,6 +222,11 @@ void Supervision::check_hang(Clock::time_point t) {
   char detail[96];
   std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
   Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang), last_message_};
+  cause.silent = true;
+  // Silent because a worker died and its launcher has not looked yet: a crash, dated by the worker.
+  if (const auto failed = first_worker_failure(trainer_->fault_dir())) {
+    cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, std::string(detail) + "; " + describe(*failed), true, when_said(failed->at, t)};
+  }
   interrupt(cause, t);
 }
 
@@ -291,8 +306,15 @@ void Supervision::follow_plan() {
   const auto t = Clock::now();
   ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);
   record(ledger_.at(t), EventKind::Interrupted, "by the master: " + p->reason, -1, -1, p->cause);
+  const auto failed = first_worker_failure(trainer_->fault_dir());
   trainer_->kill_tree();
   ledger_.charge(Category::Restart, Clock::now());
+  if (failed) {  // a worker here had failed already: the master weighs it against the fault it heard of first, by their times
+    const std::string detail = "a worker failed before the job stopped; " + describe(*failed);
+    record(ledger_.marked(), EventKind::Health, detail);
+    coordination_->fault({classify_stop(scenario_, LiveStop::Crash), detail, -1, -1, seconds_between(when_said(failed->at, t), Clock::now()), -1,
+                          phase_ == Phase::Launching, generation_});
+  }
   if (await_run()) launch();
 }
 

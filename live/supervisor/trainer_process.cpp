@@ -15,12 +15,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
+
+#include "live/supervisor/worker_failures.hpp"
 
 namespace ctwin::live {
 
@@ -118,6 +121,9 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
       ::dup2(err[1], 2);
     }
     ::setenv("CTWIN_HEARTBEAT_SOCKET", socket_path_.c_str(), 1);
+    // Where the workers record their own failures (worker_failures.hpp), torchrun's error file too.
+    ::setenv("CTWIN_FAULT_DIR", socket_dir_.c_str(), 1);
+    ::setenv("TORCHELASTIC_ERROR_FILE", (socket_dir_ + "/" + kTorchErrorFile).c_str(), 0);
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     ::signal(SIGPIPE, SIG_DFL);
     ::execvp(args[0], args.data());
@@ -192,8 +198,8 @@ std::vector<std::string> TrainerProcess::read_output_lines() {
 void TrainerProcess::remove_socket() {
   if (read_fd_ >= 0) ::close(read_fd_);
   read_fd_ = -1;
-  if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
-  if (!socket_dir_.empty()) ::rmdir(socket_dir_.c_str());
+  std::error_code ignored;
+  if (!socket_dir_.empty()) std::filesystem::remove_all(socket_dir_, ignored);  // the socket, the workers' records
   socket_path_.clear();
   socket_dir_.clear();
 }

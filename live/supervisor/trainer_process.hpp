@@ -32,6 +32,8 @@ class TrainerProcess {
   pid_t pid() const { return pid_; }
   int heartbeat_fd() const { return read_fd_; }  //!< readable when a message waits
   const std::string& heartbeat_socket() const { return socket_path_; }
+  //! This attempt's folder, where its workers record their own failures ($CTWIN_FAULT_DIR).
+  const std::string& fault_dir() const { return socket_dir_; }
   //! Complete lines received since the last call.
   std::vector<std::string> read_lines();
   //! With `capture_output`: the output's lines since the last call (split at '\n' and at '\r', which

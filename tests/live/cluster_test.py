@@ -42,6 +42,7 @@ class Job:
         self.trainer = trainer
         self.steps = 100 if trainer == "ddp" else 150  # a PyTorch step costs ~50x a synthetic one's CPU
         self.global_batch = 0  # examples/gpt: 0 is micro-batch x world size
+        self.late_monitor = set()  # nodes whose torchrun looks at its workers every 5 s, not every 0.5 s
         self.dir = tempfile.mkdtemp(prefix="ctwin-cluster-%s-" % scenario)
         self.name = "cluster-%s-%d" % (scenario, os.getpid())
         self.port = free_port()
@@ -82,7 +83,8 @@ class Job:
                     "--master_addr", "{master_addr}", "--master_port", "{master_port}", "--max_restarts", "0",
                     # Debian 12's torch 1.13 on Python 3.11 reads the default "0" as no setting at all (Std.from_str).
                     "--redirects", "2", "--tee", "2", "--log_dir", self.path("torchrun-logs"),
-                    "--monitor_interval", "0.5", script,  # a dead worker is reported well within the hang timeout
+                    # A dead worker is reported well within the hang timeout.
+                    "--monitor_interval", "5" if node in self.late_monitor else "0.5", script,
                     "--steps", str(self.steps), "--checkpoint-every", "5", "--global-batch", str(self.global_batch),
                     "--fault-rank", str(-1 if node is None else node)] + faults
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
@@ -318,6 +320,14 @@ def run_crash(job):
     step = restores_agree(job, rows)
     check(step == s["restore_step"] and step >= 0, "the nodes restored %d, the master committed %d" % (step, s["restore_step"]), job)
     check(any(r["kind"] == "fault" and r["detail"].startswith("software_bug") for r in rows), "no software_bug fault row", job)
+    # The node whose trainer failed is blamed, not a peer whose collective failed after it and whose
+    # launcher noticed first; under torchrun (exit 1 whatever killed the worker) the worker's own
+    # record names its signal.
+    faults = [r for r in rows if r["kind"] == "fault"]
+    check(len(faults) == 1 and faults[0]["node"] == "node-1", "the fault is not node 1's: %s" % faults, job)
+    if job.trainer == "ddp":
+        check("rank 1 failed first" in faults[0]["detail"] and "Fatal Python error: Aborted" in faults[0]["detail"],
+              "the fault row does not name the worker's abort: %s" % faults[0]["detail"], job)
     check_live_timeline(job, rows)
     if job.trainer == "ddp":  # a checkpoint on disk describes itself: the state_dict comes back from it alone
         sys.path.insert(0, job.build)
@@ -327,6 +337,28 @@ def run_crash(job):
         check(tuple(state["model.tokens.weight"].shape) == (64, 64) and str(state["model.tokens.weight"].dtype) == "torch.float32",
               "the manifest does not rebuild the model's tensors: %s" % {k: tuple(v.shape) for k, v in state.items()}, job)
         check(any(k.startswith("optimizer.") and k.endswith(".exp_avg") for k in state), "no optimizer state on disk", job)
+
+
+def run_blame(job):
+    """A worker on node 1 aborts; node 0's worker waits in its collective for it (a hang, dated at its
+    last heartbeat, before the abort) or fails there just after. Node 1's torchrun looks at its workers
+    only every 5 s: node 1's agent learns of the abort from the worker's own record (ctwin_flash:
+    faulthandler, stamped as it aborted) at its hang timeout, or as it follows the job into the next
+    generation. Node 1 is blamed, with the signal torchrun's exit code hides: a failure found before a
+    peer's hang was is its likelier cause."""
+    job.late_monitor.add(1)
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+    job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    _, rows = finish_and_check(job, 1)
+    restores_agree(job, rows)
+    faults = [r for r in rows if r["kind"] == "fault"]
+    check(len(faults) == 1 and faults[0]["node"] == "node-1", "the fault is not node 1's: %s" % faults, job)
+    check("rank 1 failed first" in faults[0]["detail"] and "Fatal Python error: Aborted" in faults[0]["detail"],
+          "the fault row does not name the worker's abort: %s" % faults[0]["detail"], job)
+    node1 = [r["detail"] for r in job.rows(job.path("node-1.csv")) if "rank 1 failed first" in r["detail"]]
+    check(node1, "node 1's log does not name its worker's failure", job)
 
 
 def run_hang(job):
@@ -825,7 +857,7 @@ def run_bad_input(job):
             os.remove(job.path("journal.json"))
 
 
-SCENARIOS = {"crash": (run_crash, 3), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
+SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2)}

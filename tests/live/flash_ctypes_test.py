@@ -79,6 +79,26 @@ def failed_persist_after_another_engine(shm):
         shutil.rmtree(b_dir, ignore_errors=True)
 
 
+def failures_recorded(folder):
+    """A worker's own record of its failure (ctwin_flash.record_failures): a fatal signal's traceback
+    and an uncaught exception, each in its rank's file in $CTWIN_FAULT_DIR, written as it happens."""
+    code = ("import os, sys; sys.path.insert(0, %r); from ctwin_flash import Supervisor; Supervisor(path='')\n"
+            "def step():\n    %s\nstep()\n")
+    env = dict(os.environ, CTWIN_FAULT_DIR=folder, RANK="5")
+    aborted = subprocess.run([sys.executable, "-c", code % (build, "os.abort()")], env=env, capture_output=True)
+    assert aborted.returncode == -6, aborted
+    fatal = open(os.path.join(folder, "rank-5.fatal")).read()
+    assert fatal.startswith("Fatal Python error: Aborted") and 'line 3 in step' in fatal, fatal
+    raised = subprocess.run([sys.executable, "-c", code % (build, "raise RuntimeError('Connection closed by peer')")],
+                            env=dict(env, RANK="6"), capture_output=True)
+    assert raised.returncode == 1 and b"Connection closed by peer" in raised.stderr, raised  # the usual traceback too
+    error = open(os.path.join(folder, "rank-6.error")).read().splitlines()
+    assert error == ["RuntimeError: Connection closed by peer", "<string>:3 in step"], error
+    assert os.path.getsize(os.path.join(folder, "rank-6.fatal")) == 0  # no fatal signal there
+    ok = subprocess.run([sys.executable, "-c", code % (build, "pass")], env=dict(env, RANK="7"), capture_output=True)
+    assert ok.returncode == 0 and not os.path.exists(os.path.join(folder, "rank-7.error")), ok
+
+
 def state_dict_checked():
     """A checkpoint on disk reads back as a state_dict from its manifest alone, and a byte changed
     in its shard, or a shard cut short, is an error rather than wrong weights. Needs torch."""
@@ -164,6 +184,7 @@ def main():
         os.remove(path)
         sup.step(9, 0.25)  # the supervisor is gone: no exception, training goes on
         assert Supervisor(path="").rank == 0
+        failures_recorded(shm)
         try:
             import torch  # noqa: F401
             state_dict_checked()

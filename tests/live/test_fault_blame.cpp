@@ -1,0 +1,121 @@
+// Which node a fault is blamed on (issue 36, item 4): the workers' own records of their failure
+// (live/supervisor/worker_failures.hpp), and the job master's choice between a hang, dated at its
+// last sign of life, and a failure elsewhere before the hang was found.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "core/event_log.hpp"
+#include "live/job/job_master.hpp"
+#include "live/supervisor/worker_failures.hpp"
+#include "models/scenario_loader.hpp"
+#include "policies/recovery_controller.hpp"
+
+using namespace ctwin;
+using namespace ctwin::live;
+namespace fs = std::filesystem;
+using Clock = JobMaster::Clock;
+
+namespace {
+
+//! A record written `seconds_ago` (its modification time set so).
+void write_record(const fs::path& path, const std::string& text, double seconds_ago) {
+  std::ofstream(path) << text;
+  const auto at = std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds_ago));
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+  const timespec times[2] = {{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)},
+                             {static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)}};
+  REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
+}
+
+struct Folder {
+  fs::path path = fs::temp_directory_path() / ("ctwin-worker-failures-" + std::to_string(::getpid()));
+  Folder() { fs::remove_all(path), fs::create_directories(path); }
+  ~Folder() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("worker failures: the earliest record names the worker that failed first, and what it said", "[live][supervisor][unit]") {
+  Folder f;
+  CHECK_FALSE(first_worker_failure(f.path.string()));  // nothing recorded
+  CHECK_FALSE(first_worker_failure((f.path / "gone").string()));
+  std::ofstream(f.path / "rank-0.fatal");  // faulthandler's file, open from the start: empty is no failure
+  write_record(f.path / "rank-2.error", "RuntimeError: [/gloo/transport/tcp/pair.cc:598] Connection closed by peer\ntrain.py:130 in main\n", 1.0);
+  write_record(f.path / "rank-3.fatal",
+               "Fatal Python error: Aborted\n\nCurrent thread 0x00007f0e (most recent call first):\n"
+               "  File \"/work/examples/gpt/train.py\", line 142 in main\n  File \"/work/examples/gpt/train.py\", line 187 in <module>\n",
+               1.2);
+  auto first = first_worker_failure(f.path.string());
+  REQUIRE(first);
+  CHECK(first->rank == "3");
+  CHECK(first->what == "Fatal Python error: Aborted at train.py:142 in main");
+  CHECK(describe(*first).rfind("rank 3 failed first, at ", 0) == 0);
+  // torchrun's copy of a worker's error file (torch's @record), whole seconds: earlier still here.
+  write_record(f.path / kTorchErrorFile,
+               R"({"message": {"message": "ValueError: bad batch", "extraInfo": {"py_callstack": "...", "timestamp": "1000"}}, "errorCode": 1})", 0.5);
+  first = first_worker_failure(f.path.string());
+  REQUIRE(first);
+  CHECK(first->rank.empty());
+  CHECK(first->what == "ValueError: bad batch (exit code 1)");
+  CHECK(std::chrono::duration_cast<std::chrono::seconds>(first->at.time_since_epoch()).count() == 1000);
+  // A hostile record is one bounded line, and a malformed error file is no record.
+  fs::remove(f.path / kTorchErrorFile);
+  write_record(f.path / "rank-1.error", std::string(5000, 'x') + "\nline\n", 5);
+  first = first_worker_failure(f.path.string());
+  REQUIRE(first);
+  CHECK(first->rank == "1");
+  CHECK(first->what.size() <= 300);
+  CHECK(first->what.find('\n') == std::string::npos);
+  fs::remove(f.path / "rank-1.error");
+  write_record(f.path / kTorchErrorFile, "{not json", 10);
+  CHECK(first_worker_failure(f.path.string())->rank == "3");
+}
+
+TEST_CASE("job master: a hang is dated at its last sign of life, a failure elsewhere before the hang was found is blamed", "[live][cluster][unit]") {
+  const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}}})", "p.json");
+  const RecoveryController controller(s);
+  for (const bool failure_first : {true, false}) {
+    DYNAMIC_SECTION((failure_first ? "the abort came before the hang was found" : "the crash came after the hang was found")) {
+      Folder f;
+      MasterOptions o;
+      o.nnodes = 2;
+      o.events_path = (f.path / "job.csv").string();
+      auto now = Clock::now();
+      JobMaster m(s, controller, o, now);
+      m.join({"a", 0, "h0", "", false}, now);
+      m.join({"b", 1, "h1", "", false}, now);
+      for (const auto* agent : {"a", "b"}) m.report({agent, {1, NodeState::Stopped, -1, std::vector<std::int64_t>{}}}, now);
+      for (const auto* agent : {"a", "b"}) m.report({agent, {1, NodeState::Running, 5}}, now);
+      now += std::chrono::seconds(10);
+      // Node 0 found its trainer silent for 3 s: dated 3 s back. It reports first, and the job stops.
+      Report hang{"a", {1, NodeState::Stopped, 5, std::vector<std::int64_t>{}}};
+      hang.fault = FaultReport{classify_stop(s, LiveStop::Hang), "no heartbeat for 3s", -1, -1, 3.0};
+      hang.fault->silent = true;
+      CHECK(m.report(hang, now).what == PlanKind::Stop);
+      // Node 1's worker aborted 2.9 s back (its record), or crashed only now, after the hang was found;
+      // node 1 says so as it follows the job into generation 2.
+      now += std::chrono::milliseconds(100);
+      Report crash{"b", {2, NodeState::Stopped, 5, std::vector<std::int64_t>{}}};
+      crash.fault = FaultReport{classify_stop(s, LiveStop::Crash), "exit 1; rank 1 failed first", -1, -1, failure_first ? 2.9 : 0.0};
+      crash.fault->generation = 1;
+      m.report(crash, now);
+      m.report({"a", {2, NodeState::Stopped, 5, std::vector<std::int64_t>{}}}, now);
+      CHECK(m.generation() == 2);
+      m.close(now);
+      std::ifstream in(o.events_path);
+      const EventLog log = read_event_log(in, o.events_path);
+      std::vector<const LoggedEvent*> faults;
+      for (const auto& e : log.events)
+        if (e.kind == EventKind::Fault) faults.push_back(&e);
+      REQUIRE(faults.size() == 1);
+      CHECK(faults[0]->node == (failure_first ? 1 : 0));
+      CHECK(faults[0]->detail.rfind(failure_first ? "software_bug exit 1" : "nccl_hang no heartbeat", 0) == 0);
+    }
+  }
+}
