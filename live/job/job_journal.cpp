@@ -127,9 +127,11 @@ void JobMaster::read_journal(Clock::time_point now) {
   const auto away = std::chrono::microseconds(utc_now_us() - start_utc_us_);
   ledger_.rebase(now - std::chrono::duration_cast<Clock::duration>(away));
   resumed_ = true;
-  last_line_at_ = now;
+  // What the nodes did while the master was away comes with their reports, each line and fault dated
+  // by its node: the ledger goes on from the journal's last charge, not from the master's return.
+  last_line_at_ = now - std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(std::max<Micros>(ledger_.at(now) - ledger_.marked(), 0)));
   gathering_since_ = detected_at_ = now;
-  record(ledger_.at(now), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_));
+  record(ledger_.marked(), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_));
   std::cerr << "ctwin master: resumed job " << o_.job << " from " << o_.journal_path << " at generation " << generation_ << " ("
             << kPhases[static_cast<int>(phase_)] << ")\n";
 }

@@ -409,6 +409,42 @@ def run_master_kill(job):
     check(any("resumed from its journal" in r["detail"] for r in rows), "the log does not say the master resumed", job)
 
 
+def utc_start(rows):
+    """The log's start, seconds since the epoch (its start row's utc=...)."""
+    import datetime
+    text = [r["detail"] for r in rows if r["kind"] == "start"][0].split("utc=")[1].split()[0]
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def run_outage(job):
+    """Node 0's trainer dies while the master is down. The master back (from its journal) must date the
+    crash when it happened, as node 0's own log does, not at its return: the outage after the crash
+    is lost progress and restart, not productive time."""
+    job.steps = 400 if job.trainer == "synthetic" else 150
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 20)
+    job.master.kill()
+    job.master.wait()
+    time.sleep(0.5)
+    for pid in job.trainers_of("0"):
+        os.kill(pid, signal.SIGKILL)
+    killed_at = time.time()
+    time.sleep(4)
+    job.start_master()
+    job.wait_for("the crash's restart", lambda s: s["generation"] >= 2 and s["phase"] == "running")
+    ledger, rows = finish_and_check(job, 1)
+    fault = [r for r in rows if r["kind"] == "fault"]
+    node_rows = job.rows(job.path("node-0.csv"))
+    node_fault = [r for r in node_rows if r["kind"] == "fault"]
+    job_at = utc_start(rows) + float(fault[0]["time_s"])
+    node_at = utc_start(node_rows) + float(node_fault[0]["time_s"])
+    check(abs(job_at - node_at) < 1.0 and abs(job_at - killed_at) < 1.0,
+          "the job dates the crash %.2f s after the kill, its node %.2f s" % (job_at - killed_at, node_at - killed_at), job)
+    check(ledger["lost_progress"] > 0, "no lost progress: %s" % ledger, job)
+
+
 def slot_state(path):
     try:
         with open(path, "rb") as f:
@@ -857,7 +893,7 @@ def run_bad_input(job):
             os.remove(job.path("journal.json"))
 
 
-SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
+SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_outage, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2)}
