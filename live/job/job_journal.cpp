@@ -10,6 +10,7 @@
 #include "core/atomic_file.hpp"
 #include "core/wall_clock.hpp"
 #include "live/job/job_master.hpp"
+#include "models/remediation.hpp"
 
 namespace ctwin::live {
 
@@ -32,6 +33,17 @@ void JobMaster::write_journal(Clock::time_point now) {
   for (const auto& [step, us] : saved.productive_at_step) at_step.push_back({step, us});
   nlohmann::json failed_restores = nlohmann::json::array();
   for (const auto& [step, n] : failed_restores_) failed_restores.push_back({step, n});
+  // Faults heard and not yet decided on: a master killed between a fault's report and its decision
+  // decides with them (who failed first, before restoring or not, the clean step) when it is back.
+  nlohmann::json faults = nlohmann::json::array();
+  for (const auto& f : faults_) {
+    const FaultReport& r = f.report;
+    faults.push_back({{"rank", f.rank},           {"generation", f.generation},          {"agent", f.agent},
+                      {"at_us", ledger_.at(f.at)}, {"learned_us", ledger_.at(f.learned)}, {"class", r.fault.name},
+                      {"effect", to_string(r.fault.effect)}, {"action", to_string(r.fault.act)}, {"known", r.fault.known},
+                      {"detail", r.detail},       {"gpu", r.gpu},                        {"xid", r.xid},
+                      {"clean_step", r.clean_step}, {"before_restoring", r.before_restoring}, {"silent", r.silent}});
+  }
   const nlohmann::json j = {
       {"ctwin_journal", 1},
       {"job", o_.job},
@@ -47,6 +59,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"restarts", budget_.restarts()},
       {"failed_launches", budget_.failed_launches()},
       {"failed_restores", failed_restores},
+      {"faults", faults},
       {"refused_steps", refused_steps_},
       {"exit_code", exit_code_},
       {"reason", reason_},
@@ -126,10 +139,33 @@ void JobMaster::read_journal(Clock::time_point now) {
   // The ledger's time 0 is the job's start on the wall clock: the time the master was away counts.
   const auto away = std::chrono::microseconds(utc_now_us() - start_utc_us_);
   ledger_.rebase(now - std::chrono::duration_cast<Clock::duration>(away));
+  const auto on_clock = [&](Micros us) { return ledger_.time_of(us); };
+  try {
+    for (const auto& f : j.value("faults", nlohmann::json::array())) {  // journals from before pending faults: none
+      FaultReport r;
+      r.fault.name = f.at("class").get<std::string>();
+      const auto effect = effect_named(f.at("effect").get<std::string>());
+      const auto act = act_named(f.at("action").get<std::string>(), kFaultActions);
+      if (!effect || !act) bad("/faults: unknown effect or action of " + r.fault.name);
+      r.fault.effect = *effect;
+      r.fault.act = *act;
+      r.fault.known = f.at("known").get<bool>();
+      r.detail = f.at("detail").get<std::string>();
+      r.gpu = f.at("gpu").get<int>();
+      r.xid = f.at("xid").get<int>();
+      r.clean_step = f.at("clean_step").get<std::int64_t>();
+      r.before_restoring = f.at("before_restoring").get<bool>();
+      r.silent = f.at("silent").get<bool>();
+      faults_.push_back({f.at("rank").get<int>(), f.at("generation").get<std::int64_t>(), r, on_clock(f.at("at_us").get<Micros>()),
+                         f.at("agent").get<std::string>(), on_clock(f.at("learned_us").get<Micros>())});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    bad(std::string("/faults: a field is missing or of the wrong type: ") + e.what());
+  }
   resumed_ = true;
   // What the nodes did while the master was away comes with their reports, each line and fault dated
   // by its node: the ledger goes on from the journal's last charge, not from the master's return.
-  last_line_at_ = now - std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(std::max<Micros>(ledger_.at(now) - ledger_.marked(), 0)));
+  last_line_at_ = std::min(now, ledger_.time_of(ledger_.marked()));
   gathering_since_ = detected_at_ = now;
   record(ledger_.marked(), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_));
   std::cerr << "ctwin master: resumed job " << o_.job << " from " << o_.journal_path << " at generation " << generation_ << " ("

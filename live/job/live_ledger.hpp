@@ -27,6 +27,8 @@ class LiveLedger {
   Micros marked() const { return mark_; }
   //! Time 0 moves to `start` (a restarted master goes on with its journal's wall clock).
   void rebase(Clock::time_point start) { start_ = start; }
+  //! The clock's time of a ledger time (the inverse of at()).
+  Clock::time_point time_of(Micros us) const { return start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::microseconds(us)); }
   //! Charges (previous mark, t] to `c`; a t before the mark charges nothing.
   void charge(Category c, Clock::time_point t) { charge_until(c, at(t)); }
   void charge_until(Category c, Micros until) {

@@ -1,6 +1,7 @@
 // Which node a fault is blamed on (issue 36, item 4): the workers' own records of their failure
-// (live/supervisor/worker_failures.hpp), and the job master's choice between a hang, dated at its
-// last sign of life, and a failure elsewhere before the hang was found.
+// (live/supervisor/worker_failures.hpp), the job master's choice between a hang, dated at its last
+// sign of life, and a failure elsewhere before the hang was found, and a fault heard by a master
+// killed before its decision.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/event_log.hpp"
 #include "live/job/job_master.hpp"
@@ -31,6 +33,23 @@ void write_record(const fs::path& path, const std::string& text, double seconds_
   const timespec times[2] = {{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)},
                              {static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)}};
   REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
+}
+
+Report report(const std::string& agent, std::int64_t generation, NodeState state, std::int64_t step,
+              std::optional<std::vector<std::int64_t>> restorable = std::nullopt) {
+  Report r;
+  r.agent = agent;
+  r.status = {generation, state, step, std::move(restorable)};
+  return r;
+}
+
+//! The fault rows of an event log.
+std::vector<LoggedEvent> fault_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<LoggedEvent> faults;
+  for (const auto& e : read_event_log(in, path).events)
+    if (e.kind == EventKind::Fault) faults.push_back(e);
+  return faults;
 }
 
 struct Folder {
@@ -90,32 +109,68 @@ TEST_CASE("job master: a hang is dated at its last sign of life, a failure elsew
       JobMaster m(s, controller, o, now);
       m.join({"a", 0, "h0", "", false}, now);
       m.join({"b", 1, "h1", "", false}, now);
-      for (const auto* agent : {"a", "b"}) m.report({agent, {1, NodeState::Stopped, -1, std::vector<std::int64_t>{}}}, now);
-      for (const auto* agent : {"a", "b"}) m.report({agent, {1, NodeState::Running, 5}}, now);
+      for (const auto* agent : {"a", "b"}) m.report(report(agent, 1, NodeState::Stopped, -1, std::vector<std::int64_t>{}), now);
+      for (const auto* agent : {"a", "b"}) m.report(report(agent, 1, NodeState::Running, 5), now);
       now += std::chrono::seconds(10);
       // Node 0 found its trainer silent for 3 s: dated 3 s back. It reports first, and the job stops.
-      Report hang{"a", {1, NodeState::Stopped, 5, std::vector<std::int64_t>{}}};
+      Report hang = report("a", 1, NodeState::Stopped, 5, std::vector<std::int64_t>{});
       hang.fault = FaultReport{classify_stop(s, LiveStop::Hang), "no heartbeat for 3s", -1, -1, 3.0};
       hang.fault->silent = true;
       CHECK(m.report(hang, now).what == PlanKind::Stop);
       // Node 1's worker aborted 2.9 s back (its record), or crashed only now, after the hang was found;
       // node 1 says so as it follows the job into generation 2.
       now += std::chrono::milliseconds(100);
-      Report crash{"b", {2, NodeState::Stopped, 5, std::vector<std::int64_t>{}}};
+      Report crash = report("b", 2, NodeState::Stopped, 5, std::vector<std::int64_t>{});
       crash.fault = FaultReport{classify_stop(s, LiveStop::Crash), "exit 1; rank 1 failed first", -1, -1, failure_first ? 2.9 : 0.0};
       crash.fault->generation = 1;
       m.report(crash, now);
-      m.report({"a", {2, NodeState::Stopped, 5, std::vector<std::int64_t>{}}}, now);
+      m.report(report("a", 2, NodeState::Stopped, 5, std::vector<std::int64_t>{}), now);
       CHECK(m.generation() == 2);
       m.close(now);
-      std::ifstream in(o.events_path);
-      const EventLog log = read_event_log(in, o.events_path);
-      std::vector<const LoggedEvent*> faults;
-      for (const auto& e : log.events)
-        if (e.kind == EventKind::Fault) faults.push_back(&e);
+      const auto faults = fault_rows(o.events_path);
       REQUIRE(faults.size() == 1);
-      CHECK(faults[0]->node == (failure_first ? 1 : 0));
-      CHECK(faults[0]->detail.rfind(failure_first ? "software_bug exit 1" : "nccl_hang no heartbeat", 0) == 0);
+      CHECK(faults[0].node == (failure_first ? 1 : 0));
+      CHECK(faults[0].detail.rfind(failure_first ? "software_bug exit 1" : "nccl_hang no heartbeat", 0) == 0);
     }
   }
+}
+
+TEST_CASE("job master: a fault heard by a master killed before its decision is decided on when it is back", "[live][cluster][unit]") {
+  const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}}})", "p.json");
+  const RecoveryController controller(s);
+  Folder f;
+  MasterOptions o;
+  o.nnodes = 2;
+  o.events_path = (f.path / "job.csv").string();
+  o.journal_path = (f.path / "journal.json").string();
+  auto now = Clock::now();
+  {
+    JobMaster m(s, controller, o, now);
+    m.join({"a", 0, "h0", "", false}, now);
+    m.join({"b", 1, "h1", "", false}, now);
+    for (const auto* agent : {"a", "b"}) m.report(report(agent, 1, NodeState::Stopped, -1, std::vector<std::int64_t>{20}), now);
+    for (const auto* agent : {"a", "b"}) m.report(report(agent, 1, NodeState::Running, 25), now);
+    // b's trainer failed before it restored; a has not stopped yet when the master dies.
+    Report crash = report("b", 1, NodeState::Stopped, 25, std::vector<std::int64_t>{20});
+    crash.fault = FaultReport{classify_stop(s, LiveStop::Crash), "exit 1; rank 1 failed first", -1, -1, 0.0, -1, true};
+    m.report(crash, now);
+    m.tick(now + std::chrono::seconds(1));  // the journal is written
+  }
+  JobMaster resumed(s, controller, o, now);
+  REQUIRE(resumed.resumed());
+  resumed.report(report("b", 2, NodeState::Stopped, 25, std::vector<std::int64_t>{20}), now);
+  resumed.report(report("a", 2, NodeState::Stopped, 25, std::vector<std::int64_t>{20}), now);
+  CHECK(resumed.generation() == 2);
+  CHECK(resumed.status(now)["phase"] == "running");
+  resumed.close(now);
+  const auto faults = fault_rows(o.events_path);
+  REQUIRE(faults.size() == 1);  // was none: the resumed master decided without the fault
+  CHECK(faults[0].node == 1);
+  CHECK(faults[0].detail == "software_bug exit 1; rank 1 failed first");
+  // The fault's detail says the trainer failed before restoring: the restart's crash-loop count has it.
+  const std::string journal = [&] {
+    std::ifstream j(o.journal_path);
+    return std::string((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+  }();
+  CHECK(journal.find("\"failed_launches\":1") != std::string::npos);
 }
