@@ -1,5 +1,5 @@
 // The flash checkpoint engine: round trips through shared memory and disk, fallbacks, pruning,
-// full /dev/shm and full disk, and crash consistency under SIGKILL at random moments.
+// full /dev/shm and full disk (crash consistency under SIGKILL: test_flash_crash_consistency.cpp).
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +22,7 @@
 #include "live/checkpoint/ckpt_bench.hpp"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
+#include "live/flash_fixture.hpp"
 #include "live/flash_pattern.hpp"
 #include "live/supervisor/job_launch.hpp"
 #include "support/fixtures.hpp"
@@ -31,63 +32,11 @@ using namespace ctwin::flash;
 using ctwin::test::fill_pattern;
 using ctwin::test::holds_pattern;
 
-namespace {
+using ctwin::test::Fixture;
+using ctwin::test::Ranks;
+using ctwin::test::TempDir;
+using ctwin::test::names_in;
 
-//! A fresh folder in /dev/shm (for slots) or the temporary folder (for the disk), removed at the end.
-struct TempDir {
-  explicit TempDir(const std::string& parent) {
-    std::string pattern = parent + "/ctwin-test-XXXXXX";
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
-
-//! The names in `dir`, sorted.
-std::vector<std::string> names_in(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-struct Fixture {
-  TempDir shm{"/dev/shm"}, disk{fs::temp_directory_path().string()};
-  std::vector<std::vector<unsigned char>> buffers;
-  Fixture() {
-    for (const auto size : ctwin::test::crash_test_sizes()) buffers.emplace_back(size);
-  }
-  EngineOptions options(bool background = true) const {
-    EngineOptions o;
-    o.name = "job";
-    o.shm_dir = shm.path;
-    o.persist_dir = disk.path;
-    o.keep_last = 2;
-    o.persist_in_background = background;
-    return o;
-  }
-  void attach(Engine& engine) {
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-      engine.register_buffer("buffer." + std::to_string(i), buffers[i].data(), buffers[i].size());
-  }
-  void fill(std::int64_t step) {
-    for (std::size_t i = 0; i < buffers.size(); ++i) fill_pattern(buffers[i], step, i);
-  }
-  bool holds(std::int64_t step) const {
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-      if (!holds_pattern(buffers[i], step, i)) return false;
-    return true;
-  }
-  void scramble() {
-    for (auto& b : buffers) std::fill(b.begin(), b.end(), 0xee);
-  }
-  std::vector<std::string> step_folders() const { return names_in(disk.path); }
-};
-
-}  // namespace
 
 TEST_CASE("flash checkpoint: save returns with the state in shared memory, restore takes the newest", "[live][flash]") {
   Fixture f;
@@ -251,144 +200,6 @@ TEST_CASE("flash checkpoint: a full disk fails the persist, not the save, and th
   CHECK(f.holds(1));
 }
 
-namespace {
-
-//! Runs the writer, kills it with SIGKILL after `lines` saves and `delay_us` more; returns the last
-//! step whose save had returned on every rank (-1: none).
-std::int64_t run_and_kill(const std::string& shm, const std::string& disk, int world, const std::string& fsize_limit,
-                          int lines, int delay_us) {
-  int out[2];
-  REQUIRE(::pipe(out) == 0);
-  const std::string world_text = std::to_string(world);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::close(out[0]);
-    ::close(out[1]);
-    ::execl(CTWIN_FLASH_WRITER, CTWIN_FLASH_WRITER, shm.c_str(), disk.c_str(), "job", world_text.c_str(),
-            fsize_limit.empty() ? static_cast<char*>(nullptr) : fsize_limit.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char chunk[4096];
-  int seen = 0;
-  while (seen < lines) {
-    pollfd p{out[0], POLLIN, 0};
-    if (::poll(&p, 1, 10000) <= 0) break;
-    const ssize_t n = ::read(out[0], chunk, sizeof chunk);
-    if (n <= 0) break;
-    text.append(chunk, static_cast<std::size_t>(n));
-    seen = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  }
-  ::usleep(static_cast<useconds_t>(delay_us));
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 3));  // the writer's own ranks disagreed
-  for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  std::int64_t last = -1;
-  std::istringstream in(text);
-  std::string word;
-  long long step = 0;
-  while (in >> word >> step)
-    if (word == "saved") last = step;
-  return last;
-}
-
-//! The buffers of `world` ranks (rank r's buffer i carries pattern index i + 16 r, as the writer's).
-struct Ranks {
-  std::vector<Fixture> ranks;
-  explicit Ranks(int world) : ranks(static_cast<std::size_t>(world)) {}
-  void attach(std::vector<std::unique_ptr<Engine>>& engines, EngineOptions o) {
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      o.rank = static_cast<int>(r);
-      o.world = static_cast<int>(ranks.size());
-      engines.push_back(std::make_unique<Engine>(o));
-      for (std::size_t i = 0; i < ranks[r].buffers.size(); ++i)
-        engines.back()->register_buffer("buffer." + std::to_string(i), ranks[r].buffers[i].data(), ranks[r].buffers[i].size());
-      ranks[r].scramble();
-    }
-  }
-  bool hold(std::int64_t step) const {
-    for (std::size_t r = 0; r < ranks.size(); ++r)
-      for (std::size_t i = 0; i < ranks[r].buffers.size(); ++i)
-        if (!holds_pattern(ranks[r].buffers[i], step, i + 16 * r)) return false;
-    return true;
-  }
-};
-
-//! Every rank restores, all the same step: returns it (the test fails when they disagree).
-std::int64_t restore_all(Ranks& buffers, const EngineOptions& o, bool expect_no_skips) {
-  std::vector<std::unique_ptr<Engine>> engines;
-  buffers.attach(engines, o);
-  std::int64_t step = -2;
-  for (auto& engine : engines) {
-    const auto r = engine->restore();
-    if (step != -2) REQUIRE(r.step == step);  // no two ranks resume from different steps
-    step = r.step;
-    for (const auto& why : r.skipped) UNSCOPED_INFO("skipped " << why);
-    if (expect_no_skips) REQUIRE(r.skipped.empty());  // no torn shard was ever published
-  }
-  return step;
-}
-
-//! SIGKILLs the writer at random points, `rounds` times; every `failing_disk_every`-th round its
-//! disk fails (every write over 64 KiB). Nothing acknowledged is lost, nothing torn comes back, and
-//! the ranks always agree.
-void kill_writer_repeatedly(int rounds, int world, int failing_disk_every) {
-  REQUIRE(fs::exists(CTWIN_FLASH_WRITER));
-  Fixture f;
-  TempDir empty_shm("/dev/shm");
-  Ranks buffers(world);
-  std::mt19937 rng(20261121 + static_cast<unsigned>(world));
-  std::int64_t acked = -1;
-  int from_disk = 0, failing_rounds = 0;
-  for (int round = 0; round < rounds; ++round) {
-    const bool failing = failing_disk_every > 0 && round % failing_disk_every == failing_disk_every - 1;
-    failing_rounds += failing;
-    const std::int64_t last = run_and_kill(f.shm.path, f.disk.path, world, failing ? "65536" : "",
-                                           static_cast<int>(rng() % 4), static_cast<int>(rng() % 4000));
-    acked = std::max(acked, last);
-    INFO("round " << round << (failing ? " (failing disk)" : "") << ": acknowledged " << acked);
-    const std::int64_t restored = restore_all(buffers, f.options(false), false);
-    INFO("restored " << restored);
-    REQUIRE(restored >= acked);  // nothing acknowledged is ever lost
-    if (restored >= 0) REQUIRE(buffers.hold(restored));  // and what comes back is whole
-    // The disk alone (the node lost its memory): the newest whole checkpoint there, or none.
-    EngineOptions disk_only = f.options(false);
-    disk_only.shm_dir = empty_shm.path;
-    const std::int64_t d = restore_all(buffers, disk_only, true);
-    if (d >= 0) {
-      ++from_disk;
-      INFO("disk step " << d);
-      REQUIRE(buffers.hold(d));
-    }
-    for (const auto& e : fs::directory_iterator(empty_shm.path)) fs::remove(e.path());
-  }
-  CHECK(acked > rounds / 2);
-  CHECK(from_disk > rounds / 2);
-  CHECK(failing_rounds == (failing_disk_every > 0 ? rounds / failing_disk_every : 0));
-}
-
-}  // namespace
-
-TEST_CASE("flash checkpoint: SIGKILL at random points never loses an acknowledged save nor tears one", "[live][flash][process]") {
-  kill_writer_repeatedly(200, 1, 0);
-}
-
-TEST_CASE("flash checkpoint: SIGKILL of two ranks, a failing disk every third round: the ranks agree", "[live][flash][process]") {
-  kill_writer_repeatedly(150, 2, 3);
-}
-
-TEST_CASE("flash checkpoint: SIGKILL crash consistency, 2,000 rounds", "[live][flash][slow][process]") {
-  kill_writer_repeatedly(2000, 1, 0);
-}
-
-TEST_CASE("flash checkpoint: SIGKILL crash consistency, two ranks and a failing disk, 1,000 rounds", "[live][flash][slow][process]") {
-  kill_writer_repeatedly(1000, 2, 3);
-}
 
 TEST_CASE("ctwin live ckpt-bench: throughputs with their ceilings from the same run, exit 3 without a GPU", "[live][flash][process]") {
   TempDir disk(fs::temp_directory_path().string());
