@@ -248,11 +248,17 @@ std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
 //! Stopped: waits for the master's next `run` (true) or `exit` (false, finished). Meanwhile it
 //! tells the master what this node can restore, and carries out the actions named for it.
 bool Supervision::await_run(NodeState waiting) {
+  // A killed trainer's snapshot still going to disk prunes the persist folder when it is done: the
+  // steps this node offers are those that stay (the chaos soak saw a committed step pruned under it).
+  finish_persist(true);
   std::int64_t acted = -1;
   for (;;) {
     const auto p = coordination_->plan();
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
-    NodeStatus status{p ? p->generation : 0, waiting, book_.step(), node_restorable(), plan_.node_rank};
+    // A node that finished generation G has not finished G+1: it is stopped for it and runs it too
+    // (the chaos soak saw a job end on such stale `finished` states while two nodes had not relaunched).
+    const NodeState state = p && p->generation > generation_ ? NodeState::Stopped : waiting;
+    NodeStatus status{p ? p->generation : 0, state, book_.step(), node_restorable(), plan_.node_rank};
     if (p) status.problem = claim_persist_folder_for(*p);
     if (p && p->generation > acted && !p->actions.empty()) {
       for (const auto& name : p->actions) carry_out_named(name);

@@ -42,6 +42,7 @@ class Job:
         self.trainer = trainer
         self.steps = 100 if trainer == "ddp" else 150  # a PyTorch step costs ~50x a synthetic one's CPU
         self.global_batch = 0  # examples/gpt: 0 is micro-batch x world size
+        self.report_interval = "0.2s"
         self.late_monitor = set()  # nodes whose torchrun looks at its workers every 5 s, not every 0.5 s
         self.dir = tempfile.mkdtemp(prefix="ctwin-cluster-%s-" % scenario)
         self.name = "cluster-%s-%d" % (scenario, os.getpid())
@@ -65,7 +66,7 @@ class Job:
         self.master = subprocess.Popen(
             [os.path.join(self.build, "ctwin-live"), "master", "--policy", self.policy, "--nnodes", str(self.nnodes),
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
-             "--report-interval", "0.2s", "--agent-timeout", "5s", "--trainer-port", str(self.trainer_port),
+             "--report-interval", self.report_interval, "--agent-timeout", "5s", "--trainer-port", str(self.trainer_port),
              "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, *extra],
             stdout=log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + 20
@@ -686,8 +687,8 @@ class SlowClients:
         conns = [self.open_one() for _ in range(self.count)]
         while not self.stopping.wait(2):
             for i, c in enumerate(conns):
-                gone = bool(select.select([c], [], [], 0)[0]) and not c.recv(4096)
                 try:
+                    gone = bool(select.select([c], [], [], 0)[0]) and not c.recv(4096)
                     if not gone:
                         c.sendall(b"X-a: b\r\n")
                 except OSError:
@@ -695,7 +696,13 @@ class SlowClients:
                 if gone:
                     self.closed += 1
                     c.close()
-                    conns[i] = self.open_one()
+                    try:
+                        conns[i] = self.open_one()
+                    except OSError:  # the master is gone (its job ended): the flood ends
+                        conns[i] = None
+                        self.stopping.set()
+                        break
+            conns = [c for c in conns if c is not None]
         for c in conns:
             c.close()
 
