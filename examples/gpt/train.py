@@ -92,6 +92,9 @@ def main():
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--name", default=os.environ.get("CTWIN_FLASH_NAME", "gpt"))
     p.add_argument("--persist-dir", default=os.environ.get("CTWIN_FLASH_PERSIST_DIR"))
+    p.add_argument("--replica-ranks", type=int, default=0,
+                   help="1: one shard per replica, rank 0 alone persists (plain DDP: every rank holds the same state; "
+                        "needs a persist folder every node sees); 0: every rank persists its own ($CTWIN_FLASH_REPLICA_RANKS)")
     p.add_argument("--crash-at-step", type=int, default=-1)
     p.add_argument("--hang-at-step", type=int, default=-1)
     p.add_argument("--nan-at-step", type=int, default=-1)
@@ -117,7 +120,8 @@ def main():
     ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
 
     sup = Supervisor()
-    ckpt = FlashCheckpoint(args.name, args.persist_dir, rank=rank, world=world, shm_dir=os.environ.get("CTWIN_SHM_DIR"))
+    ckpt = FlashCheckpoint(args.name, args.persist_dir, rank=rank, world=world, shm_dir=os.environ.get("CTWIN_SHM_DIR"),
+                           replica_ranks=args.replica_ranks)
     ckpt.register_state_dict("model", model.state_dict())
     ckpt.register_state_dict("optimizer", optimizer.state_dict()["state"])
     t0 = time.time()

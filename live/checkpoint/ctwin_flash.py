@@ -33,6 +33,9 @@ def _load(path=None):
     lib = ctypes.CDLL(path or os.environ.get("CTWIN_FLASH_LIBRARY") or os.path.join(here, "libctwin_flash.so"))
     lib.ctwin_flash_open.restype = ctypes.c_void_p
     lib.ctwin_flash_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+    lib.ctwin_flash_open_replicas.restype = ctypes.c_void_p
+    lib.ctwin_flash_open_replicas.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                              ctypes.c_int]
     lib.ctwin_flash_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.ctwin_flash_register_described.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
                                                    ctypes.c_char_p]
@@ -97,12 +100,16 @@ def _distributed(group):
 
 
 class FlashCheckpoint:
-    def __init__(self, name, persist_dir=None, rank=0, world=1, keep_last=2, shm_dir=None, library=None):
+    def __init__(self, name, persist_dir=None, rank=0, world=1, keep_last=2, shm_dir=None, library=None, replica_ranks=0):
+        """`replica_ranks`: one shard per replica. The ranks of one data-parallel replica (1 for plain
+        DDP; tensor x pipeline parallel, ranks numbered replica by replica) when every replica holds the
+        same state: only the first replica persists, and a rank restores its replica-mate's shard from
+        disk (a persist folder every node sees). 0: every rank persists its own ($CTWIN_FLASH_REPLICA_RANKS)."""
         self._h = None
         self._lib = _load(library)
         self._keep = []
-        handle = self._lib.ctwin_flash_open(name.encode(), (persist_dir or "").encode(), rank, world, keep_last,
-                                            shm_dir.encode() if shm_dir else None)
+        handle = self._lib.ctwin_flash_open_replicas(name.encode(), (persist_dir or "").encode(), rank, world, keep_last,
+                                                     shm_dir.encode() if shm_dir else None, replica_ranks)
         if not handle:
             raise FlashCheckpointError(1, self._lib.ctwin_flash_error(None).decode())
         self._h = handle
@@ -220,11 +227,24 @@ def _tensors_of(state, prefix):
             yield from _tensors_of(value, path)
 
 
+def _shard_rank(folder, rank):
+    """The shard `rank` reads: its own, or under one shard per replica (rank 0's manifest says the
+    step's `world` of shards) its replica-mate's, rank mod that world."""
+    if os.path.exists(os.path.join(folder, "rank-%05d.manifest" % rank)):
+        return rank
+    try:
+        with open(os.path.join(folder, "rank-00000.manifest")) as f:
+            world = next((int(line.split()[1]) for line in f if line.startswith("world ")), 0)
+    except (OSError, ValueError, IndexError):
+        return rank
+    return rank % world if world > 0 else rank
+
+
 def _manifest(persist_dir, step, rank):
     """{name: (offset, bytes, crc, description)}, the shard's path and its size in bytes."""
     folder = os.path.join(persist_dir, "step-%012d" % step)
     buffers, shard, shard_bytes, ended = {}, None, None, False
-    path = os.path.join(folder, "rank-%05d.manifest" % rank)
+    path = os.path.join(folder, "rank-%05d.manifest" % _shard_rank(folder, rank))
     with open(path) as f:
         if f.readline().strip() != "ctwin-flash-manifest 1":
             raise FlashCheckpointError(1, f"{path}: not a ctwin manifest")

@@ -78,8 +78,9 @@ void fsync_dir(const std::string& dir) {
 
 std::string render(const Manifest& m) {
   std::ostringstream out;
-  out << "ctwin-flash-manifest 1\nstep " << m.step << "\nrank " << m.rank << "\nworld " << m.world << "\nlayout "
-      << std::hex << m.layout_hash << std::dec << "\nshard " << m.shard_file << " " << m.shard_bytes << "\n";
+  out << "ctwin-flash-manifest 1\nstep " << m.step << "\nrank " << m.rank << "\nworld " << m.world << "\n";
+  if (m.replicas > 1) out << "replicas " << m.replicas << "\n";
+  out << "layout " << std::hex << m.layout_hash << std::dec << "\nshard " << m.shard_file << " " << m.shard_bytes << "\n";
   for (const auto& b : m.buffers) {
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", b.crc);
@@ -100,6 +101,7 @@ std::optional<Manifest> parse(std::istream& in) {
     if (key == "step") fields >> m.step;
     else if (key == "rank") fields >> m.rank;
     else if (key == "world") fields >> m.world;
+    else if (key == "replicas") fields >> m.replicas;
     else if (key == "layout") fields >> std::hex >> m.layout_hash;
     else if (key == "shard") fields >> m.shard_file >> m.shard_bytes;
     else if (key == "buffer") {
@@ -117,7 +119,7 @@ std::optional<Manifest> parse(std::istream& in) {
       return std::nullopt;
     if (fields.fail()) return std::nullopt;
   }
-  if (!ended || m.step < 0 || m.shard_file.empty()) return std::nullopt;
+  if (!ended || m.step < 0 || m.shard_file.empty() || m.world < 1 || m.replicas < 1) return std::nullopt;
   return m;
 }
 
@@ -137,17 +139,41 @@ std::optional<std::int64_t> step_of(const std::string& name) {
   return std::strtoll(name.c_str() + 5, nullptr, 10);
 }
 
+//! The rank a file named `rank-<5 digits>.…` belongs to; nullopt for any other name.
+std::optional<int> rank_of(const std::string& name) {
+  if (name.size() < 11 || name.rfind("rank-", 0) != 0 || name[10] != '.' || name.find_first_not_of("0123456789", 5) != 10)
+    return std::nullopt;
+  return static_cast<int>(std::strtol(name.c_str() + 5, nullptr, 10));
+}
+
 }  // namespace
 
-DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated)
-    : dir_(std::move(dir)), rank_(rank), world_(world), keep_last_(std::max(keep_last, 1)), replicated_(replicated) {}
+DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated, int replica_ranks)
+    : dir_(std::move(dir)),
+      rank_(rank),
+      world_(world),
+      keep_last_(std::max(keep_last, 1)),
+      replicated_(replicated),
+      replica_ranks_(replica_ranks > 0 ? replica_ranks : world) {}
 
-int DiskStore::world_of(std::int64_t step) const {
+DiskStore::SavedWorld DiskStore::saved_world(std::int64_t step) const {
   std::ifstream in(rank_file(step, "manifest", 0));
-  if (!in) return 0;
+  if (!in) return {};
   const auto m = parse(in);
-  return m && m->step == step && m->world >= 1 ? m->world : 0;
+  if (!m || m->step != step) return {};
+  return {m->world, m->replicas};
 }
+
+int DiskStore::source_rank(std::int64_t step) const {
+  const SavedWorld saved = saved_world(step);
+  if (saved.shards < 1) return -1;
+  // Not replicated (a sharded state): only a job of this very world reads it, each rank its own
+  // shard or, saved one per replica, its replica-mate's.
+  if (!replicated_ && saved.shards * saved.replicas != world_) return -1;
+  return rank_ % saved.shards;
+}
+
+bool DiskStore::prunes_for(int rank) const { return rank == rank_ || (rank >= replica_ranks_ && rank % replica_ranks_ == rank_); }
 
 std::string DiskStore::step_dir(std::int64_t step) const {
   char name[32];
@@ -167,10 +193,15 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   fs::create_directories(folder, ec);
   if (ec) persist_failure(folder, "cannot create the checkpoint folder", ec.value());
   const Layout layout = slot.recorded_layout();
+  const SlotSummary saver = slot.summary();
+  if (!saver.persists() || saver.rank != rank_)
+    throw FlashError(ErrorKind::Usage, slot.path() + ": rank " + std::to_string(saver.rank) + "'s snapshot is not rank " +
+                                           std::to_string(rank_) + "'s to persist (ranks per replica " + std::to_string(saver.replica_ranks) + ")");
   Manifest m;
   m.step = step;
   m.rank = rank_;
-  m.world = world_;
+  m.world = saver.replica_ranks;
+  m.replicas = std::max(saver.world / std::max(saver.replica_ranks, 1), 1);
   m.layout_hash = layout.hash;
   m.shard_file = fs::path(rank_file(step, "shard")).filename().string();
   m.shard_bytes = slot.payload_bytes();
@@ -195,12 +226,8 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
 }
 
 std::optional<Manifest> DiskStore::manifest(std::int64_t step) const {
-  int source = rank_;
-  if (replicated_) {  // saved at another world: this rank's replica-mate's shard
-    const int world = world_of(step);
-    if (world < 1) return std::nullopt;
-    source = rank_ % world;
-  }
+  const int source = source_rank(step);  // this rank's own shard, or its replica-mate's
+  if (source < 0) return std::nullopt;
   std::ifstream in(rank_file(step, "manifest", source));
   if (!in) return std::nullopt;
   auto m = parse(in);
@@ -215,9 +242,9 @@ std::vector<std::int64_t> DiskStore::complete_steps() const {
     const auto step = step_of(entry.path().filename().string());
     if (!step) continue;
     bool all = true;
-    const int world = replicated_ ? world_of(*step) : world_;
-    if (world < 1) continue;
-    for (int r = 0; r < world && all; ++r) {
+    if (source_rank(*step) < 0) continue;
+    const int shards = saved_world(*step).shards;
+    for (int r = 0; r < shards && all; ++r) {
       char file[32];
       std::snprintf(file, sizeof file, "rank-%05d.manifest", r);
       all = fs::exists(entry.path() / file, ec);
@@ -305,19 +332,23 @@ void DiskStore::prune() const {
     if (const auto step = step_of(entry.path().filename().string())) folders.emplace_back(entry.path(), *step);
   const std::vector<std::int64_t> complete = complete_steps();
   const std::int64_t oldest_kept = complete.size() >= static_cast<std::size_t>(keep_last_) ? complete[keep_last_ - 1] : -1;
-  char prefix[16];
-  std::snprintf(prefix, sizeof prefix, "rank-%05d.", rank_);
   for (const auto& [folder, step] : folders) {
     const bool never_complete = !complete.empty() && step < complete.front() && !std::binary_search(complete.rbegin(), complete.rend(), step);
     const bool drop_all = (oldest_kept >= 0 && step < oldest_kept) || never_complete;
-    // The manifest goes first: a kill between the two removals must not leave a manifest that
-    // publishes a shard which is gone (the step would still count as complete).
-    if (drop_all) fs::remove(rank_file(step, "manifest"), ec);
+    // Manifests go first: a kill between the two removals must not leave a manifest that
+    // publishes a shard which is gone (the step would still count as complete). Files of ranks
+    // that mirror this one (persisting nothing now, from an earlier run that persisted every rank)
+    // are this rank's to remove, or they would stay for ever.
+    std::vector<fs::path> manifests, others;
     for (const auto& file : fs::directory_iterator(folder, ec)) {
       const std::string name = file.path().filename().string();
-      if (name.rfind(prefix, 0) != 0) continue;
-      if (drop_all || writer_died(name)) fs::remove(file.path(), ec);
+      const auto rank = rank_of(name);
+      if (!rank || !prunes_for(*rank)) continue;
+      if (drop_all) (name.ends_with(".manifest") ? manifests : others).push_back(file.path());
+      else if (*rank == rank_ && writer_died(name)) others.push_back(file.path());
     }
+    for (const auto* files : {&manifests, &others})
+      for (const auto& path : *files) fs::remove(path, ec);
     if (drop_all) fs::remove(folder, ec);  // only when empty: other ranks' files keep it
   }
 }

@@ -6,9 +6,14 @@
 //! every rank's manifest is there. The last K complete steps are kept, and no incomplete step
 //! older than the newest complete one (it never will be: a rank that crashed mid-save).
 //!
+//! One shard per replica: when data-parallel replicas hold the same state, only the first replica's
+//! ranks persist (a step has `world` = ranks per replica shards, `replicas` copies of it in memory);
+//! rank r of the job restores shard r mod world. The others keep their snapshot in memory only.
+//!
 //! Manifest (text, one record per line):
-//!   ctwin-flash-manifest 1 / step S / rank R / world W / layout HASH / shard FILE BYTES /
-//!   buffer NAME OFFSET BYTES CRC32C [DESCRIPTION] (one per buffer; e.g. "dtype=float32 shape=64,32") / end
+//!   ctwin-flash-manifest 1 / step S / rank R / world W / [replicas K, when more than 1] / layout HASH /
+//!   shard FILE BYTES / buffer NAME OFFSET BYTES CRC32C [DESCRIPTION] (one per buffer; e.g.
+//!   "dtype=float32 shape=64,32") / end
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +26,9 @@ namespace ctwin::flash {
 
 struct Manifest {
   std::int64_t step = -1;
-  int rank = 0, world = 1;
+  int rank = 0;
+  int world = 1;     //!< the shards of the step: the ranks that persisted it
+  int replicas = 1;  //!< the job that saved it ran world x replicas ranks
   std::uint64_t layout_hash = 0;
   std::string shard_file;
   std::uint64_t shard_bytes = 0;
@@ -36,13 +43,17 @@ struct Manifest {
 
 class DiskStore {
  public:
-  //! `replicated`: every data-parallel replica holds the same state (plain DDP), so a step saved at
-  //! another world size restores here: it is complete when every rank *of its own world* wrote it,
-  //! and this rank reads the shard of rank (rank mod that world). Elastic jobs shrink and regrow so.
-  DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated = false);
+  //! A step restores here when it was saved by a job of `world` ranks (one shard per rank, or one
+  //! per replica), and it is complete when each of its shards is there; this rank reads shard
+  //! (rank mod the step's shards). `replicated`: every data-parallel replica holds the same state
+  //! (plain DDP), so a step saved at any world size restores. Elastic jobs shrink and regrow so.
+  //! `replica_ranks` (0: `world`): the ranks of a replica when this job persists one shard per
+  //! replica; a rank past them persists nothing, and its pruning is done by the rank it mirrors.
+  DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated = false, int replica_ranks = 0);
 
-  //! Writes the complete slot (read under a shared lock by the caller) as step `step`; then prunes.
-  //! Throws FlashError(Persist) naming the file; nothing of the failed step is left behind.
+  //! Writes the complete slot (read under a shared lock by the caller) as step `step`, with the
+  //! world and replicas the slot records; then prunes. Throws FlashError(Persist) naming the file;
+  //! nothing of the failed step is left behind. A slot of a rank that does not persist is a usage error.
   void persist(const ShmSlot& slot, std::int64_t step);
   //! Steps complete for every rank, newest first.
   std::vector<std::int64_t> complete_steps() const;
@@ -61,12 +72,20 @@ class DiskStore {
   std::string step_dir(std::int64_t step) const;
   std::string rank_file(std::int64_t step, const char* suffix, int rank) const;
   std::string rank_file(std::int64_t step, const char* suffix) const { return rank_file(step, suffix, rank_); }
-  //! The world size step `step` was saved at (from rank 0's manifest); 0 when unknown.
-  int world_of(std::int64_t step) const;
+  struct SavedWorld {
+    int shards = 0, replicas = 1;
+  };
+  //! How step `step` was saved (from rank 0's manifest); shards 0 when unknown.
+  SavedWorld saved_world(std::int64_t step) const;
+  //! The shard this rank restores from `step`; -1 when the step is not this job's to restore.
+  int source_rank(std::int64_t step) const;
+  //! Whether files named for `rank` are this rank's to prune: its own, and those of ranks mirroring it.
+  bool prunes_for(int rank) const;
   void prune() const;
   std::string dir_;
   int rank_, world_, keep_last_;
   bool replicated_ = false;
+  int replica_ranks_;
 };
 
 }  // namespace ctwin::flash

@@ -41,6 +41,11 @@ extern "C" {
 
 ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int rank, int world, int keep_last,
                               const char* shm_dir) {
+  return ctwin_flash_open_replicas(name, persist_dir, rank, world, keep_last, shm_dir, 0);
+}
+
+ctwin_flash* ctwin_flash_open_replicas(const char* name, const char* persist_dir, int rank, int world, int keep_last,
+                                       const char* shm_dir, int replica_ranks) {
   try {
     ctwin::flash::EngineOptions o;
     o.name = name ? name : "";
@@ -48,6 +53,7 @@ ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int ran
     o.rank = rank;
     o.world = world;
     o.keep_last = keep_last;
+    o.replica_ranks = replica_ranks;
     if (shm_dir && *shm_dir) o.shm_dir = shm_dir;
     auto h = std::make_unique<ctwin_flash>();
     h->engine = std::make_unique<ctwin::flash::Engine>(o);

@@ -34,6 +34,12 @@ typedef struct ctwin_flash ctwin_flash;
  * shm_dir NULL: /dev/shm. */
 ctwin_flash* ctwin_flash_open(const char* name, const char* persist_dir, int rank, int world, int keep_last,
                               const char* shm_dir);
+/* The same, for one shard per replica: replica_ranks ranks make one data-parallel replica (ranks
+ * numbered replica by replica) and every replica holds the same state, so only ranks below
+ * replica_ranks persist, and rank r restores shard r % replica_ranks from disk (a persist folder
+ * every node sees). 0: every rank persists its own, unless $CTWIN_FLASH_REPLICA_RANKS says. */
+ctwin_flash* ctwin_flash_open_replicas(const char* name, const char* persist_dir, int rank, int world, int keep_last,
+                                       const char* shm_dir, int replica_ranks);
 int ctwin_flash_register(ctwin_flash* h, const char* buffer_name, void* ptr, size_t bytes, int device);
 /* The same, with what the bytes are ("dtype=float32 shape=64,32"; one line, at most 95 characters),
  * written into every manifest so that a checkpoint on disk describes itself. */

@@ -38,6 +38,19 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
                                                   " (the shared-memory folder for the snapshots, e.g. /dev/shm)");
   location_ = {options_.shm_dir, options_.name, options_.rank};
   if (const char* replicated = std::getenv("CTWIN_FLASH_REPLICATED"); replicated && std::string(replicated) == "1") options_.replicated = true;
+  if (const char* replica_ranks = std::getenv("CTWIN_FLASH_REPLICA_RANKS"); replica_ranks && options_.replica_ranks == 0) {
+    char* end = nullptr;
+    const long n = std::strtol(replica_ranks, &end, 10);
+    if (end == replica_ranks || *end != '\0' || n < 0 || n > options_.world)
+      throw FlashError(ErrorKind::Usage, std::string("$CTWIN_FLASH_REPLICA_RANKS '") + replica_ranks + "' is not a rank count from 0 to the world, " +
+                                             std::to_string(options_.world));
+    options_.replica_ranks = static_cast<int>(n);
+  }
+  if (options_.replica_ranks == 0) options_.replica_ranks = options_.world;
+  if (options_.replica_ranks < 1 || options_.world % options_.replica_ranks != 0)
+    throw FlashError(ErrorKind::Usage, "ranks per replica " + std::to_string(options_.replica_ranks) + " do not divide the world, " +
+                                           std::to_string(options_.world));
+  persists_ = options_.rank < options_.replica_ranks;
   // Fault injection for the live tests: "hold_save_at=S" holds the first save of a step >= S, its
   // slot marked Writing, for up to a minute, in the first attempt only: a test then kills the
   // trainer inside a save by watching the slot's state, where a copy of milliseconds could only be raced.
@@ -46,8 +59,8 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (inject && std::strncmp(inject, "hold_save_at=", 13) == 0 && (!attempt || std::string(attempt) == "0"))
     hold_save_at_ = std::strtoll(inject + 13, nullptr, 10);
   if (!options_.persist_dir.empty()) {
-    store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last, options_.replicated);
-    if (options_.persist_in_background) persister_ = std::thread([this] { persist_loop(); });
+    store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last, options_.replicated, options_.replica_ranks);
+    if (options_.persist_in_background && persists_) persister_ = std::thread([this] { persist_loop(); });
   }
 }
 
@@ -95,7 +108,7 @@ void Engine::ensure_slots() {
     throw FlashError(ErrorKind::SharedMemory, shm_too_small(options_.shm_dir, ShmSlot::bytes_for(layout_)));
   for (int i = 0; i < 2; ++i)
     if (!slots_[i].valid()) {
-      slots_[i] = ShmSlot::create_for(location_.path(i), layout_, options_.rank, options_.world);
+      slots_[i] = ShmSlot::create_for(location_.path(i), layout_, options_.rank, options_.world, options_.replica_ranks);
       if (any_device) {
         // Page-locked, the copy from the GPU runs at full DMA speed instead of through a bounce buffer.
         const auto* plugin = device_copies();
@@ -123,7 +136,7 @@ SaveStats Engine::save(std::int64_t step) {
   {
     ShmSlot::Lock exclusive(target.path(), true);  // waits while a persister still reads this slot
     stats.seconds_waiting = seconds_since(t0);
-    target.begin_write(step, layout_, options_.rank, options_.world);
+    target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks);
     if (hold_save_at_ >= 0 && step >= hold_save_at_) {
       hold_save_at_ = -1;
       for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -142,7 +155,7 @@ SaveStats Engine::save(std::int64_t step) {
     target.mark_complete();
   }
   stats.seconds = seconds_since(t0);
-  if (store_) {
+  if (store_ && persists_) {
     {
       std::lock_guard lock(mutex_);
       pending_ = true;
@@ -263,7 +276,7 @@ Restored Engine::restore_step(std::int64_t step) {
   const int keep = newest_slot({&slots_[0], &slots_[1]});
   ShmSlot& target = slots_[keep == 0 ? 1 : 0];
   ShmSlot::Lock exclusive(target.path(), true);
-  target.begin_write(step, layout_, options_.rank, options_.world);
+  target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks);
   std::string why;
   if (!store_->load(*manifest, target.payload(), target.payload_bytes(), why)) {
     result.skipped.push_back("step " + std::to_string(step) + ": " + why);
@@ -282,7 +295,7 @@ std::optional<std::int64_t> Engine::persist_newest(const SlotLocation& slots, Di
   int best = -1;
   for (int i = 0; i < 2; ++i) {
     const SlotSummary s = seen[i].summary();
-    if (seen[i].valid() && s.state == SlotState::Complete && s.step > after &&
+    if (seen[i].valid() && s.state == SlotState::Complete && s.persists() && s.step > after &&
         (best < 0 || s.step > seen[best].summary().step))
       best = i;
   }
@@ -347,6 +360,15 @@ void Engine::persist_loop() {
 
 bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
   if (!store_) throw FlashError(ErrorKind::Usage, "no persist folder was given");
+  if (!persists_) {  // its replica-mate's shard is this rank's copy on disk: wait for that one
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    for (;;) {
+      const auto steps = store_->complete_steps();
+      if (!steps.empty() && steps.front() >= step) return true;
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   // On disk already, from an earlier attempt (a trainer restored at its last step saves nothing
   // new, and waiting for its own persister would wait for ever).
   if (store_->manifest(step)) {

@@ -35,6 +35,12 @@ struct EngineOptions {
   //! Data-parallel replicas hold the same state: a step saved at another world size restores
   //! (DiskStore). Also set by $CTWIN_FLASH_REPLICATED=1, which an elastic job's agent exports.
   bool replicated = false;
+  //! One shard per replica: the ranks of one data-parallel replica (tensor x pipeline x context
+  //! parallel), with ranks numbered replica by replica, when every replica holds the same state.
+  //! Only ranks below it persist; the others keep their snapshots in memory and restore from disk
+  //! their replica-mate's shard (rank mod replica_ranks), which needs a persist folder every node
+  //! sees. 0: every rank persists its own ($CTWIN_FLASH_REPLICA_RANKS, when set, gives it).
+  int replica_ranks = 0;
 };
 
 struct SaveStats {
@@ -114,6 +120,7 @@ class Engine {
   bool slots_pinned_ = false;
   std::int64_t hold_save_at_ = -1;  //!< $CTWIN_FLASH_INJECT (tests): the first save from this step on waits, its slot Writing
   std::optional<DiskStore> store_;
+  bool persists_ = true;  //!< this rank's shard goes to disk (not a replica-mate's)
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

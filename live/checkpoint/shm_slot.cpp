@@ -18,7 +18,8 @@ namespace ctwin::flash {
 
 namespace {
 
-constexpr char kMagic[8] = {'C', 'T', 'W', 'F', 'L', 'S', 'H', '2'};  // 2: buffers carry a description
+// 2: buffers carry a description; 3: the header says the ranks per replica (one shard per replica)
+constexpr char kMagic[8] = {'C', 'T', 'W', 'F', 'L', 'S', 'H', '3'};
 constexpr std::uint64_t kPage = 4096;
 constexpr std::size_t kNameBytes = 112;
 
@@ -32,6 +33,8 @@ struct Header {
   std::uint64_t payload_bytes;
   std::int32_t rank;
   std::int32_t world;
+  std::int32_t replica_ranks;
+  std::int32_t reserved;
 };
 struct Entry {
   char name[kNameBytes];
@@ -129,7 +132,7 @@ ShmSlot ShmSlot::open_existing(const std::string& path, bool writable) {
   return slot;
 }
 
-ShmSlot ShmSlot::create_for(const std::string& path, const Layout& layout, int rank, int world) {
+ShmSlot ShmSlot::create_for(const std::string& path, const Layout& layout, int rank, int world, int replica_ranks) {
   const std::uint64_t need = slot_bytes(layout);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) throw FlashError(ErrorKind::SharedMemory, system_error_text(path, "cannot create the shared-memory slot", errno));
@@ -162,7 +165,7 @@ ShmSlot ShmSlot::create_for(const std::string& path, const Layout& layout, int r
   if (std::memcmp(h->magic, kMagic, sizeof kMagic) != 0 || h->layout_hash != layout.hash) {
     // A fresh (or foreign) slot: an empty header of this layout.
     std::atomic_ref<std::uint32_t>(h->state).store(static_cast<std::uint32_t>(SlotState::Empty), std::memory_order_release);
-    slot.begin_write(-1, layout, rank, world);
+    slot.begin_write(-1, layout, rank, world, replica_ranks);
     std::atomic_ref<std::uint32_t>(h->state).store(static_cast<std::uint32_t>(SlotState::Empty), std::memory_order_release);
   }
   return slot;
@@ -196,6 +199,7 @@ SlotSummary ShmSlot::summary() const {
   s.layout_hash = h->layout_hash;
   s.rank = h->rank;
   s.world = h->world;
+  s.replica_ranks = h->replica_ranks;
   return s;
 }
 
@@ -216,7 +220,7 @@ unsigned char* ShmSlot::payload() const {
 }
 std::uint64_t ShmSlot::payload_bytes() const { return header_of(base_)->payload_bytes; }
 
-void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int world) {
+void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks) {
   Header* h = header_of(base_);
   // Writing first: from here until mark_complete() no reader takes this slot.
   std::atomic_ref<std::uint32_t>(h->state).store(static_cast<std::uint32_t>(SlotState::Writing), std::memory_order_release);
@@ -229,6 +233,8 @@ void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int
   h->payload_bytes = layout.payload_bytes;
   h->rank = rank;
   h->world = world;
+  h->replica_ranks = replica_ranks > 0 ? replica_ranks : world;
+  h->reserved = 0;
   Entry* e = entries_of(base_);
   for (std::size_t i = 0; i < layout.buffers.size(); ++i) {
     std::memset(e[i].name, 0, kNameBytes);

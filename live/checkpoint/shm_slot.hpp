@@ -40,6 +40,11 @@ struct SlotSummary {
   std::int64_t step = -1;
   std::uint64_t layout_hash = 0;
   int rank = 0, world = 1;
+  //! Ranks per data-parallel replica when every replica holds the same state and only the first
+  //! replica persists (one shard per replica); `world` when every rank persists its own.
+  int replica_ranks = 1;
+  //! Whether this rank's snapshots go to disk: its shard is its own, not a replica-mate's.
+  bool persists() const { return rank < replica_ranks; }
 };
 
 //! Where a rank's slots live: `<dir>/ctwin-flash-<name>-r<rank>-s<index>`.
@@ -58,7 +63,7 @@ class ShmSlot {
   //! Opens or creates the slot for `layout`, reserving its memory now (posix_fallocate), so that a
   //! full /dev/shm is a clear error before any copy instead of a SIGBUS during one. An existing slot
   //! of another size is recreated (its old content is of another layout anyway).
-  static ShmSlot create_for(const std::string& path, const Layout& layout, int rank, int world);
+  static ShmSlot create_for(const std::string& path, const Layout& layout, int rank, int world, int replica_ranks = 0);
 
   //! Bytes a slot of `layout` maps.
   static std::uint64_t bytes_for(const Layout& layout);
@@ -83,7 +88,8 @@ class ShmSlot {
   std::size_t mapping_bytes() const { return size_; }
 
   //! Writer side: Writing with `step` and `layout`, then the caller copies, then `mark_complete`.
-  void begin_write(std::int64_t step, const Layout& layout, int rank, int world);
+  //! `replica_ranks` 0: `world` (every rank persists its own shard).
+  void begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks = 0);
   void mark_complete();
 
   //! flock on a descriptor of its own (so that two users in one process also exclude each other).

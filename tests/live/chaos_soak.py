@@ -24,7 +24,10 @@ job's interruptions are its restarts.
 A job ends when its steps are done; the next fault starts a new one. A failure prints the seed and the
 fault's index, so that it can be replayed.
 
-    python3 chaos_soak.py BUILD_DIR [--faults N] [--seed S]
+With --replica-ranks 1 the trainers persist one shard per replica (only rank 0 writes; the others
+restore its shard from disk): a damaged shard is then the one every node reads.
+
+    python3 chaos_soak.py BUILD_DIR [--faults N] [--seed S] [--replica-ranks 1]
 Exit 0: every invariant held; 1: one broke."""
 
 import argparse
@@ -48,8 +51,9 @@ class Broken(AssertionError):
 
 
 class Soak:
-    def __init__(self, build, seed):
+    def __init__(self, build, seed, replica_ranks=0):
         self.build = build
+        self.replica_ranks = replica_ranks  # 0: every rank persists its own shard
         self.rng = random.Random(seed)
         self.job = None
         self.jobs = 0
@@ -63,6 +67,8 @@ class Soak:
         self.jobs += 1
         job = ct.Job(self.build, "soak", 4, "synthetic")
         job.steps = 700  # 14 s of 20 ms steps: a few faults a job
+        if self.replica_ranks:
+            job.env["CTWIN_FLASH_REPLICA_RANKS"] = str(self.replica_ranks)
         self.job = job
         # The restart budget is the policy's business, not the soak's: a job takes as many faults as it meets.
         job.master_extra = ["--max-restarts", "100000"]
@@ -126,9 +132,10 @@ class Soak:
             step = int(name[5:])
             shards = sorted(f for f in os.listdir(folder) if f.endswith(".shard") and not f.startswith("."))
             manifests = [f for f in os.listdir(folder) if f.endswith(".manifest")]
-            if len(shards) < 4 or len(manifests) < 4:  # not complete on disk yet
+            world = self.replica_ranks or 4  # the step's shards
+            if len(shards) < world or len(manifests) < world:  # not complete on disk yet
                 continue
-            shard = os.path.join(folder, shards[rank])
+            shard = os.path.join(folder, shards[rank % world])  # the shard this node's rank reads
             size = os.path.getsize(shard)
             if size == 0:
                 continue
@@ -307,10 +314,11 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--faults", type=int, default=8)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--replica-ranks", type=int, default=0, help="1: one shard per replica (only rank 0 persists)")
     a = parser.parse_args()
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
-    print("chaos soak: seed %d, %d faults" % (seed, a.faults), flush=True)
-    return Soak(os.path.abspath(a.build), seed).run(a.faults, seed)
+    print("chaos soak: seed %d, %d faults%s" % (seed, a.faults, ", one shard per replica of %d ranks" % a.replica_ranks if a.replica_ranks else ""), flush=True)
+    return Soak(os.path.abspath(a.build), seed, a.replica_ranks).run(a.faults, seed)
 
 
 if __name__ == "__main__":

@@ -389,6 +389,29 @@ def run_agent_loss(job):
     check(s["cause"] == "node_lost", "the cause is %s, not node_lost" % s["cause"], job)
 
 
+def run_replicas(job):
+    """One shard per replica ($CTWIN_FLASH_REPLICA_RANKS=1: the trainers' state is replicated, DDP):
+    only rank 0 persists, into the folder every node shares. Node 1 is lost; the spare, with nothing
+    in its memory, restores rank 0's shard of the committed step from disk."""
+    job.steps = 400 if job.trainer == "synthetic" else 150
+    job.start_master()
+    replicas = {"CTWIN_FLASH_REPLICA_RANKS": "1"}
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, env=replicas)
+    job.start_agent("spare", None, spare=True, env=replicas)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    job.lose_node("1")
+    s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+    check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
+    _, rows = finish_and_check(job, 1)
+    step = restores_agree(job, rows)
+    check(step == s["restore_step"] and step >= 0, "the nodes restored %d, the master committed %d" % (step, s["restore_step"]), job)
+    spare = [r for r in job.rows(job.path("node-spare.csv")) if r["kind"] == "restore"]
+    check(spare and "source=disk" in spare[-1]["detail"], "the spare did not restore from disk: %s" % spare, job)
+    files = sorted({f for d in os.listdir(job.persist) if d.startswith("step-") for f in os.listdir(os.path.join(job.persist, d))})
+    check(files == ["rank-00000.manifest", "rank-00000.shard"], "the persist folder holds %s, not rank 0's shards alone" % files, job)
+
+
 def run_master_kill(job):
     job.steps = 400 if job.trainer == "synthetic" else 150
     job.start_master()
@@ -900,7 +923,7 @@ def run_bad_input(job):
             os.remove(job.path("journal.json"))
 
 
-SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_outage, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "master_kill": (run_master_kill, 2),
+SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_outage, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "replicas": (run_replicas, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2)}
