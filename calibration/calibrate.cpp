@@ -246,26 +246,44 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
                                                             {"exponential", [&w](double t) { return 1 - std::exp(-t / w.exponential_scale); }}});
       j["weibull"]["lives_from"] = e.from_midlife ? "mid-life: each part from the trace's start, its age unknown (stationary fleet)"
                                                   : "birth: each part from the start of the run";
-      const bool shape_rejected = w.shape_one_p_value < 1 - options.confidence;
-      e.shape_trusted = shape_rejected && w.failures >= kMinFailuresForShape;
-      // Lives from birth with a hazard that is not flat: count / exposure over a window is not
-      // 1 / mean life, which is what a scenario's rate means; take the rate from the fitted mean. A
-      // fleet in mid-life is stationary: count / exposure is its rate. With few failures a shape
-      // is not to be trusted: count / exposure, and the class stays exponential.
-      if (e.shape_trusted && !e.from_midlife) {
-        const Interval& m = w.mean_life;
-        e.rate_per_hour = {1 / m.estimate, 1 / m.upper, 1 / m.lower};
-        j["rate_per_" + c.component + "_year"] = interval_json(e.rate_per_hour, kHoursPerYear);
-        j["rate_from"] = "the Weibull mean life (shape 1 rejected, lives from birth)";
-      } else {
-        j["rate_from"] = "count / exposure (exact Poisson interval)";
-        if (shape_rejected && !e.shape_trusted)
-          j["note"] = "shape 1 rejected on " + std::to_string(w.failures) + " failures, fewer than " +
-                      std::to_string(kMinFailuresForShape) + ": too few to trust a shape; the class stays exponential";
-      }
     }
     classes.push_back(j);
     estimates.push_back(std::move(e));
+  }
+  // Which classes leave the exponential: over all of them at once (Holm), and only where the data
+  // pin the fit down (shape_choice.hpp).
+  std::vector<std::optional<WeibullFit>> fits;
+  std::vector<bool> from_birth;
+  for (const auto& e : estimates) fits.push_back(e.lifetimes), from_birth.push_back(!e.from_midlife);
+  const std::vector<ShapeChoice> choices = choose_shapes(fits, from_birth, options.confidence);
+  for (std::size_t i = 0; i < estimates.size(); ++i) {
+    ClassEstimate& e = estimates[i];
+    if (!e.lifetimes) continue;
+    nlohmann::ordered_json& j = classes[i];
+    const ShapeChoice& choice = choices[i];
+    const Interval observed = e.rate_per_hour;
+    e.shape_trusted = choice.weibull;
+    j["shape_choice"] = {{"distribution", choice.weibull ? "weibull" : "exponential"}, {"reason", choice.reason},
+                         {"identifiable", choice.identifiable}, {"aic_gain", choice.aic_gain}};
+    if (choice.tested) j["shape_choice"]["holm_level"] = choice.holm_level;
+    j["rate_observed_per_" + e.component + "_year"] = interval_json(observed, kHoursPerYear);
+    // Lives from birth with a hazard that is not flat: count / exposure over a window is not
+    // 1 / mean life, which is what a scenario's rate means; take the rate from the fitted mean,
+    // and say so: over the window it gives the counts seen, beyond it it extrapolates the fit. A
+    // fleet in mid-life is stationary: count / exposure is its rate.
+    if (e.shape_trusted && !e.from_midlife) {
+      const Interval& m = e.lifetimes->mean_life;
+      e.rate_per_hour = {1 / m.estimate, 1 / m.upper, 1 / m.lower};
+      j["rate_per_" + e.component + "_year"] = interval_json(e.rate_per_hour, kHoursPerYear);
+      j["rate_from"] = "the Weibull mean life (shape 1 rejected, lives from birth)";
+      j["warning"] = "the rate written, " + number(e.rate_per_hour.estimate * kHoursPerYear) + "/" + e.component +
+                     "-year, is the Weibull mean life's, not the " + number(observed.estimate * kHoursPerYear) +
+                     " observed over the window; a forecast past the window extrapolates the fitted shape";
+    } else {
+      j["rate_from"] = "count / exposure (exact Poisson interval)";
+      if (e.shape_trusted)
+        j["warning"] = "the shape is fitted on a window of the fleet's life; a forecast past the window extrapolates it";
+    }
   }
   report["classes"] = classes;
   return estimates;

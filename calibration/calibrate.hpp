@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/estimators.hpp"
+#include "calibration/shape_choice.hpp"
 
 namespace ctwin::calib {
 
@@ -27,8 +28,6 @@ struct CalibrateOptions {
 };
 
 //! The rate of one fault class, as fitted.
-//! A Weibull shape is written to the scenario only when shape 1 is rejected on this many failures.
-inline constexpr int kMinFailuresForShape = 10;
 
 struct ClassEstimate {
   std::string name;
@@ -39,7 +38,7 @@ struct ClassEstimate {
   Interval rate_per_hour;
   std::optional<WeibullFit> lifetimes;
   bool from_midlife = false;   //!< the lives start at the trace's start, not at the parts' birth
-  bool shape_trusted = false;  //!< shape 1 rejected on at least kMinFailuresForShape failures
+  bool shape_trusted = false;  //!< the class leaves the exponential (choose_shapes: shape_choice.hpp)
   std::string effect;
   std::vector<std::string> provenance;
 };

@@ -21,6 +21,10 @@ namespace ctwin::calib {
 
 namespace {
 
+//! Where the shape is searched: a fit at either end is not an estimate (shape_at_bound).
+constexpr double kBirthShapeRange[2] = {1e-3, 100.0};
+constexpr double kMidlifeShapeRange[2] = {0.05, 20.0};
+
 double z_of(double confidence) {
   return boost::math::quantile(boost::math::normal_distribution<double>(), 0.5 + confidence / 2);
 }
@@ -67,7 +71,7 @@ std::pair<double, double> fit_from_midlife(const std::vector<Life>& lives) {
   };
   const double log_k = boost::math::tools::brent_find_minima(
                            [&](double a) { return -log_likelihood(std::exp(a), std::exp(best_log_lambda(std::exp(a)))); },
-                           std::log(0.05), std::log(20.0), kBits)
+                           std::log(kMidlifeShapeRange[0]), std::log(kMidlifeShapeRange[1]), kBits)
                            .first;
   const double k = std::exp(log_k);
   return {k, std::exp(best_log_lambda(k))};
@@ -116,13 +120,20 @@ WeibullFit fit_weibull(const std::vector<Life>& given, double confidence) {
     // Lives from birth: lambda has a closed form given k, and the profile score is monotone in k.
     boost::math::tools::eps_tolerance<double> tolerance(50);
     std::uintmax_t iterations = 200;
-    const auto [k_lo, k_hi] = boost::math::tools::toms748_solve(score, 1e-3, 100.0, score(1e-3), score(100.0), tolerance, iterations);
-    k = (k_lo + k_hi) / 2;
+    if (score(kBirthShapeRange[0]) <= 0 || score(kBirthShapeRange[1]) >= 0) {  // no root inside: the fit is at a bound
+      k = score(kBirthShapeRange[0]) <= 0 ? kBirthShapeRange[0] : kBirthShapeRange[1];
+    } else {
+      const auto [k_lo, k_hi] = boost::math::tools::toms748_solve(score, kBirthShapeRange[0], kBirthShapeRange[1], score(kBirthShapeRange[0]),
+                                                                  score(kBirthShapeRange[1]), tolerance, iterations);
+      k = (k_lo + k_hi) / 2;
+    }
+    fit.shape_at_bound = k <= kBirthShapeRange[0] * 1.01 || k >= kBirthShapeRange[1] / 1.01;
     double sum_pow = 0;
     for (const Life& l : lives) sum_pow += std::pow(l.time, k);
     lambda = std::pow(sum_pow / r, 1 / k);
   } else {
     std::tie(k, lambda) = fit_from_midlife(lives);
+    fit.shape_at_bound = k <= kMidlifeShapeRange[0] * 1.01 || k >= kMidlifeShapeRange[1] / 1.01;
   }
   fit.log_likelihood = weibull_log_likelihood(lives, k, lambda);
   // Observed information on (log k, log lambda), by central differences.
@@ -149,6 +160,7 @@ WeibullFit fit_weibull(const std::vector<Life>& given, double confidence) {
   const double exponential = total / r;
   const double lr = std::max(0.0, 2 * (fit.log_likelihood - weibull_log_likelihood(lives, 1.0, exponential)));
   fit.exponential_scale = exponential * longest;
+  fit.likelihood_ratio = lr;
   fit.shape_one_p_value = boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<double>(1), lr));
   // Report the likelihood in the original time unit: each failure's density carries 1/longest.
   fit.log_likelihood -= r * std::log(longest);

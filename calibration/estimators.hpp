@@ -30,6 +30,8 @@ struct WeibullFit {
   double log_likelihood = 0;
   double exponential_scale = 0;  //!< the MLE with the shape held at 1 (the mean life)
   double shape_one_p_value = 1;  //!< likelihood-ratio test of shape = 1 (a Poisson process)
+  double likelihood_ratio = 0;   //!< 2 (log L(Weibull) - log L(exponential)): AIC favours the Weibull when above 2
+  bool shape_at_bound = false;   //!< the fit stopped at an end of the shape's search range: not an estimate
   int failures = 0, censored = 0;
 };
 //! Maximum likelihood with right-censoring, and with the stationary first intervals of lives

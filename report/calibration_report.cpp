@@ -105,6 +105,15 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
                   c["weibull"]["shape"]["lower"].get<double>(), c["weibull"]["shape"]["upper"].get<double>(),
                   c["weibull"]["shape_one_p_value"].get<double>());
     out << "\n";
+    // Both rates and the reason for the form written (calibration/shape_choice.hpp).
+    if (c.contains("shape_choice")) {
+      const auto& observed = c["rate_observed_per_" + c["component"].get<std::string>() + "_year"];
+      if (observed["estimate"] != rate["estimate"])
+        printf_to(out, "      observed over the window: %.4g [%.4g, %.4g]\n", observed["estimate"].get<double>(), observed["lower"].get<double>(),
+                  observed["upper"].get<double>());
+      out << "      " << c["shape_choice"]["reason"].get<std::string>() << "\n";
+    }
+    if (c.contains("warning")) out << "      warning: " << c["warning"].get<std::string>() << "\n";
   }
   if (r.contains("job_mttf_vs_size") && !r["job_mttf_vs_size"]["exponent"].is_null())
     printf_to(out, "\n  job MTTF against size: exponent %.2f [%.2f, %.2f] (1 is the 1/(N r) law)\n",

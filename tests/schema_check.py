@@ -89,6 +89,11 @@ def main():
                                   str(ROOT / "tests/traces/incidents.csv"), "--year", "2024", "--out", j("fitted.json"), "--report", j("fits.json")], "fits.json"),
             ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/megatron_train.log"), "--base", mini, "--out", j("steps.json"),
                                   "--report", j("steps_report.json")], "steps_report.json"),
+            # An event log (the twin's own, with Weibull fits and model choices), and dmesg beside sacct.
+            ("calibrate-report", ["calibrate", j("events.csv"), "--base", feat, "--out", j("from_events.json"), "--report", j("events_report.json")],
+             "events_report.json"),
+            ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/gpu-017.dmesg"), str(ROOT / "tests/traces/jobs.sacct"), "--year", "2024",
+                                  "--out", j("from_dmesg.json"), "--report", j("dmesg_report.json")], "dmesg_report.json"),
             ("scenario", None, "fitted.json"),
             ("scenario", None, "steps.json"),
             ("faults", ["faults", feat, "--until", "30d", "--json", j("faults.json")], "faults.json"),
