@@ -205,6 +205,52 @@ Evidence read_traces(const std::vector<std::string>& traces, const std::optional
   return evidence;
 }
 
+nlohmann::ordered_json trend_json(const TrendTest& t) {
+  return {{"test", "laplace"},
+          {"events", t.events},
+          {"statistic", t.statistic},
+          {"p_value", t.p_value},
+          {"direction", t.statistic > 0 ? "rising" : "falling"}};
+}
+
+//! Laplace's trend test for every class seen on one clock (Holm over the classes tested) and for
+//! the fleet as a whole: a rate that rises or falls over the traces is not the constant rate a
+//! scenario holds, and a forecast past the window would carry it on or not. Said, with a warning.
+void add_trend_tests(const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& classes,
+                     nlohmann::ordered_json& report) {
+  const double alpha = 1 - options.confidence;
+  std::vector<std::pair<double, std::size_t>> family;  // p-value, index in `classes`
+  std::size_t i = 0;
+  for (const auto& [name, c] : evidence.classes) {
+    if (!c.clocks_mixed)
+      if (const auto t = laplace_trend(c.fault_times, c.windows)) {
+        classes[i]["trend"] = trend_json(*t);
+        family.emplace_back(t->p_value, i);
+      }
+    ++i;
+  }
+  std::sort(family.begin(), family.end());
+  bool stopped = false;
+  for (std::size_t j = 0; j < family.size(); ++j) {
+    auto& trend = classes[family[j].second]["trend"];
+    const double level = alpha / static_cast<double>(family.size() - j);
+    stopped = stopped || family[j].first >= level;
+    trend["holm_level"] = level;
+    trend["significant"] = !stopped;
+    if (!stopped)
+      classes[family[j].second]["trend_warning"] = "the rate is " + trend["direction"].get<std::string>() + " over the traces (Laplace p " +
+                                                   number(family[j].first) + "): a constant rate fits the window's average, not its end";
+  }
+  if (!evidence.fleet.clocks_mixed)
+    if (const auto t = laplace_trend(evidence.fleet.fault_times, evidence.fleet.windows)) {
+      report["trend"] = trend_json(*t);
+      report["trend"]["significant"] = t->p_value < alpha;
+      if (t->p_value < alpha)
+        report["trend"]["warning"] = "the fleet's faults are " + report["trend"]["direction"].get<std::string>() + " over the traces (Laplace p " +
+                                     number(t->p_value) + "): the rates calibrated are the window's average, and a forecast past it extrapolates";
+    }
+}
+
 //! Each class's rate (count over exposure, exact Poisson interval) and, with two failures or more,
 //! its censored Weibull fit of lifetimes: the report's `classes`.
 std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& report) {
@@ -285,6 +331,7 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
         j["warning"] = "the shape is fitted on a window of the fleet's life; a forecast past the window extrapolates it";
     }
   }
+  add_trend_tests(evidence, options, classes, report);
   report["classes"] = classes;
   return estimates;
 }

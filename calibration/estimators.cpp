@@ -167,6 +167,36 @@ WeibullFit fit_weibull(const std::vector<Life>& given, double confidence) {
   return fit;
 }
 
+std::optional<TrendTest> laplace_trend(const std::vector<double>& times, const std::vector<std::pair<double, double>>& windows) {
+  // E(t) = sum over windows of the part before t: t (#starts before t - #ends before t) - (sum of
+  // those starts - sum of those ends), from sorted starts and ends with prefix sums.
+  std::vector<double> starts, ends;
+  for (const auto& [a, b] : windows)
+    if (b > a) starts.push_back(a), ends.push_back(b);
+  if (starts.empty()) return std::nullopt;
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  std::vector<double> start_sums(starts.size() + 1, 0), end_sums(ends.size() + 1, 0);
+  for (std::size_t i = 0; i < starts.size(); ++i) start_sums[i + 1] = start_sums[i] + starts[i];
+  for (std::size_t i = 0; i < ends.size(); ++i) end_sums[i + 1] = end_sums[i] + ends[i];
+  auto exposure_until = [&](double t) {
+    const auto a = static_cast<std::size_t>(std::lower_bound(starts.begin(), starts.end(), t) - starts.begin());
+    const auto b = static_cast<std::size_t>(std::lower_bound(ends.begin(), ends.end(), t) - ends.begin());
+    return t * static_cast<double>(a) - start_sums[a] - (t * static_cast<double>(b) - end_sums[b]);
+  };
+  const double total = exposure_until(ends.back());
+  if (total <= 0) return std::nullopt;
+  TrendTest test;
+  double sum = 0;
+  for (const double t : times)
+    if (t >= starts.front() && t <= ends.back()) sum += exposure_until(t) / total, ++test.events;
+  if (test.events < 5) return std::nullopt;
+  const double n = test.events;
+  test.statistic = (sum / n - 0.5) * std::sqrt(12 * n);
+  test.p_value = 2 * boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), std::abs(test.statistic)));
+  return test;
+}
+
 LognormalFit fit_lognormal(const std::vector<double>& durations, double confidence) {
   LognormalFit fit;
   std::vector<double> logs;

@@ -3,7 +3,9 @@
 //! each with its confidence interval. Boost.Math gives the distributions' quantiles and Eigen the
 //! linear algebra; nothing here is a hand-rolled special function.
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ctwin::calib {
@@ -37,6 +39,18 @@ struct WeibullFit {
 //! Maximum likelihood with right-censoring, and with the stationary first intervals of lives
 //! observed from mid-life (left truncation at an unknown age). Needs at least two failures.
 WeibullFit fit_weibull(const std::vector<Life>& lives, double confidence = 0.95);
+
+//! Laplace's test for a trend in a Poisson process seen over windows of exposure (hosts observed
+//! over different spans, each counted once): under a constant rate the events' exposure-time
+//! fractions u = E(t) / E(end) are uniform, so U = (mean u - 1/2) sqrt(12 n) is standard normal.
+//! U > 0: the rate rises (more events late); U < 0: it falls.
+struct TrendTest {
+  int events = 0;
+  double statistic = 0;  //!< U
+  double p_value = 1;    //!< two-sided
+};
+//! `times` and `windows` in one clock; events outside every window are left out. Needs 5 events.
+std::optional<TrendTest> laplace_trend(const std::vector<double>& times, const std::vector<std::pair<double, double>>& windows);
 
 struct LognormalFit {
   Interval mu, sigma;  //!< of log(duration): Student t for mu, chi-squared for sigma

@@ -27,10 +27,22 @@ struct ClassEvidence {
   std::vector<Life> lives;  //!< per component, in hours
   std::string effect;
   std::vector<std::string> provenance;
+  //! For the trend test: fault times and the windows of exposure (per node or host), in one clock
+  //! (`clock`: "run" for an event log's seconds from its start, "utc" for kernel logs'). A class
+  //! seen on two clocks is not tested.
+  std::vector<double> fault_times;
+  std::vector<std::pair<double, double>> windows;
+  std::string clock;
+  bool clocks_mixed = false;
 };
+
+//! Adds a trace's fault times and windows of exposure to `c`'s trend evidence.
+void add_trend_evidence(ClassEvidence& c, const std::string& clock, const std::vector<double>& times,
+                        const std::vector<std::pair<double, double>>& windows);
 
 struct Evidence {
   std::map<std::string, ClassEvidence> classes;
+  ClassEvidence fleet;  //!< every class's faults together, for the fleet's trend test
   std::vector<double> repair_hours;    //!< a node sent to repair until it is back
   std::vector<double> recovery_hours;  //!< the job interrupted until it runs again
   std::vector<Life> job_lives;         //!< time between the job's interruptions, in hours

@@ -78,6 +78,9 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
     count.node = "node-" + std::to_string(node);
     count.exposure += hours;
   }
+  std::vector<std::pair<double, double>> node_windows;
+  for (const auto& [node, list] : spells) node_windows.insert(node_windows.end(), list.begin(), list.end());
+  add_trend_evidence(into.fleet, "run", {}, node_windows);
   // Lifetimes: within each spell a part's life runs from the spell's start or its last fault to
   // its next fault (failed) or the spell's end (censored).
   for (const FaultClass& fc : base.faults) {
@@ -103,6 +106,10 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
         }
       }
     c.exposure_hours += node_hours * parts;
+    std::vector<double> times;
+    for (const auto& [part, list] : by_part) times.insert(times.end(), list.begin(), list.end());
+    add_trend_evidence(c, "run", times, node_windows);
+    add_trend_evidence(into.fleet, "run", times, {});
     c.provenance.push_back(log.report.file + ": " + std::to_string(static_cast<long long>(c.count)) + " faults over " +
                            std::to_string(static_cast<long long>(node_hours)) + " node-hours" +
                            (first_line ? " (lines " + std::to_string(first_line) + "-" + std::to_string(last_line) + ")" : ""));

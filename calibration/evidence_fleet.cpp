@@ -11,6 +11,14 @@ namespace {
 constexpr double kHour = 3600;
 }
 
+void add_trend_evidence(ClassEvidence& c, const std::string& clock, const std::vector<double>& times,
+                        const std::vector<std::pair<double, double>>& windows) {
+  if (!c.clock.empty() && c.clock != clock) c.clocks_mixed = true;
+  c.clock = clock;
+  c.fault_times.insert(c.fault_times.end(), times.begin(), times.end());
+  c.windows.insert(c.windows.end(), windows.begin(), windows.end());
+}
+
 nlohmann::ordered_json report_json(const ReadReport& r) {
   nlohmann::ordered_json j{{"file", r.file}, {"kind", r.kind}, {"lines", r.lines}, {"records", r.parsed},
                            {"skipped", r.skipped}, {"malformed", r.malformed.size()}};
@@ -94,6 +102,9 @@ void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::ve
     node.node = host;
     node.exposure += hours;
   }
+  std::vector<std::pair<double, double>> host_windows;
+  for (const auto& [host, w] : window) host_windows.push_back(w);
+  add_trend_evidence(into.fleet, "utc", {}, host_windows);
   for (const auto& [name, by_gpu] : faults) {
     ClassEvidence& c = into.classes[name];
     c.component = "gpu";
@@ -114,6 +125,10 @@ void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::ve
       for (int g = faulted_gpus[host]; g < gpus; ++g) c.lives.push_back({(w.second - w.first) / kHour, false, true});
     c.count += count;
     c.exposure_hours += gpu_hours;
+    std::vector<double> times;
+    for (const auto& [gpu, list] : by_gpu) times.insert(times.end(), list.begin(), list.end());
+    add_trend_evidence(c, "utc", times, host_windows);
+    add_trend_evidence(into.fleet, "utc", times, {});
     for (const auto& [log, range] : lines[name])
       c.provenance.push_back(logs[log].report.file + ": " + std::to_string(std::get<2>(range)) + " Xid faults (lines " +
                              std::to_string(std::get<0>(range)) + "-" + std::to_string(std::get<1>(range)) + ")");

@@ -114,6 +114,13 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
       out << "      " << c["shape_choice"]["reason"].get<std::string>() << "\n";
     }
     if (c.contains("warning")) out << "      warning: " << c["warning"].get<std::string>() << "\n";
+    if (c.contains("trend_warning")) out << "      warning: " << c["trend_warning"].get<std::string>() << "\n";
+  }
+  if (r.contains("trend")) {
+    const auto& t = r["trend"];
+    printf_to(out, "\n  trend of the fleet's faults (Laplace, %d events): U %.2f, p %.3g%s\n", t["events"].get<int>(), t["statistic"].get<double>(),
+              t["p_value"].get<double>(), t["significant"].get<bool>() ? (", " + t["direction"].get<std::string>()).c_str() : ": none found");
+    if (t.contains("warning")) out << "  warning: " << t["warning"].get<std::string>() << "\n";
   }
   if (r.contains("job_mttf_vs_size") && !r["job_mttf_vs_size"]["exponent"].is_null())
     printf_to(out, "\n  job MTTF against size: exponent %.2f [%.2f, %.2f] (1 is the 1/(N r) law)\n",

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "models/scenario.hpp"
+
 namespace ctwin::calib {
 
 IncidentTable read_incident_table(std::istream& in, const std::string& file) {
@@ -47,6 +49,13 @@ IncidentTable read_incident_table(std::istream& in, const std::string& file) {
     row.exposure_hours *= kHours.at(per);
     row.component = component;
     row.effect = field_at(f, at, 4);
+    // An enumerated field: a typo here would drop the class, or reach the scenario unchecked.
+    if (!row.effect.empty() && !effect_named(row.effect)) {
+      std::string allowed;
+      for (const Effect e : {Effect::Crash, Effect::Hang, Effect::Slow, Effect::Sdc, Effect::Flap, Effect::None})
+        allowed += std::string(allowed.empty() ? "" : ", ") + to_string(e);
+      throw TraceUnreadable(file + ": line " + std::to_string(number) + ": effect \"" + row.effect + "\" is not one of " + allowed);
+    }
     row.source = field_at(f, at, 5);
     table.rows.push_back(std::move(row));
     ++table.report.parsed;

@@ -32,6 +32,12 @@ TEST_CASE("incident tables: invalid UTF-8, NaN and infinite numbers are malforme
   CHECK_THROWS_AS(read_incident_table(only_nan, "nan.csv").report.require_some(), TraceUnreadable);
 }
 
+TEST_CASE("incident tables: an unknown effect is refused at its line, with the effects allowed", "[calibration][hostile]") {
+  std::istringstream in("class,count,exposure,unit,effect,source\ngpu_x,3,1000,gpu-days,crash,a\ngpu_y,3,1000,gpu-days,cras,b\n");
+  CHECK_THROWS_WITH(read_incident_table(in, "incidents.csv"),
+                    "incidents.csv: line 3: effect \"cras\" is not one of crash, hang, slow, sdc, flap, none");
+}
+
 TEST_CASE("step logs: NaN and Inf durations, and iterations beyond any run, are malformed lines", "[calibration][hostile]") {
   std::istringstream csv("node,duration_s,step\nn1,nan,1\nn1,inf,2\nn1,-inf,3\nn1,1.0,1e300\nn1,1.0,4\n");
   const StepLog log = read_step_csv(csv, "steps.csv");

@@ -1,7 +1,10 @@
 // Every kind of bad scenario input gets its own error line `FILE: /pointer: reason`, all at once.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include <functional>
 
@@ -325,6 +328,20 @@ TEST_CASE("hostile scenarios are bad input with a pointer, never a crash or a wr
   const auto huge = problems_of(std::string(kLargestScenarioBytes + 1, ' '));
   REQUIRE(huge.size() == 1);
   CHECK(huge[0].reason.find("a scenario is at most 16 MiB") != std::string::npos);
+}
+
+TEST_CASE("a scenario file over the cap is refused by its size, before it is read", "[scenario][hostile]") {
+  // A sparse file of 2 GiB: reading it first took seconds and gigabytes of memory.
+  const auto path = std::filesystem::temp_directory_path() / ("ctwin-huge-" + std::to_string(::getpid()) + ".json");
+  { std::ofstream touch(path); }
+  std::filesystem::resize_file(path, std::uintmax_t(2) << 30);
+  try {
+    load_scenario(path.string());
+    FAIL("a 2 GiB scenario loaded");
+  } catch (const ScenarioInvalid& e) {
+    CHECK(std::string(e.what()).find("is 2048 MiB: a scenario is at most 16 MiB") != std::string::npos);
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("what cannot be simulated is refused up front with the reason", "[scenario][hostile]") {
