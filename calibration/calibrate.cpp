@@ -415,6 +415,14 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
                                {"confidence", options.confidence}, {"provenance", e.provenance}};
     if (e.count > 0) {
       (*target)["rate"] = number(e.rate_per_hour.estimate * kHoursPerYear) + "/" + e.component + "-year";
+      // How sure the rate is, for the forecast's draws: the evidence itself, or, for a rate from a
+      // Weibull mean life, the spread of its interval (a lognormal sigma).
+      if (e.shape_trusted && !e.from_midlife && e.rate_per_hour.lower > 0)
+        (*target)["rate_uncertainty"] = {{"sigma", std::min(3.0, std::log(e.rate_per_hour.upper / e.rate_per_hour.lower) / (2 * 1.959964))},
+                                         {"source", "ctwin calibrate: the Weibull mean life's interval"}};
+      else
+        (*target)["rate_uncertainty"] = {{"events", e.count}, {"exposure", number(e.exposure_hours) + " " + e.component + "-hours"},
+                                         {"source", "ctwin calibrate: the traces' count over their exposure"}};
     } else {
       if (!target->contains("rate")) (*target)["rate"] = "0/" + e.component + "-year";
       cal["note"] = "no faults observed: the rate is kept; the interval bounds it";

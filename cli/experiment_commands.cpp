@@ -87,6 +87,9 @@ void ExperimentCommands::add_common(CLI::App* command, Common& common) {
   command->add_option("--json", common.json, "write the results as JSON");
   command->add_option("--csv", common.csv, "write the results as CSV");
   command->add_option("--svg", common.svg, "write a plot of goodput (SVG)");
+  command->add_option("--rate-uncertainty", common.rate_uncertainty,
+                      "on (default): each trial draws the rates from their uncertainty (the same draws for every variant); off: rates held exact")
+      ->check(CLI::IsMember({"on", "off"}));
 }
 
 std::optional<int> ExperimentCommands::dispatch() {
@@ -151,6 +154,7 @@ int ExperimentCommands::optimize() {
   options.trials = optimize_.trials;
   options.seed = optimize_.seed;
   options.jobs = optimize_.jobs;
+  options.rate_uncertainty = optimize_.rate_uncertainty == "on";
   options.ci_target = ci_target_;
   options.max_trials = max_trials_;
   const auto document = read_scenario_document(optimize_.scenario);
@@ -186,6 +190,7 @@ int ExperimentCommands::optimize_combination() {
   options.max_trials = std::max(max_trials_, optimize_.trials);
   options.seed = optimize_.seed;
   options.jobs = optimize_.jobs;
+  options.rate_uncertainty = optimize_.rate_uncertainty == "on";
   const auto document = read_scenario_document(optimize_.scenario);
   const ChoiceResult r = choose_policy(document, optimize_.scenario, combinations, options, progress_bar("optimize"));
 

@@ -24,10 +24,12 @@ class ExperimentCommands {
     std::uint64_t seed = 1;
     int jobs = 1;
     std::string json, csv, svg;
+    std::string rate_uncertainty = "on";
     RunOptions run_options() const {
       RunOptions options;
       options.trials = trials;
       options.seed = seed;
+      options.rate_uncertainty = rate_uncertainty == "on";
       options.jobs = jobs;
       return options;
     }

@@ -68,6 +68,7 @@ struct RunArgs {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string engine = "native";
   std::string contention = "on";
+  std::string rate_uncertainty = "on";
 };
 
 int run_command(const RunArgs& args) {
@@ -114,6 +115,7 @@ int run_command(const RunArgs& args) {
   options.record_events = (!args.events.empty() || !args.timeline.empty()) && !percentile;
   options.recorded_trial = recorded;
   options.contention = args.contention == "on";
+  options.rate_uncertainty = args.rate_uncertainty == "on";
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
@@ -223,6 +225,10 @@ int main(int argc, char** argv) {
                       "trial's state), or both (SimGrid's report and the native engine's error)")
       ->check(CLI::IsMember({"native", "simgrid", "both"}));
   run_cmd->add_option("--contention", run.contention, "on (default): persists share links with training; off: they do not")
+      ->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_option("--rate-uncertainty", run.rate_uncertainty,
+                      "on (default): each trial draws the rates from their uncertainty (a scenario's rate_uncertainty), and the "
+                      "predictive interval has it; off: the rates are held exact")
       ->check(CLI::IsMember({"on", "off"}));
 
   std::string check_path;

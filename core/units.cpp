@@ -92,6 +92,11 @@ constexpr std::array<Suffix, 15> kBandwidths{{{"bps", 1.0 / 8},
                                               {"TiB/s", kTi},
                                               {"PB/s", 1e15}}};
 
+//! A rate's or an exposure's component, by name.
+constexpr std::array<std::pair<std::string_view, Component>, 6> kComponents{{
+    {"gpu", Component::Gpu}, {"node", Component::Node}, {"leaf", Component::Leaf}, {"spine", Component::Spine},
+    {"cable", Component::Cable}, {"nvswitch", Component::NvSwitch}}};
+
 constexpr std::array<Suffix, 5> kFlops{
     {{"FLOP/s", 1}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18}}};
 
@@ -118,9 +123,6 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   double number = 0;
   std::string_view unit;
   if (!split_number(text, number, unit, why)) return std::nullopt;
-  static constexpr std::array<std::pair<std::string_view, Component>, 6> kComponents{{
-      {"gpu", Component::Gpu}, {"node", Component::Node}, {"leaf", Component::Leaf}, {"spine", Component::Spine},
-      {"cable", Component::Cable}, {"nvswitch", Component::NvSwitch}}};
   static constexpr std::array<std::pair<std::string_view, double>, 4> kPeriods{
       {{"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
   if (unit.size() > 1 && unit.front() == '/') {
@@ -134,6 +136,26 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   why = "unknown rate unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
         "\" (use failures per component and period: \"0.17/gpu-year\", \"0.002/node-day\"; components: gpu, node, "
         "leaf, spine, cable, nvswitch; periods: hour, day, week, year)";
+  return std::nullopt;
+}
+
+std::optional<Exposure> parse_exposure(std::string_view text, std::string& why) {
+  double number = 0;
+  std::string_view unit;
+  if (!split_number(text, number, unit, why)) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, double>, 8> kPeriods{
+      {{"hours", 3600.0}, {"days", 86400.0}, {"weeks", 7 * 86400.0}, {"years", 365 * 86400.0},
+       {"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
+  const auto dash = unit.find('-');
+  const std::string_view component = unit.substr(0, dash == std::string_view::npos ? 0 : dash);
+  const std::string_view period = dash == std::string_view::npos ? std::string_view{} : unit.substr(dash + 1);
+  if (number >= 0)
+    for (const auto& [c_name, c] : kComponents)
+      for (const auto& [p_name, seconds] : kPeriods)
+        if (component == c_name && period == p_name) return Exposure{number * seconds, c};
+  why = number < 0 ? "exposure must be at least 0, got \"" + std::string(text) + "\""
+                   : "unknown exposure unit \"" + std::string(unit) + "\" in \"" + std::string(text) +
+                         "\" (use component-time observed: \"884736 gpu-days\", \"110592 node-days\"; periods: hours, days, weeks, years)";
   return std::nullopt;
 }
 

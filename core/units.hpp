@@ -52,6 +52,13 @@ std::optional<double> parse_bytes(std::string_view text, std::string& why);
 std::optional<double> parse_bandwidth_bytes_per_s(std::string_view text, std::string& why);
 std::optional<double> parse_flops(std::string_view text, std::string& why);
 std::optional<Rate> parse_rate(std::string_view text, std::string& why);
+//! Exposure, component-time observed: "884736 gpu-days", "110592node-days" (hours, days, weeks,
+//! years; 365-day years, as a rate's). Returns component-seconds; `component` says of what.
+struct Exposure {
+  double component_seconds = 0;
+  Component component = Component::Node;
+};
+std::optional<Exposure> parse_exposure(std::string_view text, std::string& why);
 
 //! "1h 30min" style, for summaries.
 std::string format_duration(double seconds);

@@ -2,9 +2,13 @@
 
 #include "models/network_domains.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include <boost/math/distributions/gamma.hpp>
 #include <boost/math/special_functions/gamma.hpp>
+#include <boost/random/gamma_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
 #include <boost/random/geometric_distribution.hpp>
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/exponential_distribution.hpp>
@@ -22,32 +26,75 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
     const FaultClass& f = scenario.faults[i];
     ClassInfo info{};
     info.distribution = f.distribution;
-    info.rate_per_us = f.rate.per_component_second / 1e6;
+    info.nominal_rate_per_us = f.rate.per_component_second / 1e6;
     info.weibull_shape = f.weibull_shape;
+    info.lognormal_sigma = f.lognormal_sigma;
     info.per_gpu = f.rate.component == Component::Gpu;
+    info.network = is_network(f.rate.component);
     info.components = component_count(scenario, f);
     info.renewal_delay_us = f.detection_us + f.diagnosis_us + f.action_us;
-    if (info.rate_per_us > 0 && f.distribution == Distribution::Weibull)
-      info.weibull_scale_us = (1.0 / info.rate_per_us) / boost::math::tgamma(1.0 + 1.0 / f.weibull_shape);
-    if (info.rate_per_us > 0 && f.distribution == Distribution::Lognormal) {
-      info.lognormal_sigma = f.lognormal_sigma;  // mean = exp(mu + sigma^2 / 2)
-      info.lognormal_mu = std::log(1.0 / info.rate_per_us) - f.lognormal_sigma * f.lognormal_sigma / 2;
+    if (f.uncertainty && f.uncertainty->events) {
+      info.gamma_shape = *f.uncertainty->events + 0.5;  // Jeffreys' prior
+      info.gamma_median = boost::math::quantile(boost::math::gamma_distribution<double>(info.gamma_shape), 0.5);
+    } else if (f.uncertainty && f.uncertainty->sigma) {
+      info.sigma = *f.uncertainty->sigma;
     }
     m.classes.push_back(info);
-    if (f.distribution == Distribution::Exponential && info.rate_per_us > 0) {
-      m.exponential_total_per_us += info.rate_per_us * static_cast<double>(info.components);
-      m.exponential_classes.push_back(i);
-      m.exponential_cumulative.push_back(m.exponential_total_per_us);
-      if (!is_network(f.rate.component) && scenario.spares.lemon_fraction > 0) {
-        const double per_node = info.rate_per_us * (info.per_gpu ? scenario.cluster.gpus_per_node : 1);
-        m.lemon_total_per_node_us += (scenario.spares.lemon_multiplier - 1) * per_node;
-        m.lemon_classes.push_back(i);
-        m.lemon_cumulative.push_back(m.lemon_total_per_node_us);
-      }
-    }
   }
   m.tracked_nodes = scenario.job.nodes + scenario.cluster.spare_nodes;
   m.lemon_fraction = scenario.spares.lemon_fraction;
+  m.lemon_multiplier = scenario.spares.lemon_multiplier;
+  m.set_rates(std::vector<double>(m.classes.size(), 1.0));
+  return m;
+}
+
+void FaultTimelineModel::set_rates(const std::vector<double>& factors) {
+  exponential_classes.clear();
+  exponential_cumulative.clear();
+  exponential_total_per_us = 0;
+  lemon_classes.clear();
+  lemon_cumulative.clear();
+  lemon_total_per_node_us = 0;
+  for (std::uint32_t i = 0; i < classes.size(); ++i) {
+    ClassInfo& info = classes[i];
+    info.rate_per_us = info.nominal_rate_per_us * factors[i];
+    if (info.rate_per_us > 0 && info.distribution == Distribution::Weibull)
+      info.weibull_scale_us = (1.0 / info.rate_per_us) / boost::math::tgamma(1.0 + 1.0 / info.weibull_shape);
+    if (info.rate_per_us > 0 && info.distribution == Distribution::Lognormal)  // mean = exp(mu + sigma^2 / 2)
+      info.lognormal_mu = std::log(1.0 / info.rate_per_us) - info.lognormal_sigma * info.lognormal_sigma / 2;
+    if (info.distribution == Distribution::Exponential && info.rate_per_us > 0) {
+      exponential_total_per_us += info.rate_per_us * static_cast<double>(info.components);
+      exponential_classes.push_back(i);
+      exponential_cumulative.push_back(exponential_total_per_us);
+      if (!info.network && lemon_fraction > 0) {
+        const double per_node = info.rate_per_us * (info.per_gpu ? gpus_per_node : 1);
+        lemon_total_per_node_us += (lemon_multiplier - 1) * per_node;
+        lemon_classes.push_back(i);
+        lemon_cumulative.push_back(lemon_total_per_node_us);
+      }
+    }
+  }
+}
+
+bool FaultTimelineModel::rates_uncertain() const {
+  return std::any_of(classes.begin(), classes.end(), [](const ClassInfo& c) { return c.gamma_shape > 0 || c.sigma > 0; });
+}
+
+std::vector<double> FaultTimelineModel::rate_factors(std::uint64_t trial_seed) const {
+  std::vector<double> factors(classes.size(), 1.0);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const ClassInfo& c = classes[i];
+    if (c.gamma_shape <= 0 && c.sigma <= 0) continue;
+    Rng rng(splitmix64(trial_seed ^ splitmix64(0x52415445ULL + i)));  // "RATE", a stream per class
+    if (c.gamma_shape > 0) factors[i] = boost::random::gamma_distribution<double>(c.gamma_shape)(rng) / c.gamma_median;
+    else factors[i] = std::exp(c.sigma * boost::random::normal_distribution<double>()(rng));
+  }
+  return factors;
+}
+
+FaultTimelineModel FaultTimelineModel::with_rates_drawn(std::uint64_t trial_seed) const {
+  FaultTimelineModel m = *this;
+  m.set_rates(rate_factors(trial_seed));
   return m;
 }
 

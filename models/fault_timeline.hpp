@@ -42,6 +42,11 @@ struct FaultTimelineModel {
     std::int64_t components;   //!< the job's nodes or GPUs, or the fabric's leaves, spines or cables
     bool per_gpu;
     Micros renewal_delay_us;   //!< Weibull: the new part starts aging when it is back in service
+    double nominal_rate_per_us = 0;  //!< the scenario's rate, before a trial's draw of its uncertainty
+    bool network = false;
+    //! The rate's uncertainty (RateUncertainty): a trial's factor is Gamma(gamma_shape) / gamma_median,
+    //! or exp(sigma Z); neither (both 0): the rate is held exact.
+    double gamma_shape = 0, gamma_median = 1, sigma = 0;
   };
   std::vector<ClassInfo> classes;
   std::vector<std::uint32_t> exponential_classes;
@@ -56,8 +61,20 @@ struct FaultTimelineModel {
   std::vector<std::uint32_t> lemon_classes;
   std::vector<double> lemon_cumulative;  //!< extra rate per lemon node, running sums over lemon_classes
   double lemon_total_per_node_us = 0;
+  double lemon_multiplier = 1;
 
   static FaultTimelineModel from(const Scenario& scenario);
+  //! Whether any class's rate carries an uncertainty.
+  bool rates_uncertain() const;
+  //! The model of one trial: each uncertain class's rate times a factor drawn for `trial_seed`
+  //! (the rate is the factors' median). A class's draw depends on the trial and the class's
+  //! position only: every variant of a sweep sees the same rates in the same trial.
+  FaultTimelineModel with_rates_drawn(std::uint64_t trial_seed) const;
+  //! The factors a trial draws, by class (1 for a rate held exact).
+  std::vector<double> rate_factors(std::uint64_t trial_seed) const;
+
+ private:
+  void set_rates(const std::vector<double>& factors);
 };
 
 class FaultTimeline {

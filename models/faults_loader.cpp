@@ -12,6 +12,48 @@ namespace ctwin::json_reader {
 
 namespace {
 
+//! {"events": N, "exposure": "884736 gpu-days"} or {"sigma": 0.5}.
+std::optional<RateUncertainty> read_rate_uncertainty(Reader& r, const json& u, const std::string& p, const Rate& rate) {
+  if (!u.is_object()) {
+    r.problem(p, std::string("expected an object ({\"events\": N, \"exposure\": \"884736 gpu-days\"} or {\"sigma\": 0.5}), got ") + u.type_name());
+    return std::nullopt;
+  }
+  r.allow_only(u, p, {"events", "exposure", "sigma", "source"});
+  RateUncertainty out;
+  out.events = r.number(u, p, "events", false);
+  out.sigma = r.number(u, p, "sigma", false);
+  if (out.events && (*out.events < 0 || *out.events > 1e12)) r.problem(p + "/events", "must be a count from 0 to 1e12, got " + Reader::fmt_number(*out.events));
+  if (out.sigma && *out.sigma > 3) r.problem(p + "/sigma", "must be at most 3 (a factor of 20 either way at one sigma), got " + Reader::fmt_number(*out.sigma));
+  if (out.events.has_value() == out.sigma.has_value()) {
+    if (!u.contains("events") && !u.contains("sigma"))
+      r.problem(p, "give the evidence (\"events\" and \"exposure\") or a spread (\"sigma\")");
+    else if (out.events && out.sigma)
+      r.problem(p + "/sigma", "give the evidence or a spread, not both");
+    return std::nullopt;
+  }
+  if (out.sigma && *out.sigma <= 0) r.problem(p + "/sigma", "must be above 0 (leave the field out for a rate held exact)");
+  if (out.events) {
+    std::string why;
+    const auto* text = u.contains("exposure") && u["exposure"].is_string() ? u["exposure"].get_ptr<const json::string_t*>() : nullptr;
+    if (!text) {
+      r.problem(p + "/exposure", "missing: the component-time the events were seen over (\"884736 gpu-days\")");
+      return std::nullopt;
+    }
+    const auto e = parse_exposure(*text, why);
+    if (!e) {
+      r.problem(p + "/exposure", why);
+      return std::nullopt;
+    }
+    if (e->component_seconds <= 0) r.problem(p + "/exposure", "must be above 0");
+    if (e->component != rate.component)
+      r.problem(p + "/exposure", std::string("is of ") + to_string(e->component) + "s, the rate of " + to_string(rate.component) + "s");
+    out.exposure_component_s = e->component_seconds;
+  } else if (u.contains("exposure")) {
+    r.problem(p + "/exposure", "a spread (\"sigma\") takes no exposure");
+  }
+  return out;
+}
+
 void read_fault(Reader& r, const json& root, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
   if (!given.is_object()) {
     r.problem(p, std::string("expected an object, got ") + given.type_name());
@@ -38,12 +80,13 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     }
   }
   r.allow_only(f, p,
-               {"use", "name", "rate", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
+               {"use", "name", "rate", "rate_uncertainty", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
                 "recovery", "escalation", "remap", "xid", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
   if (auto rate = r.with_unit(f, p, "rate", true, parse_rate, "0.17/gpu-year")) fc.rate = *rate;
+  if (auto u = f.find("rate_uncertainty"); u != f.end()) fc.uncertainty = read_rate_uncertainty(r, *u, p + "/rate_uncertainty", fc.rate);
   fc.distribution = choose<Distribution>(r, f, p, "distribution", false,
                                          {{"exponential", Distribution::Exponential},
                                           {"weibull", Distribution::Weibull},

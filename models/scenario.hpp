@@ -41,9 +41,19 @@ const char* to_string(Effect e);
 //! The effect a scenario or the catalogue names; nullopt for an unknown name.
 std::optional<Effect> effect_named(std::string_view name);
 
+//! How sure a class's rate is: each trial draws a factor on it (the rate is the draws' median).
+//! `events` over `exposure` (the evidence: a Gamma posterior, Jeffreys' prior, of shape events + 1/2),
+//! or a lognormal `sigma` (a rate taken from other fleets).
+struct RateUncertainty {
+  std::optional<double> events;
+  double exposure_component_s = 0;
+  std::optional<double> sigma;
+};
+
 struct FaultClass {
   std::string name;
   Rate rate;  //!< per component: 1 / mean time to failure of one component
+  std::optional<RateUncertainty> uncertainty;
   Distribution distribution = Distribution::Exponential;
   double weibull_shape = 1.0;
   double lognormal_sigma = 1.0;  //!< of log(time to failure); the median follows from the mean

@@ -15,6 +15,8 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
+double interruptions_of(const TrialResult& t) { return static_cast<double>(t.interruptions); }
+
 std::vector<double> per_trial(const RunResult& r, double (*f)(const TrialResult&)) {
   std::vector<double> out;
   out.reserve(r.trials.size());
@@ -151,6 +153,10 @@ std::string report_json(const RunReportInput& in) {
   j["trials"] = in.options.trials;
   j["engine"] = engine_name(in.options.engine);
   j["goodput"] = summary_json(summarize(per_trial(r, goodput)));
+  j["interruptions_per_run"] = summary_json(summarize(per_trial(r, interruptions_of)));
+  // What the spread of single trials (p5..p95, the predictive interval of one run) carries: Monte
+  // Carlo noise and, when drawn, the rates' uncertainty. The mean's CI is Monte Carlo noise only.
+  j["rates_drawn"] = r.rates_drawn;
   ordered_json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = mean_category_hours(r, c);
   j["ledger_hours"] = ledger;
@@ -219,9 +225,16 @@ std::string summary_text(const RunReportInput& in) {
     out << "  step     " << format_duration(micros_to_seconds(s.job.step_us)) << " from the workload on the fabric (ctwin step)\n";
   if (const std::string p = policies_line(s); !p.empty()) out << "  policies " << p << "\n";
   out << "\n";
-  out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   95% CI [" << fixed(100 * g.ci95_low, 2) << ", "
-      << fixed(100 * g.ci95_high, 2) << "]   p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
+  // Two intervals, named: the mean's (Monte Carlo noise, shrinking with trials) and one run's
+  // (the 90 % predictive interval: what a single job will see, with the rates' uncertainty when drawn).
+  out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   mean 95% CI [" << fixed(100 * g.ci95_low, 2) << ", "
+      << fixed(100 * g.ci95_high, 2) << "]   one run p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
       << "  p95 " << fixed(100 * g.p95, 2) << "\n";
+  const Summary n = summarize(per_trial(r, interruptions_of));
+  out << "  interruptions   " << fixed(n.mean, 1) << " per run   mean 95% CI [" << fixed(n.ci95_low, 1) << ", " << fixed(n.ci95_high, 1)
+      << "]   one run p5 " << fixed(n.p5, 0) << "  p50 " << fixed(n.p50, 0) << "  p95 " << fixed(n.p95, 0) << "\n";
+  out << "                  " << (r.rates_drawn ? "one run's interval has the rates' uncertainty in it (--rate-uncertainty off: held exact)"
+                                                : "rates held exact: one run's interval is Monte Carlo noise only") << "\n";
   if (auto ttt = time_to_train(in)) {
     if (ttt->first.n == 0) {
       out << "  time to train   no trial finished its work within max_wall ("

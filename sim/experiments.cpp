@@ -151,6 +151,7 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
     run.trials = trials;
     run.seed = options.seed;
     run.jobs = options.jobs;
+    run.rate_uncertainty = options.rate_uncertainty;
     results = run_variants(document, file, variants, run, progress);
     const auto best = std::max_element(results.begin(), results.end(),
                                        [](const auto& a, const auto& b) { return a.summary.mean < b.summary.mean; });
@@ -190,6 +191,7 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
   at_best.trials = trials;
   at_best.seed = options.seed;
   at_best.jobs = options.jobs;
+  at_best.rate_uncertainty = options.rate_uncertainty;
   out.best_goodput = summarize(spread_goodputs(scenario_variant(document, file, variant(out.best_interval_s)), at_best));
   return out;
 }
@@ -220,6 +222,7 @@ ChoiceResult choose_policy(const nlohmann::json& document, const std::string& fi
   run.trials = options.trials;
   run.seed = options.seed;
   run.jobs = options.jobs;
+  run.rate_uncertainty = options.rate_uncertainty;
   while (true) {
     out.variants = run_variants(document, file, combinations, run, progress);
     std::vector<std::size_t> order(out.variants.size());

@@ -55,6 +55,7 @@ struct OptimizeOptions {
   std::uint64_t seed = 1;
   int jobs = 1;
   int bootstrap = 200;
+  bool rate_uncertainty = true;  //!< RunOptions::rate_uncertainty
 };
 
 struct OptimizeResult {

@@ -51,8 +51,10 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
       for (int i = next++; i < options.trials; i = next++) {
         const int index = options.first_trial + i;
         TrialObserver* observer = (index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
-        out.trials[static_cast<std::size_t>(i)] =
-            run_trial_native(config, faults, trial_seed(options.seed, static_cast<std::uint64_t>(index)), observer);
+        const std::uint64_t seed = trial_seed(options.seed, static_cast<std::uint64_t>(index));
+        // Two levels: the trial's rates from their uncertainty, then its faults from those rates.
+        if (out.rates_drawn) out.trials[static_cast<std::size_t>(i)] = run_trial_native(config, faults.with_rates_drawn(seed), seed, observer);
+        else out.trials[static_cast<std::size_t>(i)] = run_trial_native(config, faults, seed, observer);
       }
     } catch (...) {
       next = options.trials;
@@ -102,6 +104,7 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
   out.costs = resolve_checkpoint_costs(scenario);
   out.config = make_run_config(scenario, options, out.costs);
   const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
+  out.rates_drawn = options.rate_uncertainty && faults.rates_uncertain();
   run_driver(out.config, faults, options, out);
   return out;
 }

@@ -23,11 +23,15 @@ struct RunOptions {
   bool record_events = false;  //!< keep one trial's events for the event log and the timeline
   int recorded_trial = 0;      //!< the trial whose events are kept
   bool contention = true;      //!< persists share links with training (storage on the compute fabric)
+  //! Each trial draws its classes' rates from their uncertainty (two-level Monte Carlo); off: the
+  //! rates are held exact. Only classes with a `rate_uncertainty` are drawn.
+  bool rate_uncertainty = true;
 };
 
 struct RunResult {
   TrialConfig config;
   CheckpointCosts costs;
+  bool rates_drawn = false;  //!< the trials drew their rates from the scenario's uncertainty
   std::vector<TrialResult> trials;
   std::vector<RunEvent> recorded_events;
 };

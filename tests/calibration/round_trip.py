@@ -1,6 +1,6 @@
 """The calibration round trip (issue 37): calibrate event logs the twin itself wrote from a known
 scenario, and compare what comes back with the truth. For trials 0..N-1 of SCENARIO (default 30):
-`ctwin run --events --timeline-trial i`, then `ctwin calibrate` of that log over the same base.
+`ctwin run --events --timeline-trial i --rate-uncertainty off`, then `ctwin calibrate` of that log over the same base.
 Passes when the true rate lies inside the reported interval in at least 90 % of the class fits, and
 no rate written into a calibrated scenario is more than 2x off for a class with 10 events or more.
 Every class of the scenario is exponential, so a class written as a Weibull is a false alarm.
@@ -37,7 +37,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ctwin-round-trip-") as work:
         events, out, report = (os.path.join(work, n) for n in ("events.csv", "calibrated.json", "report.json"))
         for trial in range(a.trials):
-            subprocess.run([a.ctwin, "run", a.scenario, "--events", events, "--timeline-trial", str(trial), "--trials", str(trial + 1)],
+            # The rates held exact: the truth each log comes from is the scenario's rate itself.
+            subprocess.run([a.ctwin, "run", a.scenario, "--events", events, "--timeline-trial", str(trial), "--trials", str(trial + 1),
+                            "--rate-uncertainty", "off"],
                            check=True, stdout=subprocess.DEVNULL)
             subprocess.run([a.ctwin, "calibrate", events, "--base", a.scenario, "--out", out, "--report", report], check=True,
                            stdout=subprocess.DEVNULL)

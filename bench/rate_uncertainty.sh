@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The cost of rate uncertainty (issue 37): `ctwin run scenarios/default.json`, 1,000 trials, one
+# worker, with the rates drawn per trial (--rate-uncertainty on) against held exact (off), run
+# interleaved R times each in the same session; CPU time (user + sys) of each, the medians and
+# their ratio. Goal: on / off <= 1.3.
+#   bash bench/rate_uncertainty.sh BUILD_DIR [REPEATS]
+set -euo pipefail
+build=${1:?build dir}
+repeats=${2:-15}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+scenario="$here/scenarios/default.json"
+cpu() {  # CPU seconds of one run
+  /usr/bin/time -f "%U %S" "$build/ctwin" run "$scenario" --trials 1000 --jobs 1 --rate-uncertainty "$1" 2>&1 >/dev/null | tail -1 |
+    awk '{ printf "%.3f\n", $1 + $2 }'
+}
+on=() off=()
+for ((i = 0; i < repeats; i++)); do
+  off+=("$(cpu off)")
+  on+=("$(cpu on)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+m_on=$(median "${on[@]}")
+m_off=$(median "${off[@]}")
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs"
+echo "ctwin run default, 1,000 trials, --jobs 1, $repeats runs each (interleaved): CPU seconds, median"
+echo "  --rate-uncertainty off  $m_off"
+echo "  --rate-uncertainty on   $m_on"
+awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "  ratio on / off          %.3f (goal <= 1.3)\n", a / b }'
