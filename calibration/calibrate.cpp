@@ -420,7 +420,7 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
       if (e.shape_trusted && !e.from_midlife && e.rate_per_hour.lower > 0)
         (*target)["rate_uncertainty"] = {{"sigma", std::min(3.0, std::log(e.rate_per_hour.upper / e.rate_per_hour.lower) / (2 * 1.959964))},
                                          {"source", "ctwin calibrate: the Weibull mean life's interval"}};
-      else
+      else if (e.exposure_hours > 0)  // (a trace of instants has no exposure: no evidence to weigh)
         (*target)["rate_uncertainty"] = {{"events", e.count}, {"exposure", number(e.exposure_hours) + " " + e.component + "-hours"},
                                          {"source", "ctwin calibrate: the traces' count over their exposure"}};
     } else {
@@ -512,6 +512,13 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   apply_row_remaps(doc, evidence, options, report);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
+  // How long the traces lasted, end to end: a forecast past it extrapolates the rates (and says so).
+  if (!evidence.fleet.clocks_mixed && !evidence.fleet.windows.empty()) {
+    double first = evidence.fleet.windows.front().first, last = evidence.fleet.windows.front().second;
+    for (const auto& [a, b] : evidence.fleet.windows) first = std::min(first, a), last = std::max(last, b);
+    // (A window past the longest duration a scenario holds says nothing a forecast could use.)
+    if (last > first && last - first <= kLongestSeconds) doc["calibration"]["window"] = number((last - first) / 3600) + "h";
+  }
   // A failure-free step is the logs' median (slow steps are the tail). With a workload the step
   // model computes it, and the logs are for checking that instead.
   if (steps && !doc.contains("workload")) {
@@ -523,7 +530,19 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   try {
     parse_scenario(doc.dump(), "the calibrated scenario");  // never write a scenario that does not load
   } catch (const ScenarioInvalid& e) {
-    // The traces were read; a scenario that does not load is this program's fault, not bad input.
+    // Rates a trial cannot hold (many faults over a few seconds of exposure: a fuzzer's trace of
+    // instants) are the traces' doing: bad input. Anything else that does not load is this
+    // program's fault.
+    const auto& problems = e.problems();
+    const bool rates_only = std::all_of(problems.begin(), problems.end(), [](const ScenarioProblem& p) {
+      return p.pointer.rfind("/faults/", 0) == 0 && p.pointer.size() > 5 && p.pointer.compare(p.pointer.size() - 5, 5, "/rate") == 0;
+    });
+    if (rates_only) {
+      std::string files;
+      for (const auto& t : traces) files += (files.empty() ? "" : ", ") + t;
+      throw TraceUnreadable(files + ": the traces give rates no forecast can simulate (too many faults over too little exposure): " +
+                            problems.front().reason);
+    }
     throw std::logic_error(std::string("internal error: calibration produced a scenario that does not load: ") + e.what());
   }
   return out;

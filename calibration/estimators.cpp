@@ -193,6 +193,7 @@ std::optional<TrendTest> laplace_trend(const std::vector<double>& times, const s
   if (test.events < 5) return std::nullopt;
   const double n = test.events;
   test.statistic = (sum / n - 0.5) * std::sqrt(12 * n);
+  if (!std::isfinite(test.statistic)) return std::nullopt;  // clocks beyond double's precision
   test.p_value = 2 * boost::math::cdf(boost::math::complement(boost::math::normal_distribution<double>(), std::abs(test.statistic)));
   return test;
 }
@@ -259,6 +260,8 @@ MttfScaling fit_mttf_scaling(const std::vector<JobExposure>& jobs, double confid
     if (converged) break;
   }
   const double se = std::sqrt(information.inverse()(1, 1));
+  // A regression that diverged (sizes and failures no Poisson law fits: a fuzzer's jobs) has no exponent.
+  if (!std::isfinite(beta(1)) || !std::isfinite(se) || se <= 0) return fit;
   const double z = z_of(confidence);
   fit.exponent = {beta(1), beta(1) - z * se, beta(1) + z * se};
   fit.exponent_one_p_value =

@@ -131,6 +131,7 @@ int run_command(const RunArgs& args) {
       result.recorded_events = run_trials(scenario, one).recorded_events;
     }
     for (const auto& w : checkpoint_warnings(result.config)) std::cerr << path << ": warning: " << w << "\n";
+    if (const auto w = window_warning(scenario, result)) std::cerr << path << ": warning: " << *w << "\n";
     std::optional<EngineComparison> comparison;
     if (args.engine == "both") {
       RunOptions native = options;

@@ -1,5 +1,7 @@
 #include "core/kernel_log.hpp"
 
+#include <cmath>
+
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -78,7 +80,10 @@ std::optional<KernelStamp> KernelLineClock::stamp(std::string_view line) {
     std::string inside(line.substr(1, close - 1));
     char* end = nullptr;
     const double boot = std::strtod(inside.c_str(), &end);
-    if (end && *end == '\0' && end != inside.c_str()) {
+    // Seconds since boot, of a machine up at most a century: a larger stamp (or nan, inf, a negative
+    // one) is no stamp, and its line is malformed rather than a window of 1e61 GPU-hours.
+    constexpr double kLongestUptime_s = 100 * 365.25 * 86400;
+    if (end && *end == '\0' && end != inside.c_str() && std::isfinite(boot) && boot >= 0 && boot <= kLongestUptime_s) {
       stamp.time_s = boot;
       return stamp;
     }
@@ -126,8 +131,8 @@ XidLine parse_xid_line(std::string_view line, XidReport& report, std::string& wh
   const std::string_view after = line.substr(close + 3);
   int xid = 0;
   const auto [end, error] = std::from_chars(after.data(), after.data() + after.size(), xid);
-  if (error != std::errc() || xid <= 0 || bus.empty()) {
-    why = "the Xid code is not a positive number";
+  if (error != std::errc() || xid <= 0 || xid > kLargestXid || bus.empty()) {
+    why = "the Xid code is not a number from 1 to " + std::to_string(kLargestXid);
     return XidLine::Malformed;
   }
   if (!plausible_bus_id(bus)) {

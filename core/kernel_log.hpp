@@ -13,6 +13,10 @@
 
 namespace ctwin {
 
+//! The largest Xid code read (NVIDIA's run below 200 today): a larger one is a malformed line, and
+//! a scenario's `xid` above it is refused.
+inline constexpr int kLargestXid = 100'000;
+
 struct KernelStamp {
   double time_s = 0;  //!< seconds since 1970 (UTC), or since boot for plain dmesg
   std::string host;

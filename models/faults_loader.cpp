@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/kernel_log.hpp"
 #include "models/fault_catalog.hpp"
 #include "models/json_reader.hpp"
 #include "models/network_domains.hpp"
@@ -203,7 +204,7 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     if (fc.rate.component == Component::NvSwitch && s.cluster.topology && s.cluster.topology->nvlink_domain_nodes == 0)
       r.problem(p + "/rate", "an NVLink switch tray belongs to a multi-node NVLink domain: add /cluster/topology/nvlink_domain");
   }
-  if (auto xid = r.integer(f, p, "xid", false, 1, 100'000)) fc.xid = static_cast<int>(*xid);
+  if (auto xid = r.integer(f, p, "xid", false, 1, kLargestXid)) fc.xid = static_cast<int>(*xid);
   r.string(f, p, "source", false);
   r.string(f, p, "notes", false);
   if (fc.rate.component == Component::Gpu && s.cluster.gpus_per_node < 1) return;

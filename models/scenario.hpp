@@ -264,6 +264,9 @@ struct Scenario {
   //! fleet just built) or stationary (an installed base in mid-life: each part's first failure
   //! comes from the equilibrium residual life, so the failure rate does not depend on the horizon).
   bool parts_start_stationary = false;
+  //! `calibration.window`: how long the traces the rates were fitted on lasted (ctwin calibrate
+  //! writes it); a forecast past it says so.
+  std::optional<Micros> calibrated_window_us;
   Micros max_wall_us = 0;  //!< a trial that has not finished its work by then stops (reported)
   //! The scenario's class a live stop with no hardware signal counts as (policies.live_stops):
   //! the live event log names interruptions as the scenario does, so validate compares like with like.

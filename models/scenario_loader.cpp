@@ -461,6 +461,8 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   read_policies(r, root, s);
   read_workload(r, root, s);
   read_rest(r, root, s);
+  if (auto it = root.find("calibration"); it != root.end() && it->is_object() && it->contains("window"))
+    s.calibrated_window_us = r.duration(*it, "/calibration", "window", false);
   if (r.problems.empty()) check_fault_volume(r, s);
 
   if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));

@@ -143,6 +143,16 @@ ordered_json summary_json(const Summary& s) {
 
 const char* engine_name(EngineKind engine) { return engine == EngineKind::Simgrid ? "simgrid" : "native"; }
 
+std::optional<std::string> window_warning(const Scenario& scenario, const RunResult& result) {
+  if (!scenario.calibrated_window_us || result.trials.empty()) return std::nullopt;
+  Micros longest = 0;
+  for (const auto& t : result.trials) longest = std::max(longest, t.wall_us);
+  if (longest <= *scenario.calibrated_window_us) return std::nullopt;
+  return "the forecast runs up to " + format_duration(micros_to_seconds(longest)) + ", past the " +
+         format_duration(micros_to_seconds(*scenario.calibrated_window_us)) +
+         " of traces its rates were calibrated on: they are taken as constant beyond it (calibrate's trend test says whether they were)";
+}
+
 std::string report_json(const RunReportInput& in) {
   const RunResult& r = in.result;
   ordered_json j;

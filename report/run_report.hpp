@@ -3,6 +3,7 @@
 //! report (docs/report.md), per-trial CSV and trial 0's event log (docs/event-log.md). The
 //! timeline is in timeline.hpp.
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,8 @@ struct RunReportInput {
 };
 
 std::string report_json(const RunReportInput& in);
+//! A forecast that runs past the window its rates were calibrated on (`calibration.window`) says so.
+std::optional<std::string> window_warning(const Scenario& scenario, const RunResult& result);
 std::string summary_text(const RunReportInput& in);
 std::string trials_csv(const RunReportInput& in);
 //! A trial's event log (core/event_log.hpp) with its closing ledger rows (ctwin validate reads them).

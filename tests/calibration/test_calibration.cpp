@@ -274,6 +274,23 @@ TEST_CASE("round trip: an event log simulated from known rates and a Weibull sha
   CHECK(s.faults[1].distribution == Distribution::Exponential);
   CHECK(test::read_json(calibrated)["faults"][0]["calibration"]["provenance"][0].get<std::string>().find("events.csv") !=
         std::string::npos);
+  // How sure each rate is goes in too: the evidence for the count-over-exposure class, the mean
+  // life's spread for the Weibull one; and how long the traces lasted.
+  REQUIRE(s.faults[1].uncertainty);
+  CHECK(s.faults[1].uncertainty->events == Approx(classes.at("node_crash")["count"].get<double>()));
+  REQUIRE(s.faults[0].uncertainty);
+  CHECK(s.faults[0].uncertainty->sigma);
+  REQUIRE(s.calibrated_window_us);
+  CHECK(*s.calibrated_window_us == Approx(365.0 * 86400e6).epsilon(1e-3));
+  // A forecast past that window says so; one within it does not.
+  nlohmann::json longer = test::read_json(calibrated);
+  longer["job"]["horizon"] = "730d";
+  const std::string longer_path = (dir / "longer.json").string();
+  std::ofstream(longer_path) << longer.dump(2);
+  const auto [longer_code, longer_out] = test::run_ctwin("run " + longer_path + " --trials 2");
+  CHECK(longer_code == 0);
+  CHECK(longer_out.find("past the 365.00 d of traces its rates were calibrated on") != std::string::npos);
+  CHECK(test::run_ctwin("run " + calibrated + " --trials 2").second.find("past the") == std::string::npos);
   // A trace where nothing parses is bad input: exit 2, and nothing written.
   std::ofstream(dir / "junk.csv") << "time_s,node,gpu,kind,code,detail\nnot,a,valid,row\n";
   const std::string junk_out = (dir / "junk-out.json").string();

@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 
+#include "calibration/calibrate.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
 #include "calibration/readers/step_log.hpp"
 #include "calibration/readers/xid_log.hpp"
+#include "support/fixtures.hpp"
 
 using namespace ctwin;
 using namespace ctwin::calib;
@@ -88,4 +91,21 @@ TEST_CASE("kernel logs: a short zone and invalid UTF-8 are malformed lines, neve
   CHECK(log.events[0].xid == 79);
   CHECK(log.report.malformed.size() == 2);
   CHECK(log.report.skipped == 1);  // the user's message is not a kernel record
+}
+
+TEST_CASE("calibrate end to end: every input that once broke it calibrates or is refused as bad input", "[calibration][hostile]") {
+  // tests/fuzz/seeds/calibrate/: a log of instants (no exposure), seconds of exposure with faults,
+  // a dmesg uptime of 9e63 s, an Xid of 4,555,555, sacct jobs whose size regression diverges.
+  int seen = 0;
+  for (const auto& seed : std::filesystem::directory_iterator(test::repo_file("tests/fuzz/seeds/calibrate"))) {
+    INFO(seed.path().string());
+    ++seen;
+    try {
+      const ctwin::calib::CalibrationResult r = ctwin::calib::calibrate({seed.path().string()}, ctwin::calib::CalibrateOptions{});
+      CHECK(r.scenario.contains("faults"));
+    } catch (const ctwin::BadInput& e) {
+      CHECK(std::string(e.what()).find(seed.path().filename().string()) != std::string::npos);  // it names the file
+    }
+  }
+  CHECK(seen >= 5);
 }

@@ -86,7 +86,15 @@ TEST_CASE("kernel-log lines give their time and host, and Xid reports their bus 
   CHECK(x.message == "pid=1, gone");
   CHECK(parse_xid_line("[ 1.0] usb 1-1: new device", x, why) == XidLine::NotXid);
   CHECK(parse_xid_line("[ 1.0] NVRM: Xid (PCI:0000:3b:00): none, x", x, why) == XidLine::Malformed);
-  CHECK(why == "the Xid code is not a positive number");
+  CHECK(why == "the Xid code is not a number from 1 to 100000");
+  // A code past any Xid (a fuzzer's 4555555) is malformed here, not refused later by the scenario it would write.
+  CHECK(parse_xid_line("[ 1.0] NVRM: Xid (PCI:0000:3b:00): 4555555, x", x, why) == XidLine::Malformed);
+  // dmesg's seconds since boot: past a century of uptime, or not a number, no stamp.
+  KernelLineClock uptime("gpu-001", 2024);
+  CHECK(uptime.stamp("[91236.5] NVRM: Xid (PCI:0000:3b:00): 79, gone"));
+  CHECK_FALSE(uptime.stamp("[9120000000000000000000000000000000000000000000000000000000000036.0] NVRM: Xid (PCI:0000:3b:00): 79, gone"));
+  CHECK_FALSE(uptime.stamp("[nan] NVRM: Xid (PCI:0000:3b:00): 79, gone"));
+  CHECK_FALSE(uptime.stamp("[-5.0] NVRM: Xid (PCI:0000:3b:00): 79, gone"));
 }
 
 TEST_CASE("one process is one rank holding every trial", "[core][ranks]") {
