@@ -205,6 +205,9 @@ Evidence read_traces(const std::vector<std::string>& traces, const std::optional
   return evidence;
 }
 
+//! The standard normal quantile an interval of `confidence` spans either side of its centre.
+double z_of_interval(double confidence) { return boost::math::quantile(boost::math::normal_distribution<double>(), 0.5 + confidence / 2); }
+
 nlohmann::ordered_json trend_json(const TrendTest& t) {
   return {{"test", "laplace"},
           {"events", t.events},
@@ -418,7 +421,7 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
       // How sure the rate is, for the forecast's draws: the evidence itself, or, for a rate from a
       // Weibull mean life, the spread of its interval (a lognormal sigma).
       if (e.shape_trusted && !e.from_midlife && e.rate_per_hour.lower > 0)
-        (*target)["rate_uncertainty"] = {{"sigma", std::min(3.0, std::log(e.rate_per_hour.upper / e.rate_per_hour.lower) / (2 * 1.959964))},
+        (*target)["rate_uncertainty"] = {{"sigma", std::min(3.0, std::log(e.rate_per_hour.upper / e.rate_per_hour.lower) / (2 * z_of_interval(options.confidence)))},
                                          {"source", "ctwin calibrate: the Weibull mean life's interval"}};
       else if (e.exposure_hours > 0)  // (a trace of instants has no exposure: no evidence to weigh)
         (*target)["rate_uncertainty"] = {{"events", e.count}, {"exposure", number(e.exposure_hours) + " " + e.component + "-hours"},
