@@ -43,7 +43,7 @@ class AgentLink final : public Coordination {
   //! Called on the link's thread with each new precheck task the master hands this node; it must
   //! not block (it starts the node's check, whose result comes back by precheck_done).
   void on_precheck(std::function<void(const PrecheckTask&)> start);
-  void precheck_done(const NodeCheck& result);
+  void precheck_done(const NodeCheck& result) override;
 
   //! Sends what is pending now, waiting at most `timeout_s` (the agent's last word before it exits).
   void flush(double timeout_s);

@@ -49,13 +49,6 @@ std::optional<std::string> job_token(const std::string& file) {
   return token;
 }
 
-std::string this_host() {
-  if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 //! The rank a node asks for: SLURM_NODEID, else a Kubernetes StatefulSet pod's ordinal (name-N).
 long node_identity() {
   const auto number = [](const char* text) -> long {
@@ -79,6 +72,14 @@ std::string random_id() {
 }
 
 }  // namespace
+
+std::string this_host() {
+  if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 
 void LiveCommands::add_cluster_commands(CLI::App& parent) {
   auto& m = master_args_;
@@ -282,6 +283,7 @@ int LiveCommands::run_agent() {
   join.spare = a.spare;
   live::cluster::AgentLink link(host, port, *token, join);
   o.coordination = &link;
+  o.precheck.clear();  // the agent's precheck is the one across nodes (below), not a command of its own
   // The precheck across nodes: this node's GPUs, one `pair-check` process each, when the master asks.
   live::cluster::NodeCheckOptions check;
   check.command = {std::filesystem::canonical("/proc/self/exe").string()};

@@ -92,4 +92,7 @@ class LiveCommands {
   } pair_check_args_;
 };
 
+//! This node's name: $SLURMD_NODENAME under Slurm, else the host name.
+std::string this_host();
+
 }  // namespace ctwin

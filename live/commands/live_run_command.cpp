@@ -3,9 +3,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "core/command_line.hpp"
 #include "live/commands/live_commands.hpp"
+#include "live/job/local_coordination.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "models/scenario_loader.hpp"
 #include "core/units.hpp"
@@ -118,6 +120,13 @@ int LiveCommands::supervisor_options(const CLI::App& command, const RunArgs& a, 
 
 int LiveCommands::supervise_printing(const Scenario& scenario, const live::SupervisorOptions& o, const std::string& events) {
   const RecoveryController controller(scenario);
+  // A node without a master is a job of one: the same job master decides, in this process.
+  live::SupervisorOptions options = o;
+  std::optional<live::LocalCoordination> local;
+  if (!options.coordination) {
+    local.emplace(scenario, controller, live::MasterOptions::job_of_one(o.host.empty() ? this_host() : o.host, o.flash_ranks, o.max_restarts, !o.precheck.empty()));
+    options.coordination = &*local;
+  }
   // SIGINT or SIGTERM: the trainer is asked to save and stop, and the log is closed.
   live::supervisor_stop_flag() = false;
   auto on_signal = [](int) { live::supervisor_stop_flag() = true; };
@@ -125,7 +134,7 @@ int LiveCommands::supervise_printing(const Scenario& scenario, const live::Super
   std::signal(SIGTERM, on_signal);
   live::SupervisorResult r;
   try {
-    r = live::supervise(scenario, controller, o);
+    r = live::supervise(scenario, controller, options);
   } catch (const std::invalid_argument& e) {  // the trainer cannot be executed
     std::cerr << "ctwin: " << e.what() << "\n";
     return cli::kExitBadInput;

@@ -1,8 +1,9 @@
 #pragma once
-//! A node's supervisor's link to its job master. Standing alone,
-//! the supervisor decides for its node; under a master (`ctwin live agent`) it launches only when
-//! the master's plan says so, reports its faults, and stops its trainer whenever the master moves
-//! the job to a new generation, so that one fault anywhere becomes one coordinated restart.
+//! A node's supervisor's link to its job master. The supervisor decides nothing for the job: it
+//! launches only when the master's plan says so, reports its faults, and stops its trainer whenever
+//! the master moves the job to a new generation, so that one fault anywhere becomes one coordinated
+//! restart. The master is across the network (`ctwin live agent`: live/cluster/agent_link) or, for
+//! a job of one node (`ctwin live run`), in the same process (local_coordination.hpp).
 
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@ class Coordination {
   virtual void fault(const FaultReport& fault) = 0;
   //! This node's ranks' compute times: sent with the next report (by HTTP).
   virtual void sections(const std::vector<RankSection>& sections) = 0;
+  //! This node's result of a precheck task its plan named.
+  virtual void precheck_done(const NodeCheck& result) = 0;
 };
 
 }  // namespace ctwin::live

@@ -11,7 +11,7 @@
 namespace ctwin::live {
 
 void JobMaster::update_cadence(Clock::time_point now) {
-  if (phase_ != Phase::Running || now - cadence_checked_ < std::chrono::seconds(1)) return;
+  if (!o_.set_cadence || phase_ != Phase::Running || now - cadence_checked_ < std::chrono::seconds(1)) return;
   cadence_checked_ = now;
   const double step_s = book_.step_s(), save_s = book_.save_s();
   if (step_s <= 0 || save_s < 0) return;  // not measured yet: the trainers keep their own cadence

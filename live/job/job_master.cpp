@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -38,7 +40,7 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   if (o_.nnodes % replica_nodes_ != 0)
     throw BadInput("policies.elastic.replica_nodes (" + std::to_string(replica_nodes_) + ") does not divide --nnodes " + std::to_string(o_.nnodes));
   active_replicas_ = total_replicas_ = o_.nnodes / replica_nodes_;
-  precheck_wanted_ = scenario_.precheck.enabled;  // before the first start
+  precheck_wanted_ = scenario_.precheck.enabled && o_.precheck_across_nodes && o_.prechecks;  // before the first start
   start_utc_us_ = utc_now_us();
   {  // a run id no other run of this job shares: the start time and 32 random bits
     std::random_device entropy;
@@ -236,6 +238,7 @@ void JobMaster::tick(Clock::time_point now) {
 void JobMaster::discount_own_stall(Clock::time_point now) {
   const Clock::time_point last = last_tick_;
   last_tick_ = now;
+  if (!std::isfinite(o_.agent_timeout_s)) return;  // no agent is ever declared silent: nothing to discount
   if (last == Clock::time_point{} || now - last <= seconds(kOwnStallS)) return;
   const Clock::duration gap = now - last;
   for (auto& [id, a] : agents_) a.last_seen = std::min(now, a.last_seen + gap);
@@ -339,7 +342,8 @@ void JobMaster::try_to_run(Clock::time_point now) {
   if (common) std::erase_if(*common, [&](std::int64_t step) { return refused_steps_.count(step) > 0; });
   RestoreChoice choice{-2, {}};  // -2: no node keeps flash checkpoints, each trainer chooses
   if (common) choice = clean_restore_step(std::vector<std::int64_t>(common->begin(), common->end()), clean_bound_);
-  if (!choice.warning.empty()) {  // every step all ranks keep is past the onset
+  restore_note_ = choice.warning;  // every step all ranks keep is past the onset: the nodes say so too
+  if (!choice.warning.empty()) {
     std::cerr << "ctwin master: " << choice.warning << "\n";
     record(ledger_.marked(), EventKind::Health, choice.warning);
   }
@@ -404,7 +408,7 @@ void JobMaster::decide(Clock::time_point now) {
   const std::string faulty_agent = first ? first->agent : std::string();
   std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });  // `first` with them
   for (const auto& a : actions) {
-    if (a.act == Act::RunPrecheck) precheck_wanted_ = true;  // across nodes, once every node has stopped (job_precheck.cpp)
+    if (a.act == Act::RunPrecheck && o_.prechecks) precheck_wanted_ = true;  // across nodes, once every node has stopped (job_precheck.cpp)
     if (a.node < 0 || a.node >= o_.nnodes) continue;
     Agent* held = agent_at(a.node);
     // The fault's node left already (lost, its rank given to a spare): the remediation was for it.
@@ -415,13 +419,7 @@ void JobMaster::decide(Clock::time_point now) {
         if (held) held->actions.push_back(to_string(a.act));
         break;
       case Act::Replace:
-        if (held) {
-          held->actions.push_back(to_string(a.act));
-          held->evicted = true;
-          slots_[static_cast<std::size_t>(a.node)].clear();
-          held->rank = -1;
-          record(ledger_.marked(), EventKind::Evicted, "host=" + held->host, a.node, -1, cause_);
-        }
+        if (held) replace(*held, "host=" + held->host);
         break;
       default: break;
     }
@@ -476,7 +474,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.node_rank = a.rank;
   p.nnodes = width();
   p.nproc_per_node = o_.nproc_per_node;
-  if (const Agent* first = slots_[0].empty() ? nullptr : &agents_.at(slots_[0])) p.master_addr = first->address;
+  if (const Agent* first = slots_[0].empty() ? nullptr : &agents_.at(slots_[0]); first && o_.trainer_port > 0) p.master_addr = first->address;
   p.master_port = o_.trainer_port;
   p.restore_step = restore_step_;
   p.actions = a.actions;
@@ -495,7 +493,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   } else if (precheck_ && precheck_->tasks.count(a.id) && !precheck_->results.count(a.id)) {
     p.what = PlanKind::Precheck;
     p.precheck = precheck_->tasks.at(a.id);
-    p.reason = "the precheck across nodes, round " + std::to_string(precheck_->rounds->round());
+    p.reason = precheck_->rounds ? "the precheck across nodes, round " + std::to_string(precheck_->rounds->round()) : "the node's own precheck";
   } else if (a.rank < 0 || phase_ == Phase::Rendezvous) {
     p.what = PlanKind::Wait;
     p.reason = a.rank < 0 ? "a hot spare" : "waiting for " + std::to_string(vacancies()) + " more nodes";
@@ -504,6 +502,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
     p.reason = generation_ > 1 ? "the job restarts after " + cause_ : "the job starts";
   } else {
     p.what = PlanKind::Run;
+    p.reason = restore_note_;
   }
   return p;
 }
@@ -526,6 +525,40 @@ void JobMaster::close(Clock::time_point now) {
 void JobMaster::record(Micros at, EventKind kind, const std::string& note, int node, int code, const std::string& fault_class, double speed) {
   log_.add(at, kind, note, node, -1, code, fault_class, speed);
   journal_dirty_ = true;
+}
+
+//! `a` is taken out of the job with its own command: its rank is left for a spare. With no spare
+//! possible the node keeps its rank, and its command decides whether it leaves (and the job ends).
+void JobMaster::replace(Agent& a, const std::string& note) {
+  a.actions.push_back(to_string(Act::Replace));
+  if (!o_.spares_possible) {
+    record(ledger_.marked(), EventKind::Health, "node rank " + std::to_string(a.rank) + " is to be replaced (" + note +
+                                                    "): no spare can take its place, its own command decides whether it leaves", a.rank);
+    return;
+  }
+  const int rank = a.rank;
+  if (rank >= 0) slots_[static_cast<std::size_t>(rank)].clear();
+  a.rank = -1;
+  a.evicted = true;
+  record(ledger_.marked(), EventKind::Evicted, note, rank, -1, cause_);
+}
+
+MasterOptions MasterOptions::job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks) {
+  MasterOptions o;
+  o.job = "ctwin";
+  o.host = std::move(host);
+  o.nnodes = 1;
+  o.nproc_per_node = std::max(nproc_per_node, 1);
+  o.trainer_port = 0;  // no rendezvous to name: the trainer is launched as it was given
+  o.agent_timeout_s = std::numeric_limits<double>::infinity();  // the node is in this process: it never goes silent
+  o.max_restarts = max_restarts;
+  o.precheck_timeout_s = 1800;  // the node's own check, as long as a check before a restart may take
+  o.adopt_steps = true;         // the node's persist folder is the job's: a run started again resumes from it
+  o.spares_possible = false;
+  o.set_cadence = false;
+  o.precheck_across_nodes = false;
+  o.prechecks = prechecks;
+  return o;
 }
 
 MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {

@@ -57,6 +57,22 @@ struct MasterOptions {
   double precheck_timeout_s = 60;  //!< a precheck round gives up on a node after this long
   int nvlink_domain_nodes = 0;     //!< > 0: the precheck's units are NVLink domains of this many consecutive node ranks
   bool adopt_steps = false;        //!< --resume: the nodes take the steps another run left in their persist folders
+  //! False for a job of one (`ctwin live run`): no spare can ever take a node's place. A node named
+  //! for replacement keeps its rank and is asked to carry the replacement out with its own command:
+  //! it leaves (and the job ends there) only when that command ran and succeeded. Evicting a
+  //! straggler gains nothing then, and is never done.
+  bool spares_possible = true;
+  //! The trainers' checkpoint cadence comes from the checkpoint policy (job_cadence.cpp); false:
+  //! each trainer keeps its own, as it was launched.
+  bool set_cadence = true;
+  //! False: a diagnosis's precheck is each node's own check, judged on its own (a node alone has
+  //! no peer to be compared with), as the simulator's diagnosis runs it; none before the first start.
+  bool precheck_across_nodes = true;
+  //! False: the operator turned the policy's precheck off for this job (`--no-precheck`).
+  bool prechecks = true;
+
+  //! A job of one node: `ctwin live run`, driven in-process (live/job/local_coordination.hpp).
+  static MasterOptions job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks);
 };
 
 //! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
@@ -134,6 +150,7 @@ class JobMaster {
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
+  void replace(Agent& a, const std::string& note);
   void fall_back_from_failed_restores();
   //! A gap between ticks longer than this is the master's own stall, not its agents' silence.
   static constexpr double kOwnStallS = 2;
@@ -212,6 +229,7 @@ class JobMaster {
   std::int64_t timed_generation_ = 0;
   std::map<std::int64_t, int> failed_restores_;  //!< generations that failed before restoring, by their restore step
   std::set<std::int64_t> refused_steps_;          //!< steps given up after failing to restore
+  std::string restore_note_;        //!< why this generation restores no newer step (said in its plan); empty: none
   std::int64_t clean_bound_ = -1;  //!< this gathering's restore goes no later (a loss spike's onset - 1); -1: any
   int replica_nodes_ = 1, active_replicas_ = 1, total_replicas_ = 1, grow_by_ = 0;  //!< grow_by_: at the next checkpoint
   struct Precheck {

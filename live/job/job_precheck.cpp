@@ -36,6 +36,10 @@ bool JobMaster::prechecking(Clock::time_point now) {
   }
   const double grace_s = 2 + 2 * o_.report_interval_s;  // the agent kills its GPU processes 1 s past the timeout, then reports
   if (!all_in && seconds_between(precheck_->round_began, now) < o_.precheck_timeout_s + grace_s) return true;
+  if (!precheck_->rounds) {  // each node's own check: its verdict is its own
+    end_precheck(now);
+    return false;
+  }
   // The round's group times: the slowest member's; a failure or no answer is the timeout.
   const NodeGroups& groups = precheck_->rounds->groups();
   std::vector<double> group_s;
@@ -84,6 +88,18 @@ void JobMaster::start_precheck(Clock::time_point now) {
   Precheck p;
   p.id = ++prechecks_;
   p.began = now;
+  if (!o_.precheck_across_nodes) {  // every node holding a rank runs its own check, all of its GPUs
+    for (int r = 0; r < width(); ++r) {
+      const std::string& id = slots_[static_cast<std::size_t>(r)];
+      if (id.empty()) continue;
+      p.units.push_back({id});
+      p.tasks[id] = {"pc" + std::to_string(p.id) + ".node" + std::to_string(r), o_.nproc_per_node, 0, o_.nproc_per_node, o_.precheck_timeout_s};
+    }
+    p.round_began = now;
+    precheck_ = std::move(p);
+    record(ledger_.at(now), EventKind::Health, "precheck: each node's own check, " + std::to_string(precheck_->units.size()) + " nodes");
+    return;
+  }
   if (o_.nvlink_domain_nodes > 0) {
     for (int first = 0; first < width(); first += o_.nvlink_domain_nodes) {
       std::vector<std::string> domain;
@@ -148,27 +164,29 @@ void JobMaster::take_precheck_result(const Agent& a, const NodeCheck& result, Cl
 //! a spare takes a rank left vacant. The check's time is the diagnosis's, as in the simulator.
 void JobMaster::end_precheck(Clock::time_point now) {
   ledger_.charge(generation_ > 1 ? Category::Diagnosis : Category::Restart, now);
+  PrecheckVerdict own;  // each node's own check: failed, or its time
+  if (!precheck_->rounds)
+    for (std::size_t u = 0; u < precheck_->units.size(); ++u) {
+      const auto it = precheck_->results.find(precheck_->units[u].front());
+      if (it != precheck_->results.end() && it->second.passed) own.time[static_cast<int>(u)] = it->second.seconds;
+      else own.faulty.push_back(static_cast<int>(u));
+    }
+  const PrecheckVerdict& verdict = precheck_->rounds ? precheck_->rounds->verdict() : own;
   std::vector<control::Action> actions;
-  controller_.precheck_actions(precheck_->rounds->verdict(), actions);
-  if (precheck_most_failed(precheck_->rounds->verdict()))
+  controller_.precheck_actions(verdict, actions);
+  if (precheck_most_failed(verdict))
     record(ledger_.at(now), EventKind::Health,
-           "precheck: " + std::to_string(precheck_->rounds->verdict().faulty.size()) + " of " + std::to_string(precheck_->units.size()) +
+           "precheck: " + std::to_string(verdict.faulty.size()) + " of " + std::to_string(precheck_->units.size()) +
                " failed both rounds; the check itself is suspect (its settings; the fabric): nobody is evicted");
   for (const auto& action : actions) {
     if (action.act != Act::Replace || action.node < 0 || action.node >= static_cast<int>(precheck_->units.size())) continue;
-    const bool faulty = std::count(precheck_->rounds->verdict().faulty.begin(), precheck_->rounds->verdict().faulty.end(), action.node) > 0;
+    const bool faulty = std::count(verdict.faulty.begin(), verdict.faulty.end(), action.node) > 0;
     for (const auto& id : precheck_->units[static_cast<std::size_t>(action.node)]) {
       Agent& a = agents_.at(id);
       if (a.evicted) continue;
-      const int rank = a.rank;
-      if (rank >= 0) slots_[static_cast<std::size_t>(rank)].clear();
-      a.rank = -1;
-      a.evicted = true;
-      a.actions.push_back(to_string(Act::Replace));
-      record(ledger_.marked(), EventKind::Evicted, std::string("host=") + a.host + " precheck: " + (faulty ? "failed both rounds" : "straggler"), rank,
-             -1, cause_);
-      std::cerr << "ctwin master: the precheck evicts " << a.host << (rank >= 0 ? " (node rank " + std::to_string(rank) + ")" : std::string(" (a spare)"))
-                << "\n";
+      std::cerr << "ctwin master: the precheck names " << a.host << (a.rank >= 0 ? " (node rank " + std::to_string(a.rank) + ")" : std::string(" (a spare)"))
+                << " for replacement\n";
+      replace(a, std::string("host=") + a.host + " precheck: " + (faulty ? (precheck_->rounds ? "failed both rounds" : "failed its own check") : "straggler"));
     }
   }
   precheck_.reset();
@@ -179,7 +197,7 @@ void JobMaster::end_precheck(Clock::time_point now) {
 nlohmann::json JobMaster::precheck_status() const {
   if (!precheck_) return nullptr;
   return {{"id", precheck_->id},
-          {"round", precheck_->rounds->round()},
+          {"round", precheck_->rounds ? precheck_->rounds->round() : 0},
           {"units", precheck_->units.size()},
           {"waiting_for", precheck_->tasks.size() - precheck_->results.size()}};
 }

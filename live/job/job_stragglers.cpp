@@ -14,7 +14,7 @@
 namespace ctwin::live {
 
 void JobMaster::look_for_stragglers(Clock::time_point now) {
-  if (phase_ != Phase::Running || !scenario_.stragglers.evict) return;
+  if (phase_ != Phase::Running || !scenario_.stragglers.evict || !o_.spares_possible) return;
   if (now - stragglers_checked_ < std::chrono::duration<double>(o_.straggler_window_s)) return;
   stragglers_checked_ = now;
   std::vector<std::pair<int, double>> times;  // by global rank

@@ -44,7 +44,7 @@ struct Plan {
   std::vector<std::string> actions;  //!< by name, carried out with this node's own commands before the launch
   std::string cause;                 //!< the fault class that ended the last generation
   int exit_code = 0;                 //!< Exit
-  std::string reason;
+  std::string reason;                //!< why (a run: why it restores no newer step; empty: nothing to say)
   //! Which steps the trainers save (the checkpoint policy's interval, in steps); no changes: their own.
   CheckpointCadence cadence;
   std::optional<PrecheckTask> precheck;  //!< with PlanKind::Precheck

@@ -1,7 +1,7 @@
 #pragma once
 //! A restart after a fault, the same for a job of one node and of a thousand: the controller's
-//! two answers (to the fault, then to its diagnosis) and the restart budget. The job master and a
-//! supervisor standing alone both go through these; neither keeps a copy of its own.
+//! two answers (to the fault, then to its diagnosis) and the restart budget, which the job master
+//! keeps (a node's supervisor only asks whether a health event is a fault at all).
 
 #include <optional>
 #include <string>

@@ -21,6 +21,9 @@
 namespace ctwin::live {
 
 void add_job_environment(const Plan& p, std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv) {
+  env.emplace_back("CTWIN_GENERATION", std::to_string(p.generation));
+  if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
+  if (p.master_port <= 0) return;  // a job of one: the trainer is launched as it was given, its rendezvous its own
   const std::pair<std::string, std::string> words[] = {
       {"{nnodes}", std::to_string(p.nnodes)},                  {"{node_rank}", std::to_string(p.node_rank)},
       {"{nproc_per_node}", std::to_string(p.nproc_per_node)}, {"{master_addr}", p.master_addr},
@@ -36,9 +39,7 @@ void add_job_environment(const Plan& p, std::vector<std::pair<std::string, std::
                          {"WORLD_SIZE", std::to_string(p.nnodes * p.nproc_per_node)},
                          {"RANK", std::to_string(p.node_rank * p.nproc_per_node)},
                          {"LOCAL_RANK", "0"},
-                         {"LOCAL_WORLD_SIZE", std::to_string(p.nproc_per_node)},
-                         {"CTWIN_GENERATION", std::to_string(p.generation)}});
-  if (p.restore_step >= -1) env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(p.restore_step));
+                         {"LOCAL_WORLD_SIZE", std::to_string(p.nproc_per_node)}});
 }
 
 namespace {

@@ -20,7 +20,7 @@ namespace ctwin::live {
 //! LOCAL_RANK, LOCAL_WORLD_SIZE, CTWIN_GENERATION and CTWIN_RESTORE_STEP to `env`, and fills
 //! `{nnodes}`, `{node_rank}`, `{nproc_per_node}`, `{master_addr}`, `{master_port}` in `argv`, so
 //! that `torchrun --nnodes {nnodes} --node_rank {node_rank} ...` and a plain `srun python train.py`
-//! both find the job.
+//! both find the job. A plan with no rendezvous port (a job of one) adds only the last two.
 void add_job_environment(const Plan& plan, std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string>& argv);
 
 //! The steps all `ranks` ranks from `first.rank` on can restore, newest first: complete snapshots in

@@ -1,7 +1,9 @@
 #pragma once
 //! The supervisor's state machine (supervise() in supervisor.hpp is its interface): one trainer,
-//! its heartbeats and exits, the master's plans, health events and interruptions. Private to
-//! live/supervisor: supervisor.cpp runs it, supervision_faults.cpp takes its faults.
+//! its heartbeats and exits, the master's plans, health events and interruptions. It reports every
+//! fault and carries out the plans it is given; the job's decisions are the master's, in a job of
+//! one node as in a thousand. Private to live/supervisor: supervisor.cpp runs it,
+//! supervision_faults.cpp takes its faults.
 
 #include <chrono>
 #include <cstdint>
@@ -39,9 +41,6 @@ struct Cause {
   bool trainer_can_save = true;  //!< false for a hang or a lost GPU: asking it to save would only wait
   std::optional<std::chrono::steady_clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
   std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
-  //! The controller's answer to the fault, when it was asked before the interruption (an Xid
-  //! it may let pass): a fault is put to it once.
-  std::optional<std::vector<control::Action>> answer = std::nullopt;
   bool silent = false;  //!< found by silence (a hang): `struck` is its last sign of life, not its cause
 };
 
@@ -70,10 +69,10 @@ class Supervision {
   //! A time on the system clock (a worker's record of its failure) on this clock, not before the start.
   Clock::time_point when_said(std::chrono::system_clock::time_point at, Clock::time_point now) const;
 
-  // --- under a job master ------------------------------------------------------------------
+  // --- the job master's plans ---------------------------------------------------------------
   //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).
-  int rank_base() const { return coordination_ ? std::max(plan_.node_rank, 0) * o_.flash_ranks : 0; }
-  int world() const { return coordination_ ? std::max(plan_.nnodes, 1) * o_.flash_ranks : o_.flash_ranks; }
+  int rank_base() const { return std::max(plan_.node_rank, 0) * o_.flash_ranks; }
+  int world() const { return std::max(plan_.nnodes, 1) * o_.flash_ranks; }
 
   //! The steps this node's ranks hold whole (their shards verified); a step refused is said once.
   std::optional<std::vector<std::int64_t>> node_restorable();
@@ -87,7 +86,13 @@ class Supervision {
   //! would only wait for the ranks that are gone.
   void follow_plan();
   //! An action the master asked for by name; the command is this node's own (dry-run by default).
-  void carry_out_named(const std::string& name);
+  //! Returns whether this node leaves the job (the command ran and succeeded).
+  bool carry_out_named(const std::string& name);
+  //! The node's own check (--precheck-cmd), when its plan names a task for it: its time is the
+  //! diagnosis's; exit 1 says a GPU here is faulty or slow.
+  NodeCheck own_precheck(const PrecheckTask& task);
+  //! This node's fault is decided (the master's plan moved past the stop): the diagnosis ends.
+  void diagnosed();
 
   // --- health --------------------------------------------------------------------------------
   struct RecentFault {
@@ -113,6 +118,7 @@ class Supervision {
   control::ClusterView view() const;
 
   // --- an interruption -----------------------------------------------------------------------
+  //! Stops the trainer, reports the fault to the master and follows its plan.
   void interrupt(const Cause& cause, Clock::time_point t);
   //! Returns whether this node leaves the job (the command ran and succeeded).
   bool carry_out(const control::Action& a, const Cause& cause);
@@ -123,7 +129,6 @@ class Supervision {
   void finish_persist(bool wait);
   //! A finished run whose checkpoints are on disk leaves no shared memory behind.
   void release_slots() const;
-  bool precheck_passes();
   std::string host() const;
 
   // --- the end -------------------------------------------------------------------------------
@@ -133,7 +138,7 @@ class Supervision {
   void publish_metrics(bool now);
   enum class Phase { Launching, Running };
   int node_;                    //!< this node's index: --node-index, or the node rank the master gave
-  Coordination* const coordination_;
+  Coordination* const coordination_;  //!< the job master: across the network, or in this process
   Plan plan_;                   //!< the master's plan this attempt runs under
   const Scenario& scenario_;
   const control::Controller& controller_;
@@ -149,18 +154,21 @@ class Supervision {
   std::unique_ptr<TrainerProcess> trainer_;
   //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
   std::optional<std::pair<Cause, bool>> reset_due_;
-  std::unique_ptr<CadenceFile> cadence_;  //!< under a master: its checkpoint cadence, for the trainers
+  std::unique_ptr<CadenceFile> cadence_;  //!< the master's checkpoint cadence, for the trainers
   LossSpikeWatch loss_watch_{static_cast<std::size_t>(scenario_.loss_spike.window), scenario_.loss_spike.z,
                              scenario_.loss_spike.ratio, scenario_.loss_spike.confirm};  //!< node rank 0's loss (policies.loss_spike)
   std::optional<std::int64_t> spike_onset_;
-  std::int64_t restore_bound_ = -1;       //!< alone, after a loss spike: the next launch restores no later
   SectionWindow sections_;  //!< this node's ranks' compute times since the last report
   Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
-  int attempt_ = 0;
-  RestartBudget budget_{o_.max_restarts};
-  std::int64_t generation_ = 0;  //!< under a master: the generation the trainer runs
+  int attempt_ = 0, restarts_ = 0;
+  std::int64_t generation_ = 0;  //!< the generation the trainer runs
+  std::int64_t acted_ = 0;       //!< the newest generation whose actions for this node were carried out
+  //! This node's fault the master is deciding: its diagnosis ends with the plan after the stop, and
+  //! a remediation named for this node is for its GPU.
+  std::optional<Cause> own_fault_;
+  std::string prechecked_;  //!< the newest precheck task this node ran
   ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
                        record(at, kind, note, -1, -1, {}, speed);
                      }};

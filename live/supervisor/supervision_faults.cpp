@@ -44,9 +44,9 @@ void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
       record(at, EventKind::Health, seen, e.gpu, judged.xid);
       if (reset_due_) return;
       reset_due_.emplace(Cause{classify_stop(scenario_, LiveStop::RemapPending), e.gpu, judged.xid, seen}, false);
-      // Alone, the node is the job: it saves now. Under a master, a save of this node alone is no
-      // step the job can restore: the reset waits for the job's next checkpoint.
-      if (coordination_) return record(at, EventKind::Health, "GPU reset scheduled at the job's next checkpoint", e.gpu, judged.xid);
+      // A save of this node alone is no step a job of more nodes can restore: the reset waits for
+      // the job's next checkpoint. A node that is the whole job saves now.
+      if (plan_.nnodes > 1) return record(at, EventKind::Health, "GPU reset scheduled at the job's next checkpoint", e.gpu, judged.xid);
       return checkpoint_now("for the GPU reset a row remap needs (" + e.detail + ")");
     case HealthResponse::Fault: break;
   }
@@ -61,8 +61,7 @@ void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
            "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
                ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
            e.gpu, judged.xid);
-  cause.answer = answer(cause);
-  if (cause.answer->empty()) {
+  if (answer(cause).empty()) {  // the controller lets it pass
     record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
     checkpoint_now("after Xid " + std::to_string(judged.xid));
     return;
@@ -97,14 +96,13 @@ std::vector<control::Action> Supervision::answer(const Cause& cause) const {
 control::ClusterView Supervision::view() const {
   control::ClusterView v;
   v.now_s = seconds_between(start_, Clock::now());
-  v.job_nodes = 1;
+  v.job_nodes = std::max(plan_.nnodes, 1);
   return v;
 }
 
 // ---- an interruption -------------------------------------------------------------------------------
 
 void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
-  if (cause.clean_step >= 0) restore_bound_ = cause.clean_step;
   const Micros at = ledger_.at(t);
   const int code = cause.xid >= 0 ? cause.xid : -1;
   log_.interruption(at, node_, cause.gpu, code, cause.fault, cause.detail);
@@ -119,30 +117,18 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   }
   record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
   persist_left_behind();
-  if (coordination_) {  // the master decides for the job: one decision, every node restarts
-    coordination_->fault(
-        {cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
-         phase_ == Phase::Launching, -1, cause.silent});
-    if (await_run()) launch();
-    return;
-  }
+  own_fault_ = cause;  // the master decides for the job: one decision, every node restarts
+  coordination_->fault({cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
+                        phase_ == Phase::Launching, -1, cause.silent});
+  if (await_run()) launch();
+}
 
-  std::vector<control::Action> actions = cause.answer ? *cause.answer : answer(cause);
-  answer_diagnosis(controller_, view(), node_, actions);
-  for (const auto& a : std::vector<control::Action>(actions))
-    if (a.act == Act::RunPrecheck && !precheck_passes()) actions.push_back({Act::Replace, node_, 0, -1});
+//! The master's plan moved past the stop for this node's fault: its diagnosis (the decision, and a
+//! precheck when one ran) is over.
+void Supervision::diagnosed() {
+  if (!own_fault_) return;
   ledger_.charge(Category::Diagnosis, Clock::now());
-  record(ledger_.marked(), EventKind::Diagnosed, {}, cause.gpu, code, cause.fault.name);
-
-  bool node_leaves = false;
-  for (const auto& a : actions) node_leaves |= carry_out(a, cause);
-  ledger_.charge(Category::Restart, Clock::now());
-  if (node_leaves) return finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
-  if (const auto why = budget_.spent()) return finish(1, *why);
-  budget_.restarted();
-  ++attempt_;
-  record(ledger_.marked(), EventKind::RestartBegin, {}, -1, -1, cause.fault.name);
-  launch();
+  record(ledger_.marked(), EventKind::Diagnosed, {}, own_fault_->gpu, own_fault_->xid >= 0 ? own_fault_->xid : -1, own_fault_->fault.name);
 }
 
 //! Returns whether this node leaves the job (the command ran and succeeded).
@@ -187,13 +173,18 @@ void Supervision::release_slots() const {
     for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);
 }
 
-bool Supervision::precheck_passes() {
-  if (o_.precheck.empty()) return true;
-  const ActuatorCommands run_it{"", "", "", true, 1800};
+NodeCheck Supervision::own_precheck(const PrecheckTask& task) {
+  const auto began = Clock::now();
+  const ActuatorCommands run_it{"", "", "", true, task.timeout_s};
   const ActuatorResult r = actuate(o_.precheck, run_it, node_, host(), -1);
   record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
   if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
-  return r.exit_code != 1;  // 1: it found a faulty or slow GPU here
+  NodeCheck check;
+  check.key = task.key;
+  check.passed = r.exit_code != 1;  // 1: it found a faulty or slow GPU here
+  check.seconds = seconds_between(began, Clock::now());
+  if (!check.passed) check.error = r.command + " (" + r.note + ")";
+  return check;
 }
 
 std::string Supervision::host() const {

@@ -11,7 +11,6 @@
 #include "core/command_line.hpp"
 #include "core/step_lines.hpp"
 #include "core/wall_clock.hpp"
-#include "live/job/restore_step.hpp"
 #include "live/supervisor/supervision.hpp"
 #include "live/supervisor/worker_failures.hpp"
 
@@ -54,7 +53,7 @@ Supervision::Supervision(const Scenario& scenario, const control::Controller& co
 
 SupervisorResult Supervision::run() {
   record(0, EventKind::Start, "utc=" + utc_text(utc_now_us()) + " host=" + host());
-  if (coordination_ && !await_run()) return result_;
+  if (!await_run()) return result_;
   launch();
   while (!finished_) {
     pollfd fds[3] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {trainer_->stdout_fd(), POLLIN, 0}, {trainer_->stderr_fd(), POLLIN, 0}};
@@ -81,7 +80,7 @@ SupervisorResult Supervision::run() {
     check_hang(Clock::now());
     finish_persist(false);
     if (!finished_ && supervisor_stop_flag()) stop_on_request();
-    if (!finished_ && coordination_) follow_plan();
+    if (!finished_) follow_plan();
     publish_metrics(false);
     log_.flush();
   }
@@ -97,27 +96,15 @@ void Supervision::launch() {
       {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
   if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
   std::vector<std::string> argv = o_.trainer;
-  if (coordination_) {
-    add_job_environment(plan_, env, argv);
-    if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
-    cadence_->publish(plan_.cadence);
-    env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
-    // An elastic job's replicas hold the same state: a step saved at another world size restores.
-    if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
-  }
+  add_job_environment(plan_, env, argv);
+  if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
+  cadence_->publish(plan_.cadence);
+  env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
+  // An elastic job's replicas hold the same state: a step saved at another world size restores.
+  if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
   trainer_.reset();  // the last attempt's tree is gone before the next one starts
   sections_ = SectionWindow();
   loss_watch_.restart();
-  if (!coordination_ && restore_bound_ >= 0 && o_.flash_ranks > 0) {  // back to the newest clean step this node holds
-    const auto held = steps_every_rank_holds({o_.shm_dir, o_.flash_name, 0}, o_.flash_ranks, o_.persist_dir, o_.flash_ranks);
-    const RestoreChoice clean = clean_restore_step(held, restore_bound_);
-    if (!clean.warning.empty()) {  // every kept step is past the onset: the work is gone
-      std::cerr << "ctwin: " << clean.warning << "\n";
-      record(ledger_.at(Clock::now()), EventKind::Health, clean.warning);
-    }
-    env.emplace_back("CTWIN_RESTORE_STEP", std::to_string(clean.step));
-    restore_bound_ = -1;
-  }
   trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
   book_.launched();
   phase_ = Phase::Launching;
@@ -154,7 +141,7 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
   if (m.kind == K::Section) return on_section(m, t);
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
-  if (coordination_) coordination_->trainer_line(line);
+  coordination_->trainer_line(line);
   if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
   last_message_ = t;
   book_.apply(m, t);
@@ -166,7 +153,6 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
 
 //! Every rank's compute times, summed up for the master once a window (a median per rank).
 void Supervision::on_section(const TrainerMessage& m, Clock::time_point t) {
-  if (!coordination_) return;  // alone, there is no one to compare with but the node's own ranks
   sections_.add(m.rank, m.group, m.seconds);
   if (seconds_between(sections_sent_, t) < o_.section_report_s) return;
   sections_sent_ = t;
@@ -176,18 +162,12 @@ void Supervision::on_section(const TrainerMessage& m, Clock::time_point t) {
 void Supervision::on_exit(int status, Clock::time_point t) {
   if (book_.done() || status == 0) {
     ledger_.charge(book_.done() ? Category::CheckpointSave : Category::Productive, t);
-    // Under a master the node waits for the job's end: a fault elsewhere at the last step
-    // restarts every node, this one too (it restores its final checkpoint and is done again).
-    if (coordination_) {
-      if (await_run(NodeState::Finished)) launch();
-      return;
-    }
-    release_slots();
-    finish(0, book_.done() ? "the trainer finished at step " + std::to_string(book_.step()) : "the trainer exited 0 without saying done");
+    // The node waits for the job's end: a fault elsewhere at the last step restarts every node,
+    // this one too (it restores its final checkpoint and is done again).
+    if (await_run(NodeState::Finished)) launch();
     return;
   }
   ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);  // the step in flight
-  budget_.launch_ended(phase_ == Phase::Launching);
   take_health(false);  // an Xid that came with the crash names its cause
   Cause cause;
   if (book_.nan_step() >= 0) {
@@ -230,7 +210,7 @@ void Supervision::check_hang(Clock::time_point t) {
   interrupt(cause, t);
 }
 
-// ---- under a job master ----------------------------------------------------------------------------
+// ---- the job master's plans ------------------------------------------------------------------------
 
 std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
   if (o_.flash_ranks <= 0 || plan_.node_rank < 0) return std::nullopt;
@@ -250,8 +230,9 @@ std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
 bool Supervision::await_run(NodeState waiting) {
   // A killed trainer's snapshot still going to disk prunes the persist folder when it is done: the
   // steps this node offers are those that stay (the chaos soak saw a committed step pruned under it).
+  const bool persisting = left_behind_.running();
   finish_persist(true);
-  std::int64_t acted = -1;
+  if (persisting) ledger_.charge(Category::CheckpointSave, Clock::now());  // as at the end (finish)
   for (;;) {
     const auto p = coordination_->plan();
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
@@ -260,27 +241,47 @@ bool Supervision::await_run(NodeState waiting) {
     const NodeState state = p && p->generation > generation_ ? NodeState::Stopped : waiting;
     NodeStatus status{p ? p->generation : 0, state, book_.step(), node_restorable(), plan_.node_rank};
     if (p) status.problem = claim_persist_folder_for(*p);
-    if (p && p->generation > acted && !p->actions.empty()) {
-      for (const auto& name : p->actions) carry_out_named(name);
-      acted = p->generation;
+    if (p && p->generation > generation_ && (p->what == PlanKind::Run || p->what == PlanKind::Exit || !p->actions.empty())) diagnosed();
+    if (p && p->generation > acted_ && !p->actions.empty()) {  // once a generation
+      bool leaves = false;
+      acted_ = p->generation;
+      for (const auto& name : p->actions) leaves |= carry_out_named(name);
+      if (leaves) {
+        ledger_.charge(Category::Restart, Clock::now());
+        finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
+        return false;
+      }
+    }
+    if (p && p->what == PlanKind::Precheck && p->precheck && !o_.precheck.empty() && p->precheck->key != prechecked_) {
+      prechecked_ = p->precheck->key;
+      coordination_->precheck_done(own_precheck(*p->precheck));
+      continue;
     }
     coordination_->status(status);
     if (p && p->what == PlanKind::Exit) {
       ledger_.charge(Category::Restart, Clock::now());
       if (waiting == NodeState::Finished) release_slots();
-      finish(p->exit_code, "the master ended the job: " + p->reason);
+      const std::string own = book_.done() ? "the trainer finished at step " + std::to_string(book_.step()) : "the trainer exited 0 without saying done";
+      finish(p->exit_code, (waiting == NodeState::Finished && p->exit_code == 0 ? own + "; " : std::string()) + "the master ended the job: " + p->reason);
       return false;
     }
     if (p && p->what == PlanKind::Run && p->generation > generation_) {
       ledger_.charge(Category::Restart, Clock::now());
+      own_fault_.reset();
       if (generation_ > 0) {
-        budget_.restarted();
+        ++restarts_;
         record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(p->generation), -1, -1, p->cause);
       }
       plan_ = *p;
       generation_ = p->generation;
       attempt_ = static_cast<int>(std::min<std::int64_t>(generation_ - 1, 1'000'000));
-      node_ = plan_.node_rank;
+      // In a job of more nodes the log names this node by its rank; a job of one keeps the index
+      // it was given (--node-index, Slurm's node id).
+      if (plan_.nnodes > 1) node_ = plan_.node_rank;
+      if (!p->reason.empty()) {  // why the restore is older than it might be
+        std::cerr << "ctwin: " << p->reason << "\n";
+        record(ledger_.marked(), EventKind::Health, p->reason);
+      }
       coordination_->status({generation_, NodeState::Running, book_.step(), std::nullopt});
       return true;
     }
@@ -325,17 +326,17 @@ void Supervision::follow_plan() {
 }
 
 //! An action the master asked for by name; the command is this node's own (dry-run by default).
-void Supervision::carry_out_named(const std::string& name) {
+bool Supervision::carry_out_named(const std::string& name) {
   const auto act = act_named(name, kRepairActions);
   if (!act) {
     record(ledger_.at(Clock::now()), EventKind::Health, "the master asked for an unknown action: " + name);
-    return;
+    return false;
   }
-  if (*act == Act::Restart) return;
-  Cause cause;
-  cause.fault.name = plan_.cause;
-  cause.detail = "asked by the master";
-  carry_out({*act, node_, 0, -1}, cause);
+  if (*act == Act::Restart) return false;
+  Cause cause;  // the remediation of this node's own fault is for its GPU
+  if (own_fault_) cause = *own_fault_;
+  else cause.fault.name = plan_.cause, cause.detail = "asked by the master";
+  return carry_out({*act, node_, 0, -1}, cause);
 }
 
 // ---- the end ---------------------------------------------------------------------------------------
@@ -355,9 +356,9 @@ void Supervision::finish(int code, const std::string& reason) {
   ledger_.charge(Category::Restart, Clock::now());  // whatever is left: tearing down
   const Micros wall = ledger_.marked();
   log_.close(wall, ledger_.ledger());
-  if (coordination_) coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, book_.step(), std::nullopt});
+  coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, book_.step(), std::nullopt});
   result_.exit_code = code;
-  result_.restarts = budget_.restarts();
+  result_.restarts = restarts_;
   result_.last_step = book_.step();
   result_.wall_s = static_cast<double>(wall) / 1e6;
   result_.productive_s = static_cast<double>(ledger_.ledger()[Category::Productive]) / 1e6;
@@ -378,7 +379,7 @@ void Supervision::publish_metrics(bool now) {
   s.wall_s = seconds_between(start_, t);
   s.step = book_.step();
   s.checkpoint_step = book_.saved_step();
-  s.restarts = budget_.restarts();
+  s.restarts = restarts_;
   s.trainer_up = trainer_ && trainer_->running();
   s.hang_timeout_s = hang_.timeout_s();
   s.interruptions = interruptions_;
@@ -388,6 +389,7 @@ void Supervision::publish_metrics(bool now) {
 }
 
 SupervisorResult supervise(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& options) {
+  if (!options.coordination) throw std::logic_error("supervise: no job master (a job of one has a LocalCoordination)");
   Supervision supervision(scenario, controller, options);
   return supervision.run();
 }

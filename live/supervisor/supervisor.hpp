@@ -1,10 +1,11 @@
 #pragma once
-//! The live supervisor (`ctwin live run`): launches the trainer, watches it (heartbeats and step
-//! times on a pipe, its exit, NVML and the kernel log), hands every interruption to the policy
-//! library's controller, the same object the simulator consults, and carries out its answer:
-//! restart and restore from shared memory, reset or reboot or evict through the operator's commands
-//! (dry-run by default), a precheck before the restart. It keeps the simulator's event log and
-//! ledger, and serves Prometheus metrics.
+//! The live supervisor, the node's agent (`ctwin live run`, `ctwin live agent`): launches the
+//! trainer, watches it (heartbeats and step times on a pipe, its exit, NVML and the kernel log),
+//! reports every interruption to the job master (across the network, or in this process for a job
+//! of one node), whose decision is the policy library's controller's, the same object the simulator
+//! consults, and carries out the plans it is given: restart and restore from shared memory, reset
+//! or reboot or evict through the operator's commands (dry-run by default), its own precheck. It
+//! keeps the node's event log and ledger in the simulator's format, and serves Prometheus metrics.
 //!
 //! One supervisor drives one trainer process on one node (the trainer may be a launcher with
 //! workers: they share its process group). What interrupts a run:
@@ -14,7 +15,7 @@
 //!  - the trainer reports a NaN loss: `sdc`, rolled back to the last checkpoint;
 //!  - a health fault (an Xid, an uncorrected ECC error, a link down, a lost GPU) whose class's
 //!    remediation is not "none": the trainer is stopped (asked to save first when the scenario's
-//!    checkpointing saves on failure), then the controller's action is carried out.
+//!    checkpointing saves on failure), then the master's decision is carried out.
 
 #include <atomic>
 #include <optional>
@@ -47,14 +48,15 @@ struct SupervisorOptions {
   double nvml_stall_s = 30;                //!< an NVML poll stuck this long is a fault
   std::string kernel_log;                  //!< a file or FIFO with kernel messages; empty: none
   ActuatorCommands actuators;
-  std::string precheck;                    //!< the precheck command (sh -c); empty: no precheck
+  std::string precheck;                    //!< this node's own precheck command (sh -c), run when a plan names a task for it; empty: none
   std::string metrics_host = "127.0.0.1";
   int metrics_port = 9402;                 //!< < 0: no metrics; 0: any free port
   //! A trainer not changed for ctwin: its output's step lines (Megatron-LM, tqdm bars; core/step_lines)
   //! stand in for heartbeats, and the step it resumed from is read off the first one.
   bool passive = false;
-  //! Under a job master (`ctwin live agent`): it plans launches and restarts for the whole job;
-  //! this node reports its faults and follows. Null: this supervisor decides alone.
+  //! The job master (required): it plans launches and restarts for the whole job; this node
+  //! reports its faults and follows. An agent's link (`ctwin live agent`), or a job of one
+  //! (live/job/local_coordination.hpp) for `ctwin live run`.
   Coordination* coordination = nullptr;
 };
 
