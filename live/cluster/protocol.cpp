@@ -97,6 +97,10 @@ json to_json(const Report& m) {
                   {"xid", m.fault->xid}, {"before_restoring", m.fault->before_restoring},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
   if (m.fault && m.fault->generation >= 0) j["fault"]["generation"] = m.fault->generation;
   if (m.fault && m.fault->silent) j["fault"]["silent"] = true;
+  if (m.fault && !m.fault->answer.empty()) {
+    nlohmann::json& answer = j["fault"]["answer"] = nlohmann::json::array();
+    for (const Act act : m.fault->answer) answer.push_back(to_string(act));
+  }
   return j;
 }
 
@@ -229,7 +233,7 @@ Report parse_report(const std::string& body) {
     m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring", "generation", "silent"});
+    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring", "generation", "silent", "answer"});
     FaultReport fault;
     fault.fault.name = bounded_string(r, *f, "/fault", "class", true, 64);
     if (const auto effect = r.string(*f, "/fault", "effect", true)) {
@@ -246,6 +250,15 @@ Report parse_report(const std::string& body) {
     fault.generation = r.integer(*f, "/fault", "generation", false, 0, kNewest).value_or(-1);
     fault.silent = r.boolean(*f, "/fault", "silent").value_or(false);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
+    if (const auto it = f->find("answer"); it != f->end()) {
+      if (!it->is_array() || it->size() > 8) r.problem("/fault/answer", "expected an array of at most 8 action names");
+      else
+        for (std::size_t i = 0; i < it->size(); ++i) {
+          const auto act = (*it)[i].is_string() ? act_named((*it)[i].get<std::string>(), kRepairActions) : std::nullopt;
+          if (act) fault.answer.push_back(*act);
+          else r.problem("/fault/answer/" + std::to_string(i), "expected one of restart, reset_gpu, reboot, replace");
+        }
+    }
     m.fault = fault;
   }
   if (const auto it = j.find("sections"); it != j.end()) {

@@ -387,7 +387,8 @@ void JobMaster::decide(Clock::time_point now) {
   std::vector<control::Action> actions;
   if (first) {
     cause_ = first->report.fault.name;
-    actions = answer_fault(controller_, view(now), first->rank, first->report.fault, first->report.gpu, first->report.xid);
+    for (const Act act : first->report.answer) actions.push_back({act, first->rank, 0, -1});  // the node asked already
+    if (actions.empty()) actions = answer_fault(controller_, view(now), first->rank, first->report.fault, first->report.gpu, first->report.xid);
     answer_diagnosis(controller_, view(now), first->rank, actions);
   }
   if (first) {  // the ledger's account: the step in flight, detection, diagnosis

@@ -72,6 +72,9 @@ struct FaultReport {
   //! Found by silence (a hang): dated at its last sign of life. A peer's failure before it was found
   //! is the likelier cause: a collective waits for a rank that died.
   bool silent = false;
+  //! The controller's answer to this fault when the node asked it already (a health event: does it
+  //! stop the job at all?): the master takes it rather than ask again. Empty: the master asks.
+  std::vector<Act> answer = {};
 };
 
 struct NodeStatus {

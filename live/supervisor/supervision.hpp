@@ -42,6 +42,7 @@ struct Cause {
   std::optional<std::chrono::steady_clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
   std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
   bool silent = false;  //!< found by silence (a hang): `struck` is its last sign of life, not its cause
+  std::vector<Act> answer = {};  //!< the controller's answer, when the node asked it (a health event): put to it once
 };
 
 class Supervision {

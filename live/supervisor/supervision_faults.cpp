@@ -61,7 +61,8 @@ void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
            "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
                ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
            e.gpu, judged.xid);
-  if (answer(cause).empty()) {  // the controller lets it pass
+  for (const auto& a : answer(cause)) cause.answer.push_back(a.act);
+  if (cause.answer.empty()) {  // the controller lets it pass
     record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
     checkpoint_now("after Xid " + std::to_string(judged.xid));
     return;
@@ -119,7 +120,7 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   persist_left_behind();
   own_fault_ = cause;  // the master decides for the job: one decision, every node restarts
   coordination_->fault({cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
-                        phase_ == Phase::Launching, -1, cause.silent});
+                        phase_ == Phase::Launching, -1, cause.silent, cause.answer});
   if (await_run()) launch();
 }
 

@@ -362,6 +362,13 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
   const FaultReport back = *parse_report(to_json(with_fault).dump()).fault;
   CHECK((back.fault.name == "gpu_sdc" && back.fault.effect == Effect::Sdc && back.fault.act == Act::Replace));
   CHECK((back.gpu == 2 && back.clean_step == 40 && back.fault.rolls_back()));
+  CHECK(back.answer.empty());  // not asked by the node: the master asks
+  // A health fault the node put to the controller carries its answer, so the master does not ask again.
+  with_fault.fault->answer = {Act::ResetGpu};
+  CHECK(parse_report(to_json(with_fault).dump()).fault->answer == std::vector<Act>{Act::ResetGpu});
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+                                     "fault": {"class": "xid79", "effect": "crash", "action": "replace", "answer": ["replace", "explode"]}})"),
+                    Catch::Contains("/fault/answer/1"));
 }
 
 TEST_CASE("job master: the checkpoint cadence comes from the policy, and shortens as interruptions come", "[live][cluster]") {

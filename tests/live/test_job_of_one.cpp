@@ -91,6 +91,11 @@ TEST_CASE("job of one: a node named for replacement keeps its rank, no spare can
   CHECK(run.actions[0] == "replace");
   CHECK(job.master().spares() == 0);
   CHECK(job.master().status(JobMaster::Clock::now())["nodes"][0]["agent"] == "local");
+  // A health fault the node put to the controller already comes with its answer: the master takes it.
+  job.status({2, NodeState::Running, 5, std::nullopt});
+  xid.answer = {Act::ResetGpu};
+  job.fault(xid);
+  CHECK(stop_and_hold(job, {}).actions == std::vector<std::string>{"reset_gpu"});
 }
 
 TEST_CASE("job of one: the diagnosis's precheck is the node's own, none before the start, and failing it names the node", "[live][job][unit]") {
