@@ -119,6 +119,9 @@ int run_command(const RunArgs& args) {
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
+    // Said before the trials start: they may take long.
+    if (const auto w = trial_cost_warning(scenario, make_trial_config(scenario, resolve_checkpoint_costs(scenario)), options.trials))
+      std::cerr << path << ": warning: " << *w << "\n";
     RunResult result = run_trials(scenario, options);
     if (percentile && (!args.events.empty() || !args.timeline.empty())) {
       // Trial i draws from its own seed whatever else runs: running it alone again gives its events.
@@ -167,9 +170,9 @@ int check_command(const std::string& path) {
     const Scenario s = load_scenario(path);
     std::cout << path << ": valid (scenario \"" << s.name << "\", " << s.faults.size() << " fault classes, content "
               << s.content_hash << ")\n";
-    if (s.checkpoint.mechanism == CheckpointMechanism::Flash)  // the persist's cost may come from the storage model
-      for (const auto& w : checkpoint_warnings(make_trial_config(s, resolve_checkpoint_costs(s))))
-        std::cerr << path << ": warning: " << w << "\n";
+    const TrialConfig config = make_trial_config(s, resolve_checkpoint_costs(s));  // the persist's cost may come from the storage model
+    for (const auto& w : checkpoint_warnings(config)) std::cerr << path << ": warning: " << w << "\n";
+    if (const auto w = trial_cost_warning(s, config, s.trials)) std::cerr << path << ": warning: " << *w << "\n";
     return 0;
   });
 }

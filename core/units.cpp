@@ -173,7 +173,9 @@ const char* to_string(Component c) {
 
 std::string format_duration(double seconds) {
   char buffer[64];
-  if (seconds < 120) std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
+  if (seconds > 0 && seconds < 1e-3) std::snprintf(buffer, sizeof buffer, "%.3g us", seconds * 1e6);  // not "0.0 s"
+  else if (seconds > 0 && seconds < 0.05) std::snprintf(buffer, sizeof buffer, "%.3g ms", seconds * 1e3);
+  else if (seconds < 120) std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
   else if (seconds < 7200) std::snprintf(buffer, sizeof buffer, "%.1f min", seconds / 60);
   else if (seconds < 3 * 86400) std::snprintf(buffer, sizeof buffer, "%.2f h", seconds / 3600);
   else std::snprintf(buffer, sizeof buffer, "%.2f d", seconds / 86400);

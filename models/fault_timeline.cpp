@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <boost/math/distributions/gamma.hpp>
 #include <boost/math/special_functions/gamma.hpp>
@@ -17,6 +18,17 @@
 #include <boost/random/weibull_distribution.hpp>
 
 namespace ctwin {
+
+namespace {
+
+//! The first index whose running sum is above `pick` (the last one when none is): the class a
+//! uniform pick over the sums falls in, found in O(log n).
+std::size_t first_above(const std::vector<double>& cumulative, double pick) {
+  const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), pick);
+  return std::min(static_cast<std::size_t>(it - cumulative.begin()), cumulative.size() - 1);
+}
+
+}  // namespace
 
 FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
   FaultTimelineModel m;
@@ -76,6 +88,12 @@ void FaultTimelineModel::set_rates(const std::vector<double>& factors) {
   }
 }
 
+double FaultTimelineModel::expected_strikes(Micros span_us) const {
+  double per_us = lemon_total_per_node_us * lemon_fraction * static_cast<double>(tracked_nodes);
+  for (const auto& c : classes) per_us += c.nominal_rate_per_us * static_cast<double>(c.components);
+  return per_us * static_cast<double>(span_us);
+}
+
 bool FaultTimelineModel::rates_uncertain() const {
   return std::any_of(classes.begin(), classes.end(), [](const ClassInfo& c) { return c.gamma_shape > 0 || c.sigma > 0; });
 }
@@ -121,7 +139,10 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
     lives.failed.assign(static_cast<std::size_t>(info.components), 0);
     first_lives_.push_back(std::move(lives));
   }
-  for (auto& lives : first_lives_) draw_next_first_life(lives);
+  for (std::size_t i = 0; i < first_lives_.size(); ++i) {
+    draw_next_first_life(first_lives_[i]);
+    first_life_order_.insert({first_lives_[i].next.time, i});
+  }
   for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {
     const auto& info = model_.classes[c];
     if (info.distribution != Distribution::Lognormal || info.rate_per_us <= 0) continue;
@@ -152,10 +173,8 @@ void FaultTimeline::draw_next_exponential() {
     return;
   }
   exponential_clock_us_ += boost::random::exponential_distribution<double>(1.0)(rng_) / model_.exponential_total_per_us;
-  double pick = boost::random::uniform_01<double>()(rng_) * model_.exponential_total_per_us;
-  std::size_t k = 0;
-  while (k + 1 < model_.exponential_cumulative.size() && pick >= model_.exponential_cumulative[k]) ++k;
-  std::uint32_t c = model_.exponential_classes[k];
+  const double pick = boost::random::uniform_01<double>()(rng_) * model_.exponential_total_per_us;
+  const std::uint32_t c = model_.exponential_classes[first_above(model_.exponential_cumulative, pick)];
   auto victim = boost::random::uniform_int_distribution<std::int64_t>(0, model_.classes[c].components - 1)(rng_);
   Micros when = exponential_clock_us_ >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(exponential_clock_us_));
   next_exponential_ = make_strike(when, c, victim);
@@ -170,9 +189,7 @@ void FaultTimeline::draw_next_lemon() {
   lemon_clock_us_ += boost::random::exponential_distribution<double>(1.0)(lemon_rng_) / total;
   const auto lemon = boost::random::uniform_int_distribution<std::size_t>(0, lemons_.size() - 1)(lemon_rng_);
   const double pick = boost::random::uniform_01<double>()(lemon_rng_) * model_.lemon_total_per_node_us;
-  std::size_t k = 0;
-  while (k + 1 < model_.lemon_cumulative.size() && pick >= model_.lemon_cumulative[k]) ++k;
-  const std::uint32_t c = model_.lemon_classes[k];
+  const std::uint32_t c = model_.lemon_classes[first_above(model_.lemon_cumulative, pick)];
   FaultStrike strike;
   strike.time = lemon_clock_us_ >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(lemon_clock_us_));
   strike.fault_class = c;
@@ -230,12 +247,12 @@ void FaultTimeline::choose_next() {
   // a fixed order, so every driver sees the same sequence.
   next_ = next_exponential_;
   next_source_ = next_.time == kNever ? Source::None : Source::Exponential;
-  for (std::size_t i = 0; i < first_lives_.size(); ++i)
-    if (first_lives_[i].next.time < next_.time) {
-      next_ = first_lives_[i].next;
-      next_source_ = Source::FirstLife;
-      next_first_life_ = i;
-    }
+  // The earliest first life, the lowest class on a tie (the order set keeps them so).
+  if (!first_life_order_.empty() && first_life_order_.begin()->first < next_.time) {
+    next_first_life_ = first_life_order_.begin()->second;
+    next_ = first_lives_[next_first_life_].next;
+    next_source_ = Source::FirstLife;
+  }
   if (!renewed_.empty() && renewed_.top().time < next_.time) {
     const Clock& top = renewed_.top();
     next_ = make_strike(top.time, top.fault_class, top.component);
@@ -258,7 +275,9 @@ FaultStrike FaultTimeline::pop() {
       FirstLives& lives = first_lives_[next_first_life_];
       renew_class = lives.fault_class;
       renew_component = (out.slot * (model_.classes[renew_class].per_gpu ? model_.gpus_per_node : 1)) + std::max(0, out.gpu);
+      first_life_order_.erase({lives.next.time, next_first_life_});
       draw_next_first_life(lives);
+      first_life_order_.insert({lives.next.time, next_first_life_});
       break;
     }
     case Source::Renewed:

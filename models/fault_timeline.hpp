@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <queue>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -66,6 +68,9 @@ struct FaultTimelineModel {
   static FaultTimelineModel from(const Scenario& scenario);
   //! Whether any class's rate carries an uncertainty.
   bool rates_uncertain() const;
+  //! The faults a trial draws over `span_us`, expected at the nominal rates (lemons' extra ones
+  //! included): what a trial's cost grows with.
+  double expected_strikes(Micros span_us) const;
   //! The model of one trial: each uncertain class's rate times a factor drawn for `trial_seed`
   //! (the rate is the factors' median). A class's draw depends on the trial and the class's
   //! position only: every variant of a sweep sees the same rates in the same trial.
@@ -117,6 +122,7 @@ class FaultTimeline {
   double exponential_clock_us_ = 0;  //!< continuous, so rounding never accumulates
   FaultStrike next_exponential_;
   std::vector<FirstLives> first_lives_;
+  std::set<std::pair<Micros, std::size_t>> first_life_order_;  //!< each one's next failure and its index: the earliest in O(log n)
   std::priority_queue<Clock, std::vector<Clock>, std::greater<>> renewed_;
   Rng lemon_rng_;
   std::vector<std::int32_t> lemons_;

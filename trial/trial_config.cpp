@@ -1,7 +1,9 @@
 #include "trial/trial_config.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
+#include "models/fault_timeline.hpp"
 #include "models/network_domains.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
@@ -64,8 +66,41 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   return c;
 }
 
+std::optional<std::string> trial_cost_warning(const Scenario& scenario, const TrialConfig& c, std::int64_t trials) {
+  const Micros span = std::min(c.work_us, c.end_us);
+  if (span == kNever || trials <= 0) return std::nullopt;
+  const double strikes = FaultTimelineModel::from(scenario).expected_strikes(span);
+  if (strikes * static_cast<double>(trials) < kCostlyStrikesPerRun) return std::nullopt;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "/faults: the rates draw about %.3g faults a trial over its %s (rate x parts x time, %zu classes), %.3g in %lld trials: "
+                "at about 10 million a second, about %s of CPU (check the rates' units; fewer trials; --jobs)",
+                strikes, format_duration(micros_to_seconds(span)).c_str(), scenario.faults.size(), strikes * static_cast<double>(trials),
+                static_cast<long long>(trials), format_duration(strikes * static_cast<double>(trials) / 1e7).c_str());
+  return std::string(text);
+}
+
 std::vector<std::string> checkpoint_warnings(const TrialConfig& c) {
   std::vector<std::string> out;
+  const Micros span = std::min(c.work_us, c.end_us);  // what the run covers, failure-free
+  if (!c.interval_policy && c.save_us > 0 && c.interval_us < c.save_us) {  // a fixed interval shorter than a save
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "/policies/checkpoint/interval: a checkpoint every %s of compute, and each save stalls the job %s: "
+                  "saving takes %.0f%% of the time, and goodput can be at most %.2f%% (an interval this short is likely a unit slip)",
+                  format_duration(micros_to_seconds(c.interval_us)).c_str(), format_duration(micros_to_seconds(c.save_us)).c_str(),
+                  100.0 * static_cast<double>(c.save_us) / static_cast<double>(c.interval_us + c.save_us),
+                  100.0 * static_cast<double>(c.interval_us) / static_cast<double>(c.interval_us + c.save_us));
+    out.emplace_back(text);
+  }
+  if (!c.interval_policy && span != kNever && c.interval_us >= span) {
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "/policies/checkpoint/interval: a checkpoint every %s, but the run is %s long: no checkpoint is ever taken, and "
+                  "every interruption goes back to the start",
+                  format_duration(micros_to_seconds(c.interval_us)).c_str(), format_duration(micros_to_seconds(span)).c_str());
+    out.emplace_back(text);
+  }
   if (c.mechanism != CheckpointMechanism::Flash) return out;
   const Micros due_every = c.persist_every * (c.interval_us + c.save_us);  // a snapshot to persist, at full speed
   if (c.persist_us > due_every) {

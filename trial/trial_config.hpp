@@ -3,6 +3,7 @@
 //! the physical model), the checkpoint policy's interval, the controller, where the run ends.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,18 @@ struct CheckpointCosts {
 
 TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& costs);
 
-//! What a user should know before trusting a forecast of this configuration: flash persists that
-//! cannot keep up with the snapshots (each then skips to the newest, and storage lags behind).
+//! What a user should know before trusting a forecast of this configuration: a fixed checkpoint
+//! interval shorter than a save (most of the time goes to saving) or longer than the run (no
+//! checkpoint at all), and flash persists that cannot keep up with the snapshots (each then skips
+//! to the newest, and storage lags behind).
 std::vector<std::string> checkpoint_warnings(const TrialConfig& config);
+
+//! Fault draws a run makes, expected, at which it warns before it starts: each is a draw and an
+//! event (about 10 million a second on one core of the machine BENCHMARKS.md names), so the run
+//! takes minutes. (A trial's own draws are capped by the loader, at 1e7.)
+inline constexpr double kCostlyStrikesPerRun = 1e9;
+//! Before a run of `trials`: rates that make the trials draw that many faults (a rate in the wrong
+//! unit, thousands of classes) say how many, and what the run then costs.
+std::optional<std::string> trial_cost_warning(const Scenario& scenario, const TrialConfig& config, std::int64_t trials);
 
 }  // namespace ctwin
