@@ -25,6 +25,7 @@ namespace ctwin::calib {
 namespace {
 
 constexpr double kHoursPerYear = 24 * 365.25;
+constexpr double kHour = 3600;  //!< the trend evidence's clocks are in seconds
 
 std::string read_file(const std::string& path) {
   std::ifstream in = open_trace(path);
@@ -219,8 +220,8 @@ nlohmann::ordered_json trend_json(const TrendTest& t) {
 //! Laplace's trend test for every class seen on one clock (Holm over the classes tested) and for
 //! the fleet as a whole: a rate that rises or falls over the traces is not the constant rate a
 //! scenario holds, and a forecast past the window would carry it on or not. Said, with a warning.
-void add_trend_tests(const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& classes,
-                     nlohmann::ordered_json& report) {
+void add_trend_tests(const Evidence& evidence, const CalibrateOptions& options, std::vector<ClassEstimate>& estimates,
+                     nlohmann::ordered_json& classes, nlohmann::ordered_json& report) {
   const double alpha = 1 - options.confidence;
   std::vector<std::pair<double, std::size_t>> family;  // p-value, index in `classes`
   std::size_t i = 0;
@@ -240,9 +241,44 @@ void add_trend_tests(const Evidence& evidence, const CalibrateOptions& options, 
     stopped = stopped || family[j].first >= level;
     trend["holm_level"] = level;
     trend["significant"] = !stopped;
-    if (!stopped)
-      classes[family[j].second]["trend_warning"] = "the rate is " + trend["direction"].get<std::string>() + " over the traces (Laplace p " +
-                                                   number(family[j].first) + "): a constant rate fits the window's average, not its end";
+    if (stopped) continue;
+    const std::size_t k = family[j].second;
+    const std::string direction = trend["direction"].get<std::string>();  // (adding keys below moves `trend`)
+    ClassEstimate& e = estimates[k];
+    const ClassEvidence& c = evidence.classes.at(e.name);
+    // Enough failures, a rate from count / exposure (not a Weibull's), a shape inside its search:
+    // the power law carries the trend into the forecast.
+    double window_s = 0;
+    for (const auto& [a, b] : c.windows) window_s += std::max(b - a, 0.0);
+    const double parts = window_s > 0 ? c.exposure_hours * kHour / window_s : 1;  // e.g. a node's GPUs
+    const auto law = e.count >= kMinFailuresForShape ? fit_power_law(c.fault_times, c.windows, parts) : std::nullopt;
+    // A Weibull life from birth and a trend in calendar time both make a young fleet's faults rise:
+    // the one with the higher likelihood (AIC, two parameters each) is taken.
+    const bool weibull_better = e.shape_trusted && (e.from_midlife || !law || e.lifetimes->log_likelihood >= law->log_likelihood);
+    if (law && law->shape > 0.101 && law->shape < 9.9 && !weibull_better) {
+      if (e.shape_trusted) {
+        e.shape_trusted = false;
+        classes[k]["shape_choice"]["distribution"] = "exponential";
+        classes[k]["shape_choice"]["reason"] = "a trend in calendar time (a power law, log L " + number(law->log_likelihood) +
+                                               ") explains the faults better than a Weibull life (log L " + number(e.lifetimes->log_likelihood) + ")";
+        classes[k].erase("warning");
+      }
+      e.trend = law;
+      const Interval observed = e.observed_per_hour;
+      e.rate_per_hour = {observed.estimate * law->end_factor, observed.lower * law->end_factor, observed.upper * law->end_factor};
+      classes[k]["trend"]["power_law"] = {{"shape", law->shape}, {"age_hours", law->age / kHour}, {"end_factor", law->end_factor},
+                                          {"events", law->events}, {"log_likelihood", law->log_likelihood}};
+      classes[k]["rate_per_" + e.component + "_year"] = interval_json(e.rate_per_hour, kHoursPerYear);
+      classes[k]["rate_observed_per_" + e.component + "_year"] = interval_json(observed, kHoursPerYear);
+      classes[k]["rate_from"] = "the power law's intensity at the traces' end (Crow-AMSAA)";
+      classes[k]["trend_warning"] = "the rate is " + direction + " over the traces (Laplace p " + number(family[j].first) +
+                                    "): written as a power law in time of shape " + number(law->shape) + ", from " +
+                                    number(e.rate_per_hour.estimate * kHoursPerYear) + "/" + e.component + "-year at the traces' end (" +
+                                    number(observed.estimate * kHoursPerYear) + " on average over them); a forecast carries the trend on";
+    } else {
+      classes[k]["trend_warning"] = "the rate is " + direction + " over the traces (Laplace p " + number(family[j].first) +
+                                    "): a constant rate fits the window's average, not its end";
+    }
   }
   if (!evidence.fleet.clocks_mixed)
     if (const auto t = laplace_trend(evidence.fleet.fault_times, evidence.fleet.windows)) {
@@ -266,7 +302,7 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
     e.xid = c.xid;
     e.count = c.count;
     e.exposure_hours = c.exposure_hours;
-    e.rate_per_hour = poisson_rate(c.count, c.exposure_hours, options.confidence);
+    e.rate_per_hour = e.observed_per_hour = poisson_rate(c.count, c.exposure_hours, options.confidence);
     e.effect = c.effect;
     e.provenance = c.provenance;
     nlohmann::ordered_json j{{"class", name},
@@ -334,7 +370,7 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
         j["warning"] = "the shape is fitted on a window of the fleet's life; a forecast past the window extrapolates it";
     }
   }
-  add_trend_tests(evidence, options, classes, report);
+  add_trend_tests(evidence, options, estimates, classes, report);
   report["classes"] = classes;
   return estimates;
 }
@@ -429,6 +465,16 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
     } else {
       if (!target->contains("rate")) (*target)["rate"] = "0/" + e.component + "-year";
       cal["note"] = "no faults observed: the rate is kept; the interval bounds it";
+    }
+    if (e.trend) {
+      (*target)["trend"] = {{"shape", std::round(e.trend->shape * 1000) / 1000}, {"age", number(e.trend->age / kHour) + "h"},
+                            {"source", "ctwin calibrate: a power law (Crow-AMSAA) over the traces' windows"}};
+      // The evidence at the end's rate: as many events over the exposure that rate implies.
+      if (target->contains("rate_uncertainty") && (*target)["rate_uncertainty"].contains("events"))
+        (*target)["rate_uncertainty"]["exposure"] = number(e.exposure_hours / e.trend->end_factor) + " " + e.component + "-hours";
+      cal["trend_shape"] = e.trend->shape;
+    } else if (e.count > 0) {
+      target->erase("trend");  // no trend the data support
     }
     if (e.lifetimes && e.shape_trusted && e.count > 0) {
       (*target)["distribution"] = "weibull";

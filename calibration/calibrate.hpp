@@ -36,9 +36,13 @@ struct ClassEstimate {
   double count = 0;
   double exposure_hours = 0;       //!< component-hours
   Interval rate_per_hour;
+  Interval observed_per_hour;      //!< count / exposure, whatever the rate written
   std::optional<WeibullFit> lifetimes;
   bool from_midlife = false;   //!< the lives start at the trace's start, not at the parts' birth
   bool shape_trusted = false;  //!< the class leaves the exponential (choose_shapes: shape_choice.hpp)
+  //! A significant trend, fitted as a power law in time: the rate written is its intensity at the
+  //! traces' end, and the class carries the trend (the clock's units are seconds).
+  std::optional<PowerLawFit> trend;
   std::string effect;
   std::vector<std::string> provenance;
 };

@@ -198,6 +198,50 @@ std::optional<TrendTest> laplace_trend(const std::vector<double>& times, const s
   return test;
 }
 
+std::optional<PowerLawFit> fit_power_law(const std::vector<double>& times, const std::vector<std::pair<double, double>>& windows,
+                                         double parts_per_window) {
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const auto& [a, b] : windows)
+    if (b > a) first = std::min(first, a), last = std::max(last, b);
+  if (!(last > first) || !std::isfinite(last - first)) return std::nullopt;
+  PowerLawFit fit;
+  fit.age = last - first;
+  // In units of the span, from the first start: every power stays within [0, 1].
+  std::vector<std::pair<double, double>> spans;
+  double exposure = 0;
+  for (const auto& [a, b] : windows)
+    if (b > a) spans.emplace_back((a - first) / fit.age, (b - first) / fit.age), exposure += (b - a) / fit.age;
+  double sum_logs = 0;
+  for (const double t : times)
+    if (t >= first && t <= last) sum_logs += std::log(std::max((t - first) / fit.age, 1e-9)), ++fit.events;
+  if (fit.events < 5) return std::nullopt;
+  const double n = fit.events;
+  auto spread = [&](double b) {  // sum over windows of e^b - s^b
+    double s = 0;
+    for (const auto& [a, e] : spans) s += std::pow(e, b) - std::pow(a, b);
+    return s;
+  };
+  auto log_likelihood = [&](double log_b) {  // with l = n / spread(b) put in
+    const double b = std::exp(log_b);
+    return n * log_b - n * std::log(spread(b)) + (b - 1) * sum_logs;
+  };
+  double lo = std::log(0.1), hi = std::log(10.0);
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double x1 = hi - golden * (hi - lo), x2 = lo + golden * (hi - lo);
+  double f1 = log_likelihood(x1), f2 = log_likelihood(x2);
+  for (int i = 0; i < 100 && hi - lo > 1e-9; ++i) {
+    if (f1 < f2) lo = x1, x1 = x2, f1 = f2, x2 = lo + golden * (hi - lo), f2 = log_likelihood(x2);
+    else hi = x2, x2 = x1, f2 = f1, x1 = hi - golden * (hi - lo), f1 = log_likelihood(x1);
+  }
+  fit.shape = std::exp((lo + hi) / 2);
+  // In hours and per part: l_h = n / (m A^b spread), so log L gains n (log n - log m - log A_h - 1).
+  fit.log_likelihood = log_likelihood(std::log(fit.shape)) + n * (std::log(n) - std::log(parts_per_window) - std::log(fit.age / 3600) - 1);
+  // u(1) = l b with l = n / spread(b); the constant model's rate is n / exposure.
+  fit.end_factor = fit.shape * exposure / spread(fit.shape);
+  if (!std::isfinite(fit.end_factor) || !std::isfinite(fit.shape)) return std::nullopt;
+  return fit;
+}
+
 LognormalFit fit_lognormal(const std::vector<double>& durations, double confidence) {
   LognormalFit fit;
   std::vector<double> logs;

@@ -52,6 +52,23 @@ struct TrendTest {
 //! `times` and `windows` in one clock; events outside every window are left out. Needs 5 events.
 std::optional<TrendTest> laplace_trend(const std::vector<double>& times, const std::vector<std::pair<double, double>>& windows);
 
+//! A power-law intensity in time (Crow-AMSAA, MIL-HDBK-189), per window u(t) = l b t^(b - 1) with t
+//! from the first window's start, fitted by maximum likelihood over windows of exposure that start
+//! and end at different times (l profiled out, b by golden section over 0.1..10).
+struct PowerLawFit {
+  double shape = 1;       //!< b
+  double age = 0;         //!< from the first window's start to the last one's end, in the clock's units
+  double end_factor = 1;  //!< the intensity at the end over the constant rate count / exposure
+  int events = 0;
+  //! Per part, times in hours: comparable with a Weibull fit of the same parts' lives (both have
+  //! two parameters, so AIC compares them by this alone).
+  double log_likelihood = 0;
+};
+//! `times` and `windows` in one clock of seconds, each window holding `parts_per_window` parts;
+//! events outside every window are left out. Needs 5 events.
+std::optional<PowerLawFit> fit_power_law(const std::vector<double>& times, const std::vector<std::pair<double, double>>& windows,
+                                         double parts_per_window = 1);
+
 struct LognormalFit {
   Interval mu, sigma;  //!< of log(duration): Student t for mu, chi-squared for sigma
   double median = 0, mean = 0;

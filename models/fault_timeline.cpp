@@ -41,6 +41,7 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
     info.nominal_rate_per_us = f.rate.per_component_second / 1e6;
     info.weibull_shape = f.weibull_shape;
     info.lognormal_sigma = f.lognormal_sigma;
+    if (f.trend) info.trend_shape = f.trend->shape, info.trend_age_us = static_cast<double>(f.trend->age_us);
     info.per_gpu = f.rate.component == Component::Gpu;
     info.network = is_network(f.rate.component);
     info.components = component_count(scenario, f);
@@ -62,6 +63,7 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
 
 void FaultTimelineModel::set_rates(const std::vector<double>& factors) {
   exponential_classes.clear();
+  trending_classes.clear();
   exponential_cumulative.clear();
   exponential_total_per_us = 0;
   lemon_classes.clear();
@@ -74,7 +76,9 @@ void FaultTimelineModel::set_rates(const std::vector<double>& factors) {
       info.weibull_scale_us = (1.0 / info.rate_per_us) / boost::math::tgamma(1.0 + 1.0 / info.weibull_shape);
     if (info.rate_per_us > 0 && info.distribution == Distribution::Lognormal)  // mean = exp(mu + sigma^2 / 2)
       info.lognormal_mu = std::log(1.0 / info.rate_per_us) - info.lognormal_sigma * info.lognormal_sigma / 2;
-    if (info.distribution == Distribution::Exponential && info.rate_per_us > 0) {
+    if (info.distribution == Distribution::Exponential && info.rate_per_us > 0 && info.trend_age_us > 0) {
+      trending_classes.push_back(i);  // its own stream; lemons multiply the classes without a trend
+    } else if (info.distribution == Distribution::Exponential && info.rate_per_us > 0) {
       exponential_total_per_us += info.rate_per_us * static_cast<double>(info.components);
       exponential_classes.push_back(i);
       exponential_cumulative.push_back(exponential_total_per_us);
@@ -90,8 +94,15 @@ void FaultTimelineModel::set_rates(const std::vector<double>& factors) {
 
 double FaultTimelineModel::expected_strikes(Micros span_us) const {
   double per_us = lemon_total_per_node_us * lemon_fraction * static_cast<double>(tracked_nodes);
-  for (const auto& c : classes) per_us += c.nominal_rate_per_us * static_cast<double>(c.components);
-  return per_us * static_cast<double>(span_us);
+  double strikes = 0;
+  for (const auto& c : classes) {
+    const double r = c.nominal_rate_per_us * static_cast<double>(c.components);
+    if (c.trend_age_us <= 0) per_us += r;
+    else  // the power law's cumulative intensity over the span
+      strikes += r * c.trend_age_us / c.trend_shape *
+                 (std::pow(1 + static_cast<double>(span_us) / c.trend_age_us, c.trend_shape) - 1);
+  }
+  return strikes + per_us * static_cast<double>(span_us);
 }
 
 bool FaultTimelineModel::rates_uncertain() const {
@@ -143,6 +154,11 @@ FaultTimeline::FaultTimeline(const FaultTimelineModel& model, std::uint64_t seed
     draw_next_first_life(first_lives_[i]);
     first_life_order_.insert({first_lives_[i].next.time, i});
   }
+  for (const std::uint32_t c : model_.trending_classes) trending_.push_back({c, 0, {}});
+  for (std::size_t i = 0; i < trending_.size(); ++i) {
+    draw_next_trending(trending_[i]);
+    trending_order_.insert({trending_[i].next.time, i});
+  }
   for (std::uint32_t c = 0; c < model_.classes.size(); ++c) {
     const auto& info = model_.classes[c];
     if (info.distribution != Distribution::Lognormal || info.rate_per_us <= 0) continue;
@@ -178,6 +194,17 @@ void FaultTimeline::draw_next_exponential() {
   auto victim = boost::random::uniform_int_distribution<std::int64_t>(0, model_.classes[c].components - 1)(rng_);
   Micros when = exponential_clock_us_ >= 9.0e18 ? kNever : static_cast<Micros>(std::llround(exponential_clock_us_));
   next_exponential_ = make_strike(when, c, victim);
+}
+
+void FaultTimeline::draw_next_trending(Trending& t) {
+  const auto& info = model_.classes[t.fault_class];
+  // Intensity r ((a + s) / a)^(b - 1) from the start: its integral to s is r a / b (((a + s) / a)^b - 1),
+  // which the next event's cumulative hazard (one more Exp(1)) inverts.
+  const double r = info.rate_per_us * static_cast<double>(info.components), a = info.trend_age_us, b = info.trend_shape;
+  t.hazard += boost::random::exponential_distribution<double>(1.0)(rng_);
+  const double s = a * (std::pow(1 + t.hazard * b / (r * a), 1 / b) - 1);
+  const auto victim = boost::random::uniform_int_distribution<std::int64_t>(0, info.components - 1)(rng_);
+  t.next = make_strike(!(s < 9.0e18) ? kNever : static_cast<Micros>(std::llround(s)), t.fault_class, victim);
 }
 
 void FaultTimeline::draw_next_lemon() {
@@ -253,6 +280,11 @@ void FaultTimeline::choose_next() {
     next_ = first_lives_[next_first_life_].next;
     next_source_ = Source::FirstLife;
   }
+  if (!trending_order_.empty() && trending_order_.begin()->first < next_.time) {
+    next_trending_ = trending_order_.begin()->second;
+    next_ = trending_[next_trending_].next;
+    next_source_ = Source::Trending;
+  }
   if (!renewed_.empty() && renewed_.top().time < next_.time) {
     const Clock& top = renewed_.top();
     next_ = make_strike(top.time, top.fault_class, top.component);
@@ -278,6 +310,13 @@ FaultStrike FaultTimeline::pop() {
       first_life_order_.erase({lives.next.time, next_first_life_});
       draw_next_first_life(lives);
       first_life_order_.insert({lives.next.time, next_first_life_});
+      break;
+    }
+    case Source::Trending: {
+      Trending& t = trending_[next_trending_];
+      trending_order_.erase({t.next.time, next_trending_});
+      draw_next_trending(t);
+      trending_order_.insert({t.next.time, next_trending_});
       break;
     }
     case Source::Renewed:

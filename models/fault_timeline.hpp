@@ -49,9 +49,12 @@ struct FaultTimelineModel {
     //! The rate's uncertainty (RateUncertainty): a trial's factor is Gamma(gamma_shape) / gamma_median,
     //! or exp(sigma Z); neither (both 0): the rate is held exact.
     double gamma_shape = 0, gamma_median = 1, sigma = 0;
+    //! A power law in time (RateTrend): the rate is the intensity at the start; 0: no trend.
+    double trend_shape = 1, trend_age_us = 0;
   };
   std::vector<ClassInfo> classes;
-  std::vector<std::uint32_t> exponential_classes;
+  std::vector<std::uint32_t> exponential_classes;  //!< without a trend: one merged stream
+  std::vector<std::uint32_t> trending_classes;     //!< exponential with a trend: a stream each
   std::vector<double> exponential_cumulative;  //!< running sums of component rates, for the class draw
   double exponential_total_per_us = 0;
   int gpus_per_node = 1;
@@ -100,6 +103,14 @@ class FaultTimeline {
   };
 
   //! First failures of the parts a Weibull class started with.
+  //! An exponential class whose rate follows a power law in time: its own stream, drawn by
+  //! inverting its cumulative intensity.
+  struct Trending {
+    std::uint32_t fault_class;
+    double hazard = 0;  //!< cumulative intensity used so far
+    FaultStrike next;
+  };
+
   struct FirstLives {
     std::uint32_t fault_class;
     double cumulative_hazard = 0;     //!< (t / scale)^k of the last first failure
@@ -107,11 +118,12 @@ class FaultTimeline {
     std::vector<char> failed;         //!< per component: its first life has ended
     FaultStrike next;
   };
-  enum class Source { Exponential, FirstLife, Renewed, Lemon, None };
+  enum class Source { Exponential, FirstLife, Trending, Renewed, Lemon, None };
 
   FaultStrike make_strike(Micros time, std::uint32_t fault_class, std::int64_t component) const;
   void draw_next_exponential();
   void draw_next_first_life(FirstLives& lives);
+  void draw_next_trending(Trending& t);
   void draw_next_lemon();
   Micros draw_ttf_us(const FaultTimelineModel::ClassInfo& info);  //!< Weibull or lognormal
   Micros draw_residual_us(const FaultTimelineModel::ClassInfo& info);  //!< lognormal, a part in mid-life
@@ -123,6 +135,8 @@ class FaultTimeline {
   FaultStrike next_exponential_;
   std::vector<FirstLives> first_lives_;
   std::set<std::pair<Micros, std::size_t>> first_life_order_;  //!< each one's next failure and its index: the earliest in O(log n)
+  std::vector<Trending> trending_;
+  std::set<std::pair<Micros, std::size_t>> trending_order_;
   std::priority_queue<Clock, std::vector<Clock>, std::greater<>> renewed_;
   Rng lemon_rng_;
   std::vector<std::int32_t> lemons_;
@@ -130,7 +144,7 @@ class FaultTimeline {
   FaultStrike next_lemon_;
   FaultStrike next_;
   Source next_source_ = Source::None;
-  std::size_t next_first_life_ = 0;
+  std::size_t next_first_life_ = 0, next_trending_ = 0;
 };
 
 }  // namespace ctwin

@@ -81,7 +81,7 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     }
   }
   r.allow_only(f, p,
-               {"use", "name", "rate", "rate_uncertainty", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
+               {"use", "name", "rate", "rate_uncertainty", "trend", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
                 "recovery", "escalation", "remap", "xid", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
@@ -109,6 +109,23 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
     fc.weibull_shape = shape.value_or(1.0);
   } else if (shape) {
     r.problem(p + "/weibull_shape", "only a \"weibull\" distribution takes a shape");
+  }
+  if (auto t = f.find("trend"); t != f.end()) {
+    const std::string tp = p + "/trend";
+    if (!t->is_object()) {
+      r.problem(tp, std::string("expected an object ({\"shape\": 1.4, \"age\": \"180d\"}), got ") + t->type_name());
+    } else if (fc.distribution != Distribution::Exponential) {
+      r.problem(tp, "only an exponential class takes a trend (a power law in its rate: Crow-AMSAA)");
+    } else {
+      r.allow_only(*t, tp, {"shape", "age", "source"});
+      RateTrend trend;
+      const auto trend_shape = r.number(*t, tp, "shape", true);
+      if (trend_shape && (*trend_shape < 0.1 || *trend_shape > 10))
+        r.problem(tp + "/shape", "must be between 0.1 and 10 (1: no trend), got " + Reader::fmt_number(*trend_shape));
+      trend.shape = trend_shape.value_or(1.0);
+      trend.age_us = r.duration(*t, tp, "age", true, true).value_or(1);
+      fc.trend = trend;
+    }
   }
   fc.effect = choose<Effect>(r, f, p, "effect", true,
                              {{"crash", Effect::Crash},

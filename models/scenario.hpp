@@ -50,10 +50,19 @@ struct RateUncertainty {
   std::optional<double> sigma;
 };
 
+//! A class whose rate changes in time as a power law (Crow-AMSAA, MIL-HDBK-189): the rate given is
+//! its intensity at the trial's start, and at t it is rate x ((age + t) / age)^(shape - 1), `age`
+//! the time the trend has run (the calibrated traces' span). shape > 1: rising; < 1: falling.
+struct RateTrend {
+  double shape = 1;
+  Micros age_us = 0;
+};
+
 struct FaultClass {
   std::string name;
   Rate rate;  //!< per component: 1 / mean time to failure of one component
   std::optional<RateUncertainty> uncertainty;
+  std::optional<RateTrend> trend;  //!< exponential classes only
   Distribution distribution = Distribution::Exponential;
   double weibull_shape = 1.0;
   double lognormal_sigma = 1.0;  //!< of log(time to failure); the median follows from the mean

@@ -105,3 +105,39 @@ TEST_CASE("trend: a fleet whose faults rise quarter on quarter is reported and w
   CHECK_FALSE(even["trend"].contains("warning"));
   CHECK_FALSE(even["classes"][0].contains("trend_warning"));
 }
+
+TEST_CASE("power law in time: Crow-AMSAA's shape recovered over windows, and its intensity at the end", "[calibration]") {
+  // 40 hosts seen from day 0 (half of them from day 20) to day 60; faults from a per-host intensity
+  // l b t^(b - 1), drawn by inverting each window's cumulative intensity.
+  boost::random::mt19937_64 rng(7);
+  boost::random::uniform_01<double> u;
+  const double day = 86400;
+  for (const double b : {2.0, 0.6}) {
+    DYNAMIC_SECTION("shape " << b) {
+      std::vector<double> times;
+      std::vector<std::pair<double, double>> windows;
+      const double l = 30 / std::pow(60 * day, b);  // about 30 faults a host over the whole span
+      for (int host = 0; host < 40; ++host) {
+        const double start = host % 2 ? 20 * day : 0, end = 60 * day;
+        windows.emplace_back(start, end);
+        double hazard = l * std::pow(start, b);
+        for (;;) {
+          hazard += -std::log(1 - u(rng));
+          const double t = std::pow(hazard / l, 1 / b);
+          if (t > end) break;
+          times.push_back(t);
+        }
+      }
+      const auto fit = fit_power_law(times, windows);
+      REQUIRE(fit);
+      CHECK(fit->shape == Approx(b).epsilon(0.08));
+      CHECK(fit->age == Approx(60 * day));
+      // The intensity at the end over count / exposure: l b T^(b - 1) against the window's average.
+      double exposure = 0, expected = 0;
+      for (const auto& [s, e] : windows) exposure += e - s, expected += l * (std::pow(e, b) - std::pow(s, b));
+      CHECK(fit->end_factor == Approx(l * b * std::pow(60 * day, b - 1) / (expected / exposure)).epsilon(0.1));
+      CHECK((b > 1 ? fit->end_factor > 1 : fit->end_factor < 1));
+    }
+  }
+  CHECK_FALSE(fit_power_law({1, 2, 3}, {{0, 10}}));  // fewer than 5 events
+}
