@@ -21,18 +21,9 @@ json minimal_with(const json& trend) {
   return doc;
 }
 
-std::vector<ScenarioProblem> problems_of(const json& doc) {
-  try {
-    test::scenario_from(doc, "bad.json");
-  } catch (const ScenarioInvalid& e) {
-    return e.problems();
-  }
-  return {};
-}
+using test::says_at;
 
-bool says(const std::vector<ScenarioProblem>& problems, const std::string& pointer, const std::string& part) {
-  return std::any_of(problems.begin(), problems.end(), [&](const ScenarioProblem& p) { return p.pointer == pointer && p.reason.find(part) != std::string::npos; });
-}
+std::vector<ScenarioProblem> problems_of(const json& doc) { return test::load_problems(doc); }
 
 }  // namespace
 
@@ -41,15 +32,15 @@ TEST_CASE("rate trend: read with its errors by JSON pointer", "[models]") {
   REQUIRE(s.faults[0].trend);
   CHECK(s.faults[0].trend->shape == 1.5);
   CHECK(s.faults[0].trend->age_us == 90LL * 86400 * 1'000'000);
-  CHECK(says(problems_of(minimal_with({{"shape", 20}, {"age", "90d"}})), "/faults/0/trend/shape", "between 0.1 and 10"));
-  CHECK(says(problems_of(minimal_with({{"shape", 1.5}})), "/faults/0/trend/age", "missing"));
-  CHECK(says(problems_of(minimal_with({{"shape", 1.5}, {"age", "0s"}})), "/faults/0/trend/age", ""));
-  CHECK(says(problems_of(minimal_with({{"shape", 1.5}, {"age", "9d"}, {"slope", 1}})), "/faults/0/trend/slope", "unknown field"));
-  CHECK(says(problems_of(minimal_with("rising")), "/faults/0/trend", "expected an object"));
+  CHECK(says_at(problems_of(minimal_with({{"shape", 20}, {"age", "90d"}})), "/faults/0/trend/shape", "between 0.1 and 10"));
+  CHECK(says_at(problems_of(minimal_with({{"shape", 1.5}})), "/faults/0/trend/age", "missing"));
+  CHECK(says_at(problems_of(minimal_with({{"shape", 1.5}, {"age", "0s"}})), "/faults/0/trend/age", ""));
+  CHECK(says_at(problems_of(minimal_with({{"shape", 1.5}, {"age", "9d"}, {"slope", 1}})), "/faults/0/trend/slope", "unknown field"));
+  CHECK(says_at(problems_of(minimal_with("rising")), "/faults/0/trend", "expected an object"));
   json weibull = minimal_with({{"shape", 1.5}, {"age", "90d"}});
   weibull["faults"][0]["distribution"] = "weibull";
   weibull["faults"][0]["weibull_shape"] = 0.7;
-  CHECK(says(problems_of(weibull), "/faults/0/trend", "only an exponential class"));
+  CHECK(says_at(problems_of(weibull), "/faults/0/trend", "only an exponential class"));
 }
 
 TEST_CASE("rate trend: the timeline's counts follow the power law, rising or falling, from the rate given at the start", "[models]") {

@@ -21,16 +21,11 @@ namespace {
 std::vector<ScenarioProblem> problems_with(const json& uncertainty) {
   json doc = test::read_json(test::fixture("minimal.json"));
   doc["faults"][0]["rate_uncertainty"] = uncertainty;
-  try {
-    test::scenario_from(doc, "bad.json");
-  } catch (const ScenarioInvalid& e) {
-    return e.problems();
-  }
-  return {};
+  return test::load_problems(doc);
 }
 
 bool says(const std::vector<ScenarioProblem>& problems, const std::string& pointer, const std::string& part) {
-  return std::any_of(problems.begin(), problems.end(), [&](const ScenarioProblem& p) { return p.pointer == pointer && p.reason.find(part) != std::string::npos; });
+  return test::says_at(problems, pointer, part);
 }
 
 Scenario with_uncertainty(const json& uncertainty) {

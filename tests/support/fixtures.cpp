@@ -21,6 +21,21 @@ nlohmann::json read_json(const std::string& path) {
 
 Scenario scenario_from(const nlohmann::json& doc, const std::string& name) { return parse_scenario(doc.dump(), name); }
 
+std::vector<ScenarioProblem> load_problems(const nlohmann::json& doc) {
+  try {
+    scenario_from(doc, "bad.json");
+  } catch (const ScenarioInvalid& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+bool says_at(const std::vector<ScenarioProblem>& problems, const std::string& pointer, const std::string& part) {
+  for (const auto& p : problems)
+    if (p.pointer == pointer && p.reason.find(part) != std::string::npos) return true;
+  return false;
+}
+
 nlohmann::json renewal_scenario(double mtbf_s, double interval_s, double save_s, double restart_s, double horizon_s) {
   auto seconds = [](double s) {
     std::ostringstream out;

@@ -4,10 +4,12 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/scenario.hpp"
+#include "models/scenario_problem.hpp"
 
 #ifndef CTWIN_TEST_DIR
 #error "CTWIN_TEST_DIR must point at tests/"
@@ -20,6 +22,10 @@ inline std::string repo_file(const std::string& relative) { return std::string(C
 
 nlohmann::json read_json(const std::string& path);
 Scenario scenario_from(const nlohmann::json& doc, const std::string& name = "test.json");
+//! The problems loading `doc` reports (empty: it loads).
+std::vector<ScenarioProblem> load_problems(const nlohmann::json& doc);
+//! Whether one of `problems` is at `pointer` with `part` in its reason.
+bool says_at(const std::vector<ScenarioProblem>& problems, const std::string& pointer, const std::string& part);
 
 //! A job of one node with one exponential crash class of mean time between failures `mtbf`,
 //! blocking save `save`, restart `restart`, nothing else: the renewal model's assumptions.
