@@ -70,7 +70,7 @@ ExperimentCommands::ExperimentCommands(CLI::App& app) {
   optimize_cmd_->add_option("--ci-target", ci_target_, "double the trials until the best point's goodput CI half-width is below this");
   optimize_cmd_->add_option("--choose", choices_,
                             "instead of the interval: the best combination of /pointer=a,b,c choices (repeat for more fields)");
-  optimize_cmd_->add_option("--max-trials", max_trials_, "stop doubling at this many trials per point")->check(CLI::Range(2, 10000000));
+  optimize_cmd_->add_option("--max-trials", max_trials_, "stop doubling at this many trials per point")->check(CLI::Range(2, kMaxTrials));
 
   compare_cmd_ = app.add_subcommand("compare", "variants of a scenario side by side, paired on the same fault timelines");
   add_common(compare_cmd_, compare_);
@@ -81,7 +81,7 @@ ExperimentCommands::ExperimentCommands(CLI::App& app) {
 void ExperimentCommands::add_common(CLI::App* command, Common& common) {
   common.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   command->add_option("scenario", common.scenario, "scenario file")->required();
-  command->add_option("--trials", common.trials, "trials per point (the same seeds at every point)")->check(CLI::Range(2, 10000000));
+  command->add_option("--trials", common.trials, "trials per point (the same seeds at every point)")->check(CLI::Range(2, kMaxTrials));
   command->add_option("--seed", common.seed, "run seed");
   command->add_option("--jobs", common.jobs, "parallel workers")->check(CLI::Range(1, 4096));
   command->add_option("--json", common.json, "write the results as JSON");

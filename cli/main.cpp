@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "Monte Carlo goodput forecast of a scenario");
   run_cmd->add_option("scenario", run.scenario, "scenario file (default: scenarios/default.json)");
-  run_cmd->add_option("--trials", run.trials, "number of trials (default: the scenario's)")->check(CLI::Range(1, 100000000));
+  run_cmd->add_option("--trials", run.trials, "number of trials (default: the scenario's; at most 10,000,000, ~0.4 KB each)")->check(CLI::Range(1, kMaxTrials));
   run_cmd->add_option("--seed", run.seed, "run seed; trial i uses splitmix64(splitmix64(seed) + i)");
   run_cmd->add_option("--json", run.json, "write the JSON report here");
   run_cmd->add_option("--csv", run.csv, "write one CSV row per trial here");

@@ -58,6 +58,10 @@ struct RateTrend {
   Micros age_us = 0;
 };
 
+//! The most trials a run takes: each keeps about 0.4 KB of results until the report (a million
+//! trials of the default: 454 MB, BENCHMARKS.md), so ten million is about 4.5 GB.
+inline constexpr int kMaxTrials = 10'000'000;
+
 struct FaultClass {
   std::string name;
   Rate rate;  //!< per component: 1 / mean time to failure of one component

@@ -368,7 +368,7 @@ void read_rest(Reader& r, const json& root, Scenario& s) {
     const std::string p = "/simulation";
     r.allow_only(*sim, p, {"trials", "seed", "max_wall", "unsaved_work_at_horizon", "part_ages", "faults_during_recovery"});
     s.faults_during_recovery = r.boolean(*sim, p, "faults_during_recovery").value_or(true);
-    s.trials = static_cast<int>(r.integer(*sim, p, "trials", false, 1, 100'000'000).value_or(s.trials));
+    s.trials = static_cast<int>(r.integer(*sim, p, "trials", false, 1, kMaxTrials).value_or(s.trials));
     s.seed = static_cast<std::uint64_t>(r.integer(*sim, p, "seed", false, 0).value_or(static_cast<std::int64_t>(s.seed)));
     s.max_wall_us = r.duration(*sim, p, "max_wall", false, true).value_or(0);
     s.unsaved_work_at_horizon_counts =

@@ -201,7 +201,9 @@ std::string report_json(const RunReportInput& in) {
     j["comparison"] = std::move(comparison);
   }
   ordered_json trials = ordered_json::array();
-  for (const auto& t : r.trials) {
+  const std::size_t shown = std::min(r.trials.size(), kPerTrialJsonRows);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const TrialResult& t = r.trials[i];
     ordered_json row;
     row["seed"] = t.seed;
     row["wall_hours"] = micros_to_hours(t.wall_us);
@@ -212,6 +214,9 @@ std::string report_json(const RunReportInput& in) {
     trials.push_back(std::move(row));
   }
   j["per_trial"] = std::move(trials);
+  if (shown < r.trials.size())  // a row is ~1.5 KB in memory: a million of them would be the run's largest cost
+    j["per_trial_omitted"] = {{"rows", r.trials.size() - shown},
+                              {"why", "per_trial holds the first " + std::to_string(kPerTrialJsonRows) + " trials; --csv writes a row for every one"}};
   return j.dump(2) + "\n";
 }
 

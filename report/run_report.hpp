@@ -22,6 +22,9 @@ struct RunReportInput {
   const RunResult& result;
 };
 
+//! The JSON report's per_trial rows: the first this many trials (--csv has them all).
+inline constexpr std::size_t kPerTrialJsonRows = 10'000;
+
 std::string report_json(const RunReportInput& in);
 //! A forecast that runs past the window its rates were calibrated on (`calibration.window`) says so.
 std::optional<std::string> window_warning(const Scenario& scenario, const RunResult& result);
