@@ -169,6 +169,7 @@ class Supervision {
   //! This node's fault the master is deciding: its diagnosis ends with the plan after the stop, and
   //! a remediation named for this node is for its GPU.
   std::optional<Cause> own_fault_;
+  bool own_fault_diagnosed_ = false;
   std::string prechecked_;  //!< the newest precheck task this node ran
   ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
                        record(at, kind, note, -1, -1, {}, speed);

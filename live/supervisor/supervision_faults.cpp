@@ -119,6 +119,7 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
   persist_left_behind();
   own_fault_ = cause;  // the master decides for the job: one decision, every node restarts
+  own_fault_diagnosed_ = false;
   coordination_->fault({cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
                         phase_ == Phase::Launching, -1, cause.silent, cause.answer});
   if (await_run()) launch();
@@ -127,7 +128,8 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
 //! The master's plan moved past the stop for this node's fault: its diagnosis (the decision, and a
 //! precheck when one ran) is over.
 void Supervision::diagnosed() {
-  if (!own_fault_) return;
+  if (!own_fault_ || own_fault_diagnosed_) return;  // once a fault (a plan may come many times)
+  own_fault_diagnosed_ = true;
   ledger_.charge(Category::Diagnosis, Clock::now());
   record(ledger_.marked(), EventKind::Diagnosed, {}, own_fault_->gpu, own_fault_->xid >= 0 ? own_fault_->xid : -1, own_fault_->fault.name);
 }

@@ -356,6 +356,9 @@ TEST_CASE("live run: the precheck before a restart evicts a node that fails it",
     REQUIRE(r.code == 0);
     REQUIRE(r.rows("evicted").size() == 1);
     CHECK(r.rows("evicted")[0]->detail == "software_bug (not configured)");
+    // Diagnosed once, when the decision reached the node: after its check, before the eviction's row.
+    REQUIRE(r.rows("diagnosed").size() == 1);
+    CHECK(r.rows("diagnosed")[0]->time_s <= r.rows("evicted")[0]->time_s);
   }
 }
 

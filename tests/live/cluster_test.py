@@ -577,6 +577,10 @@ def run_remap(job):
     scheduled = [r for r in node1 if r["kind"] == "health" and "GPU reset scheduled" in r["detail"]]
     resets = [r for r in node1 if r["kind"] == "to_repair" and "nvidia-smi -r" in r["detail"] and "(dry-run)" in r["detail"]]
     check(scheduled and resets, "node 1 did not schedule and carry out the reset: %s" % [r["detail"] for r in node1 if r["kind"] in ("health", "to_repair")], job)
+    # Its own fault is diagnosed once, when the master's decision reaches it (its plan may come many times).
+    diagnosed = [r for r in node1 if r["kind"] == "diagnosed"]
+    check(len(diagnosed) == 1 and diagnosed[0]["detail"].startswith("row_remap_pending"),
+          "node 1 logged %d diagnosed rows: %s" % (len(diagnosed), [r["detail"] for r in diagnosed]), job)
     # The stop came at node 1's first checkpoint after the Xid (not at once: that would be a plain
     # restart); the job restored that step, or the one before where node 0, not in lockstep with
     # node 1 as real ranks are, had not saved it yet.
