@@ -177,11 +177,12 @@ int check_command(const std::string& path) {
   });
 }
 
-int catalog_command(bool as_json) {
-  if (as_json) {  // a report like the others: its versions, then the classes as a scenario takes them
+int catalog_command(const std::string& json) {
+  if (!json.empty()) {  // a report like the others: its versions, then the classes as a scenario takes them
+    if (!cli::check_output_path("--json", json)) return cli::kExitBadInput;
     const nlohmann::ordered_json report{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "catalog"},
                                         {"classes", fault_catalog()}};
-    std::cout << report.dump(2) << "\n";
+    write_file_atomically(json, report.dump(2) + "\n");
     return 0;
   }
   std::cout << "Built-in fault classes: use one in a scenario as {\"use\": \"NAME\"} and override any field.\n"
@@ -249,9 +250,9 @@ int main(int argc, char** argv) {
   live_cmd->require_subcommand(1);
   LiveCommands live(*live_cmd, " live");
 
-  bool catalog_json = false;
+  std::string catalog_json;
   CLI::App* catalog_cmd = app.add_subcommand("catalog", "list the built-in fault classes and their sources");
-  catalog_cmd->add_flag("--json", catalog_json, "as JSON");
+  catalog_cmd->add_option("--json", catalog_json, "write them as JSON here (- for stdout)");
 
   // One example a command, shown under its --help.
   const std::pair<const char*, const char*> examples[] = {
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
       {"validate", "ctwin validate scenarios/default.json --against run.csv   (run.csv: ctwin run --events, or a live job's log)"},
       {"faults", "ctwin faults scenarios/default.json --until 7d --json strikes.json"},
       {"timeline", "ctwin timeline job-events.csv --out job-timeline.json   (a live job's log, or ctwin run --events)"},
-      {"catalog", "ctwin catalog --json"},
+      {"catalog", "ctwin catalog --json catalog.json   (--json - for stdout)"},
   };
   for (const auto& [name, example] : examples) app.get_subcommand(name)->footer(std::string("\nExample:\n  ") + example);
   app.footer("\nExample:\n  ctwin run    (the default scenario, scenarios/default.json)\n  ctwin <command> --help");

@@ -9,12 +9,23 @@ HERE = Path(__file__).resolve().parent
 
 SETUP = '''\
 %matplotlib inline
-import json, os, pathlib, subprocess, tempfile
+import json, os, pathlib, shutil, subprocess, tempfile
 import numpy as np
 import matplotlib.pyplot as plt
 
-ROOT = pathlib.Path(os.environ.get("CTWIN_ROOT", "..")).resolve()
-CTWIN = os.environ.get("CTWIN_BIN", str(ROOT / "build" / "ctwin"))
+def find_root():
+    """ctwin's sources above the working folder (a checkout), else the installed package's data."""
+    if os.environ.get("CTWIN_ROOT"):
+        return pathlib.Path(os.environ["CTWIN_ROOT"]).resolve()
+    here = pathlib.Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "scenarios" / "default.json").is_file() and (folder / "calibration" / "data").is_dir():
+            return folder
+    return pathlib.Path("/usr/share/ctwin")
+
+ROOT = find_root()
+CTWIN = os.environ.get("CTWIN_BIN") or next(
+    (str(p) for p in (ROOT / "build" / "ctwin",) if p.is_file()), shutil.which("ctwin") or "/usr/bin/ctwin")
 OUT = pathlib.Path(os.environ.get("CTWIN_NOTEBOOK_OUT") or tempfile.mkdtemp())
 OUT.mkdir(parents=True, exist_ok=True)
 
@@ -67,6 +78,8 @@ for ax, name, true_shape in zip(axes, ["gpu_xid79", "node_crash"], [0.7, 1.0]):
     ax.step(cdf["hours"], cdf["empirical"], where="post", label="Kaplan-Meier", color="black")
     ax.plot(cdf["hours"], cdf["weibull"], label=f"Weibull, shape {c['weibull']['shape']['estimate']:.2f}")
     ax.plot(cdf["hours"], cdf["exponential"], "--", label="exponential")
+    top = max(max(cdf[k]) for k in ("empirical", "weibull", "exponential"))
+    ax.set_ylim(0, 1.0 if top > 0.8 else 1.15 * top)  # from the data: at fleet scale few parts fail
     ax.set_xscale("log"); ax.set_xlabel("hours"); ax.set_ylabel("fraction failed"); ax.set_title(f"{name} (true shape {true_shape})")
     ax.legend()
 fig.savefig(OUT / "lifetimes.png", dpi=80)
@@ -223,7 +236,7 @@ def notebook(name, cells):
             for i, (kind, text) in enumerate(cells)
         ],
         "metadata": {
-            "kernelspec": {"name": "ctwin-python3", "display_name": "Python 3 (Debian /usr/bin/python3)", "language": "python"},
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
             "language_info": {"name": "python"},
         },
         "nbformat": 4,

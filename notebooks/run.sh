@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Executes the notebooks headless with Debian's Jupyter (jupyter-nbconvert), the kernel pinned to
-# Debian's /usr/bin/python3 whatever python3 comes first on the PATH. Executed copies and their
-# figures go to BUILD/notebooks/. Exit 77 (CTest: skipped) when Debian's Jupyter is missing.
+# Executes the notebooks headless with Debian's Jupyter (jupyter-nbconvert). They name the standard
+# kernel, python3; here its spec is pinned to Debian's /usr/bin/python3 (a private JUPYTER_PATH),
+# whatever python3 comes first on the PATH. Executed copies and their figures go to
+# BUILD/notebooks/. Exit 77 (CTest: skipped) when Debian's Jupyter is missing.
 #   notebooks/run.sh [BUILD_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,8 +12,8 @@ if [ ! -x /usr/bin/jupyter-nbconvert ] || ! /usr/bin/python3 -c "import ipykerne
   exit 77
 fi
 out="$build/notebooks"
-mkdir -p "$out/jupyter/kernels/ctwin-python3"
-cat > "$out/jupyter/kernels/ctwin-python3/kernel.json" <<'JSON'
+mkdir -p "$out/jupyter/kernels/python3"
+cat > "$out/jupyter/kernels/python3/kernel.json" <<'JSON'
 {"argv": ["/usr/bin/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
  "display_name": "Python 3 (Debian /usr/bin/python3)", "language": "python"}
 JSON
@@ -24,7 +25,7 @@ for notebook in "$root"/notebooks/*.ipynb; do
   rm -rf "${out:?}/$name" && mkdir -p "$out/$name"
   echo "notebooks: executing $name"
   CTWIN_NOTEBOOK_OUT="$out/$name" /usr/bin/jupyter-nbconvert --to notebook --execute \
-    --ExecutePreprocessor.kernel_name=ctwin-python3 --ExecutePreprocessor.timeout=600 \
+    --ExecutePreprocessor.timeout=600 \
     --output-dir "$out" --output "$name.executed" "$notebook"
   # Every figure a cell shows is in the executed copy, inline (a PNG output), not only on disk.
   /usr/bin/python3 - "$notebook" "$out/$name.executed.ipynb" <<'PY'

@@ -24,18 +24,23 @@ namespace {
 
 std::vector<double> numbers(const nlohmann::ordered_json& array) { return array.get<std::vector<double>>(); }
 
-//! Fitted CDFs (lines) against the empirical one (points), on a 0-to-1 axis.
+//! Fitted CDFs (lines) against the empirical one (points), on an axis from 0 to a little above the
+//! highest of them: at fleet scale 2% of parts fail in the window, and on a 0-to-1 axis every
+//! curve would lie on the x axis.
 Plot cdf_plot(const std::string& title, const nlohmann::ordered_json& cdf, const std::vector<std::string>& models) {
   Plot plot;
   plot.title = title;
   plot.x_label = "hours";
   plot.y_label = "fraction failed by then";
   plot.log_x = true;
-  plot.y_range = std::make_pair(0.0, 1.0);
   PlotSeries empirical{"empirical (Kaplan-Meier)", numbers(cdf["hours"]), numbers(cdf["empirical"]), {}, {}, false};
   plot.series.push_back(empirical);
   for (const std::string& m : models)
     if (cdf.contains(m)) plot.series.push_back({m + " fit", numbers(cdf["hours"]), numbers(cdf[m]), {}, {}, true, false});
+  double highest = 0;
+  for (const auto& s : plot.series)
+    for (const double y : s.y) highest = std::max(highest, y);
+  plot.y_range = std::make_pair(0.0, highest > 0.8 || highest <= 0 ? 1.0 : 1.15 * highest);
   return plot;
 }
 

@@ -19,7 +19,8 @@ dpkg-deb --contents "$deb" > "$work/contents"
 dpkg-deb --ctrl-tarfile "$deb" | tar -t > "$work/control-files"
 if grep -qE "postinst|prerm|postrm|preinst" "$work/control-files"; then echo "package: maintainer scripts in $deb"; exit 1; fi
 for f in ./usr/bin/ctwin ./usr/bin/ctwin-live ./usr/bin/ctwin-synthetic-trainer ./usr/lib/ctwin/python/ctwin_flash.py ./usr/lib/ctwin/python/libctwin_flash.so \
-         ./usr/share/ctwin/scenarios/default.json ./usr/share/ctwin/gpt/train.py ./usr/share/doc/ctwin/scenario.md; do
+         ./usr/share/ctwin/scenarios/default.json ./usr/share/ctwin/gpt/train.py ./usr/share/doc/ctwin/scenario.md \
+         ./usr/share/doc/ctwin/copyright ./usr/share/doc/ctwin/LICENSE; do
   grep -q " $f$" "$work/contents" || { echo "package: $f missing from $deb"; exit 1; }
 done
 
@@ -36,5 +37,13 @@ cd "$work"   # no scenarios/ here: the default is the installed one
 grep -q "ctwin forecast: default" run.txt
 grep -q '"goodput"' "$work/report.json"
 PYTHONPATH="$root/usr/lib/ctwin/python" /usr/bin/python3 -c "import ctwin_flash; ctwin_flash.FlashCheckpoint('deb-check-$$').close()"
+# An installed notebook runs as it is, from its folder, with the standard kernel, on the package's
+# files (here under the scratch root: $CTWIN_ROOT and $CTWIN_BIN say where /usr is).
+if [ -x /usr/bin/jupyter-nbconvert ] && /usr/bin/python3 -c "import ipykernel, matplotlib, numpy" 2>/dev/null; then
+  (cd "$root/usr/share/doc/ctwin" && CTWIN_ROOT="$root/usr/share/ctwin" CTWIN_BIN="$root/usr/bin/ctwin" MPLCONFIGDIR="$work/mpl" \
+     /usr/bin/jupyter-nbconvert --to notebook --execute --output-dir "$work" --output forecasting.executed forecasting.ipynb \
+     > "$work/nbconvert.log" 2>&1) || { cat "$work/nbconvert.log"; echo "package: the installed forecasting notebook failed"; exit 1; }
+  echo "package: the installed forecasting notebook executed"
+fi
 rm -f /dev/shm/ctwin-flash-deb-check-$$-*
 echo "package: $(basename "$deb") installs into a scratch root and runs"

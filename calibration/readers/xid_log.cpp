@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/kernel_log.hpp"
+#include "models/kernel_journal.hpp"
 
 namespace ctwin::calib {
 
@@ -21,8 +22,21 @@ XidLog read_xid_log(std::istream& in, const std::string& file, const std::string
       log.report.problem(number, "not UTF-8 text");
       continue;
     }
-    const std::string_view line(text);
-    const std::optional<KernelStamp> stamp = clock.stamp(line);
+    std::string_view line(text);
+    std::optional<KernelStamp> stamp;
+    std::optional<JournalEntry> entry;
+    if (is_journal_json(line)) {  // journalctl -o json: the stamp and host are fields, the message is MESSAGE
+      std::string why;
+      if (!(entry = journal_json_entry(line, why))) {
+        log.report.problem(number, why);
+        continue;
+      }
+      if (entry->stamp.host.empty()) entry->stamp.host = host;
+      stamp = entry->stamp;
+      line = entry->from_kernel ? std::string_view(entry->message) : std::string_view();  // another program's: not an Xid
+    } else {
+      stamp = clock.stamp(line);
+    }
     if (stamp) {
       auto [it, added] = log.window.try_emplace(stamp->host, stamp->time_s, stamp->time_s);
       it->second.first = std::min(it->second.first, stamp->time_s);
@@ -36,7 +50,7 @@ XidLog read_xid_log(std::istream& in, const std::string& file, const std::string
       continue;
     }
     if (!stamp) {
-      log.report.problem(number, "an Xid line without a timestamp this reader knows (dmesg, dmesg -T, syslog, ISO 8601)");
+      log.report.problem(number, "an Xid line without a timestamp this reader knows (dmesg, dmesg -T, syslog, ISO 8601, journal JSON)");
       continue;
     }
     if (kind == XidLine::Malformed) {

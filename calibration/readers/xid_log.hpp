@@ -1,5 +1,6 @@
 #pragma once
-//! NVIDIA Xid lines from whole kernel logs (the formats: core/kernel_log.hpp). Lines without
+//! NVIDIA Xid lines from whole kernel logs (the text formats: core/kernel_log.hpp; journald's JSON
+//! export, one entry per line, beside them: models/kernel_journal.hpp). Lines without
 //! "NVRM: Xid" are other kernel messages: skipped, but their timestamps bound the observation
 //! window of their host.
 

@@ -120,6 +120,7 @@ def main():
     ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
 
     sup = Supervisor()
+    timer = sup.section_timer()  # CUDA events on a GPU: the kernels' time, not their launches
     ckpt = FlashCheckpoint(args.name, args.persist_dir, rank=rank, world=world, shm_dir=os.environ.get("CTWIN_SHM_DIR"),
                            replica_ranks=args.replica_ranks)
     ckpt.register_state_dict("model", model.state_dict())
@@ -150,23 +151,24 @@ def main():
                 time.sleep(3600)
         # The global batch is micro-batches 0..shards-1 of the step; this rank takes its share of
         # them, accumulating gradients over all but the last without DDP's all-reduce.
+        # The step's section is its forward and backward passes (the timer adds them up and sends
+        # the step's sum once the GPU has run them); the loss check between them synchronises the
+        # host, so it stays outside, or the GPU's wait for it would count as compute.
         optimizer.zero_grad(set_to_none=False)
-        compute_s = 0.0
         for m in range(accumulate):
             x, y = batch(s, rank * accumulate + m, args, device)
-            started_compute = time.time()
             with (ddp.no_sync() if world > 1 and m + 1 < accumulate else contextlib.nullcontext()):
-                loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
-                compute_s += time.time() - started_compute  # the forward pass: compute, no collective
+                with timer.time(s):
+                    loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
                 if faulty and s == args.nan_at_step:
                     loss = loss * float("nan")
                 if not math.isfinite(loss.item()):
                     sup.nan(s)
                     print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
                     return 4
-                (loss / accumulate).backward()
+                with timer.time(s):  # under DDP the last micro-batch's backward overlaps its all-reduce
+                    (loss / accumulate).backward()
         optimizer.step()
-        sup.section(s, compute_s)
         step = s
         sup.step(s, time.time() - started, loss.item())
         if rank == 0 and s % 10 == 0:

@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import sys
+import time
 
 _SOURCES = {0: "none", 1: "memory", 2: "disk"}
 _KINDS = {1: "usage", 2: "shared memory", 3: "persist", 4: "device", 5: "timeout"}
@@ -366,6 +367,7 @@ class Supervisor:
         self._control = os.environ.get("CTWIN_CONTROL_FILE")
         self._control_stamp = None
         self._cadence = []  # (from, every), oldest first
+        self._timers = []
         record_failures()
         if self.path:
             import socket
@@ -418,8 +420,19 @@ class Supervisor:
     def section(self, step, seconds, group=0):
         """This rank's compute time in `step`, collectives excluded (CUDA events on a GPU, wall time
         on a CPU), and its group (pipeline stage and role, as one number). Every rank sends it: the
-        master compares ranks within their group and names a slow node (NVRx's straggler detection)."""
+        master compares ranks within their group and names a slow node (NVRx's straggler detection).
+        `section_timer()` measures it."""
         self._say(f"section {int(step)} {float(seconds):.6f} {int(group)}")
+
+    def section_timer(self, group=0, device=None):
+        """A SectionTimer sending this rank's sections in `group`; on the GPU `device` (default: torch's
+        current CUDA device when torch sees one), else in wall time."""
+        return SectionTimer(self, group, device)
+
+    def flush(self):
+        """Waits for the timers' sections still on the GPU and sends them (done() does this)."""
+        for timer in list(self._timers):
+            timer.flush()
 
     def checkpoint(self, step, seconds):
         self._say(f"checkpoint {int(step)} {float(seconds):.6f}")
@@ -428,7 +441,108 @@ class Supervisor:
         self._say(f"nan {int(step)}")
 
     def stopped(self, step):
+        self.flush()
         self._say(f"stopped {int(step)}")
 
     def done(self, step):
+        self.flush()
         self._say(f"done {int(step)}")
+
+
+class SectionTimer:
+    """Times the compute of each step, to send as its section (Supervisor.section). On a GPU it
+    records CUDA events on the current stream around each timed part, which measures the kernels
+    themselves, not their launches (a wall clock around an asynchronous forward pass reads only the
+    launch time), and reports a step once its events have completed, polled without blocking, so the
+    step is never synchronised for it. On a CPU it uses wall time.
+
+        timer = sup.section_timer(group=stage)
+        for step in ...:
+            for micro_batch in ...:
+                with timer.time(step):      # forward and backward: the step's compute
+                    loss = model(x).loss; loss.backward()
+            optimizer.step()                # outside: under DDP, the all-reduce waits here
+
+    A step's parts add up; the step is closed when a part of a later step starts (or at flush)."""
+
+    _MAX_PENDING_STEPS = 64  # a GPU this far behind is waited for: the pending events stay bounded
+
+    def __init__(self, supervisor, group=0, device=None):
+        self._sup, self._group = supervisor, int(group)
+        self._torch = None
+        try:
+            import torch
+
+            if (device is not None and torch.device(device).type == "cuda") or (device is None and torch.cuda.is_available()):
+                self._torch = torch
+                self._device = torch.device(device) if device is not None else torch.device("cuda", torch.cuda.current_device())
+        except ImportError:
+            pass
+        self._step = None  # the step being timed: [step, parts]; a part is (start, end) events, or wall seconds
+        self._closed = []  # steps whose parts are all recorded, oldest first, waiting for their events
+        supervisor._timers.append(self)
+
+    @property
+    def on_gpu(self):
+        return self._torch is not None
+
+    def time(self, step):
+        return _TimedPart(self, int(step))
+
+    def _start(self, step):
+        if self._step is not None and self._step[0] != step:
+            self._closed.append(self._step)
+            self._step = None
+        if self._step is None:
+            self._step = [step, []]
+        self.poll()
+        if not self.on_gpu:
+            return time.perf_counter()
+        with self._torch.cuda.device(self._device):
+            start = self._torch.cuda.Event(enable_timing=True)
+            start.record()
+        return start
+
+    def _end(self, start):
+        if self.on_gpu:
+            with self._torch.cuda.device(self._device):
+                end = self._torch.cuda.Event(enable_timing=True)
+                end.record()
+            self._step[1].append((start, end))
+        else:
+            self._step[1].append(time.perf_counter() - start)
+        self.poll()
+
+    def poll(self, wait=False):
+        """Sends every closed step whose events have completed, oldest first; `wait`: all of them."""
+        while self._closed:
+            step, parts = self._closed[0]
+            if self.on_gpu:
+                last = parts[-1][1]
+                if not (wait or len(self._closed) > self._MAX_PENDING_STEPS or last.query()):
+                    return
+                last.synchronize()
+                seconds = sum(start.elapsed_time(end) for start, end in parts) / 1000.0  # ms
+            else:
+                seconds = sum(parts)
+            self._closed.pop(0)
+            self._sup.section(step, seconds, self._group)
+
+    def flush(self):
+        if self._step is not None:
+            self._closed.append(self._step)
+            self._step = None
+        self.poll(wait=True)
+
+
+class _TimedPart:
+    def __init__(self, timer, step):
+        self._timer, self._step = timer, step
+
+    def __enter__(self):
+        self._start = self._timer._start(self._step)
+        return self
+
+    def __exit__(self, *exc):
+        self._timer._end(self._start)
+        return False

@@ -73,13 +73,6 @@ std::string random_id() {
 
 }  // namespace
 
-std::string this_host() {
-  if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 
 void LiveCommands::add_cluster_commands(CLI::App& parent) {
   auto& m = master_args_;

@@ -110,6 +110,7 @@ std::optional<int> LiveCommands::dispatch() {
     if (!cli::check_output_path("--events", run_args_.events)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_supervised(); });
   }
+#ifdef CTWIN_HAVE_CLUSTER
   if (master_ && *master_) {
     for (const auto& [flag, path] : {std::pair{"--events", master_args_.events}, std::pair{"--journal", master_args_.journal}})
       if (!cli::check_output_path(flag, path)) return cli::kExitBadInput;
@@ -120,6 +121,7 @@ std::optional<int> LiveCommands::dispatch() {
     if (!cli::check_output_path("--events", agent_args_.events)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_agent(); });
   }
+#endif
   if (*ckpt_bench_) {
     if (!cli::check_output_path("--json", bench_args_.json)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return ckpt_bench(); });

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <optional>
 
+#include <unistd.h>
+
 #include "core/command_line.hpp"
 #include "live/commands/live_commands.hpp"
 #include "live/job/local_coordination.hpp"
@@ -24,6 +26,13 @@ std::string shell_quote(const std::string& text) {
 }
 
 }  // namespace
+
+std::string this_host() {
+  if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) return name;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
 
 void LiveCommands::add_run_command(CLI::App& parent) {
   run_ = parent.add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");

@@ -78,7 +78,7 @@ int device_info(int device, ctwin_device_info* info) {
   std::memset(info, 0, sizeof *info);
   cudaDeviceProp prop{};
   CUDA_TRY(cudaGetDeviceProperties(&prop, device));
-  std::snprintf(info->name, sizeof info->name, "%s", prop.name);
+  std::snprintf(info->name, sizeof info->name, "%.*s", int(sizeof info->name) - 1, prop.name);
   CUDA_TRY(cudaDeviceGetPCIBusId(info->pci_bus_id, sizeof info->pci_bus_id, device));
   info->index = device;
   info->sm_major = prop.major;

@@ -17,7 +17,7 @@ struct HealthWatch::Shared {
 };
 
 HealthWatch::HealthWatch(std::unique_ptr<NvmlMonitor> monitor, double interval_s, double stall_limit_s)
-    : shared_(std::make_shared<Shared>()), bus_ids_(monitor->pci_bus_ids()), stall_limit_s_(stall_limit_s) {
+    : shared_(std::make_shared<Shared>()), bus_ids_(monitor->pci_bus_ids()), identities_(monitor->identities()), stall_limit_s_(stall_limit_s) {
   shared_->monitor = std::move(monitor);
   const auto wait_ms = static_cast<unsigned>(interval_s * 1000);
   std::thread([s = shared_, wait_ms] {

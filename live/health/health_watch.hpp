@@ -23,11 +23,13 @@ class HealthWatch {
   //! The latest readings, by GPU (for metrics); empty before the first poll.
   std::vector<GpuReading> readings() const;
   const std::vector<std::string>& pci_bus_ids() const { return bus_ids_; }
+  const std::vector<GpuIdentity>& identities() const { return identities_; }
 
  private:
   struct Shared;
   std::shared_ptr<Shared> shared_;
   std::vector<std::string> bus_ids_;
+  std::vector<GpuIdentity> identities_;
   double stall_limit_s_;
   bool stall_reported_ = false;
 };

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/kernel_log.hpp"
+#include "models/kernel_journal.hpp"
 #include "live/health/nvml_monitor.hpp"
 
 namespace ctwin::live {
@@ -60,7 +61,16 @@ std::vector<HealthEvent> KernelLogTail::poll() {
     std::string why;
     // One line the parser cannot take must not stop supervision: it is skipped.
     try {
-      if (line.size() <= kLongestLine && parse_xid_line(line, x, why) == XidLine::Xid && clock.stamp(line))
+      if (line.size() > kLongestLine) continue;
+      std::optional<JournalEntry> entry;
+      std::string_view text = line;
+      if (is_journal_json(line)) {  // `journalctl -k -f -o json` into the file: the message is a field
+        if (!(entry = journal_json_entry(line, why)) || !entry->from_kernel) continue;
+        text = entry->message;
+      } else if (!clock.stamp(line)) {
+        continue;
+      }
+      if (parse_xid_line(text, x, why) == XidLine::Xid)
         out.push_back({now, Symptom::Xid, gpu_of_bus_id(bus_ids_, x.pci), x.xid, 0, "pci=" + x.pci, "kernel-log"});
     } catch (const std::exception&) {
     }

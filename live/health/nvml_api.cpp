@@ -41,6 +41,8 @@ std::shared_ptr<const Api> load(std::string& why) {
   bind(handle, api->device_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
   bind(handle, api->device_by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   bind(handle, api->pci_info, {"nvmlDeviceGetPciInfo_v3"});
+  bind(handle, api->uuid, {"nvmlDeviceGetUUID"});
+  bind(handle, api->name, {"nvmlDeviceGetName"});
   bind(handle, api->total_ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
   bind(handle, api->remapped_rows, {"nvmlDeviceGetRemappedRows"});
   bind(handle, api->nvlink_state, {"nvmlDeviceGetNvLinkState"});

@@ -43,6 +43,8 @@ inline constexpr int kTemperatureGpu = 0;
 inline constexpr unsigned kNvLinkMaxLinks = 18;
 //! nvmlNvLinkErrorCounter_t: replay, recovery, CRC flit, CRC data.
 inline constexpr int kNvLinkErrorCounters = 4;
+//! NVML_DEVICE_UUID_V2_BUFFER_SIZE, NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kUuidBufferSize = 96, kNameBufferSize = 96;
 //! Throttle reasons that slow a healthy job down (not idle, not application clocks).
 inline constexpr unsigned long long kThrottleSwPowerCap = 0x4, kThrottleHwSlowdown = 0x8,
                                     kThrottleSwThermal = 0x20, kThrottleHwThermal = 0x40,
@@ -56,6 +58,8 @@ struct Api {
   Return (*device_count)(unsigned*);
   Return (*device_by_index)(unsigned, Device*);
   Return (*pci_info)(Device, PciInfo*);
+  Return (*uuid)(Device, char*, unsigned length);  //!< "GPU-8c3b…", the id DCGM and RMA tickets use
+  Return (*name)(Device, char*, unsigned length);  //!< "NVIDIA H100 80GB HBM3"
   Return (*total_ecc_errors)(Device, int error_type, int counter_type, unsigned long long*);
   Return (*remapped_rows)(Device, unsigned* corrected, unsigned* uncorrected, unsigned* pending, unsigned* failure);
   Return (*nvlink_state)(Device, unsigned link, int* active);

@@ -1,6 +1,7 @@
 #include "live/health/nvml_monitor.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 namespace ctwin::live {
 
@@ -61,6 +62,13 @@ std::unique_ptr<NvmlMonitor> NvmlMonitor::open(const NvmlMonitorOptions& options
     nvml::PciInfo pci{};
     m->devices_.push_back(device);
     m->bus_ids_.push_back(api->pci_info && api->pci_info(device, &pci) == nvml::kSuccess ? std::string(pci.bus_id) : "");
+    auto text = [&](nvml::Return (*get)(nvml::Device, char*, unsigned), unsigned size) {
+      std::string out(size, '\0');
+      if (!get || get(device, out.data(), size) != nvml::kSuccess) return std::string();
+      out.resize(std::strlen(out.c_str()));
+      return out;
+    };
+    m->identities_.push_back({text(api->uuid, nvml::kUuidBufferSize), m->bus_ids_.back(), text(api->name, nvml::kNameBufferSize)});
   }
   // Xid events: a GPU that does not support them is still polled.
   if (api->event_set_create && api->register_events && api->event_set_wait &&

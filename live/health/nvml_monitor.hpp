@@ -17,6 +17,12 @@
 
 namespace ctwin::live {
 
+//! Who a GPU is, read once when the monitor opens: the labels that join its series with
+//! dcgm-exporter's (UUID, pci_bus_id, modelName) and with an RMA ticket. Empty where NVML has none.
+struct GpuIdentity {
+  std::string uuid, pci_bus_id, model;
+};
+
 struct GpuReading {
   bool lost = false;
   unsigned long long ecc_corrected = 0, ecc_uncorrected = 0;
@@ -41,6 +47,8 @@ class NvmlMonitor {
   int gpu_count() const { return static_cast<int>(devices_.size()); }
   //! Bus ids as NVML writes them ("00000000:3B:00.0"), by GPU index.
   const std::vector<std::string>& pci_bus_ids() const { return bus_ids_; }
+  //! Every GPU's identity, by index.
+  const std::vector<GpuIdentity>& identities() const { return identities_; }
   const std::vector<GpuReading>& last() const { return last_; }
 
   //! One poll: read every GPU, report what changed, then wait up to `wait_ms` for Xid events.
@@ -56,6 +64,7 @@ class NvmlMonitor {
   NvmlMonitorOptions options_;
   std::vector<nvml::Device> devices_;
   std::vector<std::string> bus_ids_;
+  std::vector<GpuIdentity> identities_;
   std::vector<GpuReading> last_;
   bool have_baseline_ = false;
   nvml::EventSet events_ = nullptr;

@@ -125,15 +125,26 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
   }
   for (std::size_t g = 0; g < s.gpus.size(); ++g) {
     const GpuReading& r = s.gpus[g];
-    const std::string gpu = std::to_string(g);
-    m.gauge(10, "ctwin_gpu_lost", "1 when NVML says the GPU is lost").Add({{"gpu", gpu}}).Set(r.lost);
+    // dcgm-exporter's label names (UUID, pci_bus_id; its modelName in snake case, as promtool asks), so
+    // that `on (UUID)` joins the two exporters' series.
+    std::map<std::string, std::string> gpu{{"gpu", std::to_string(g)}};
+    if (g < s.gpu_identities.size())
+      for (const auto& [label, value] : {std::pair{"UUID", s.gpu_identities[g].uuid}, std::pair{"pci_bus_id", s.gpu_identities[g].pci_bus_id},
+                                         std::pair{"model_name", s.gpu_identities[g].model}})
+        if (!value.empty()) gpu[label] = value;
+    auto with = [&](const char* kind) {
+      auto labels = gpu;
+      labels["kind"] = kind;
+      return labels;
+    };
+    m.gauge(10, "ctwin_gpu_lost", "1 when NVML says the GPU is lost").Add(gpu).Set(r.lost);
     auto& readings = m.gauge(11, "ctwin_gpu_reading", "NVML readings by kind (volatile ECC counts, remap pending, temperature, SM clock ratio, clock event reasons)");
-    readings.Add({{"gpu", gpu}, {"kind", "ecc_corrected"}}).Set(static_cast<double>(r.ecc_corrected));
-    readings.Add({{"gpu", gpu}, {"kind", "ecc_uncorrected"}}).Set(static_cast<double>(r.ecc_uncorrected));
-    readings.Add({{"gpu", gpu}, {"kind", "remap_pending"}}).Set(r.remap_pending ? 1 : 0);
-    readings.Add({{"gpu", gpu}, {"kind", "temperature_celsius"}}).Set(r.temperature_c);
-    readings.Add({{"gpu", gpu}, {"kind", "sm_clock_ratio"}}).Set(r.sm_max_mhz ? static_cast<double>(r.sm_clock_mhz) / r.sm_max_mhz : 0);
-    readings.Add({{"gpu", gpu}, {"kind", "clock_event_reasons"}}).Set(static_cast<double>(r.throttle_reasons));
+    readings.Add(with("ecc_corrected")).Set(static_cast<double>(r.ecc_corrected));
+    readings.Add(with("ecc_uncorrected")).Set(static_cast<double>(r.ecc_uncorrected));
+    readings.Add(with("remap_pending")).Set(r.remap_pending ? 1 : 0);
+    readings.Add(with("temperature_celsius")).Set(r.temperature_c);
+    readings.Add(with("sm_clock_ratio")).Set(r.sm_max_mhz ? static_cast<double>(r.sm_clock_mhz) / r.sm_max_mhz : 0);
+    readings.Add(with("clock_event_reasons")).Set(static_cast<double>(r.throttle_reasons));
   }
 }
 

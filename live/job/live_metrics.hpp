@@ -35,6 +35,7 @@ struct MetricsSnapshot {
   double hang_timeout_s = -1;             //!< < 0: not shown (the master)
   std::map<std::string, long> interruptions, health_events;
   std::vector<GpuReading> gpus;
+  std::vector<GpuIdentity> gpu_identities;  //!< by GPU index, where known: labels of the GPU series
   // The master's: the generation and the nodes by state (empty: not shown).
   std::int64_t generation = -1;
   std::map<std::string, int> nodes;

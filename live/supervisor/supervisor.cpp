@@ -384,7 +384,7 @@ void Supervision::publish_metrics(bool now) {
   s.hang_timeout_s = hang_.timeout_s();
   s.interruptions = interruptions_;
   s.health_events = health_counts_;
-  if (watch_) s.gpus = watch_->readings();
+  if (watch_) s.gpus = watch_->readings(), s.gpu_identities = watch_->identities();
   metrics_->publish(s);
 }
 

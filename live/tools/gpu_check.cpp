@@ -11,6 +11,7 @@
 
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/ckpt_bench.hpp"
+#include "live/health/nvml_monitor.hpp"
 
 namespace {
 
@@ -50,21 +51,32 @@ int main(int argc, char** argv) {
       unsigned char id[CTWIN_COMM_ID_BYTES];
       require(p, p.comm_make_id(id), "NCCL id");
       require(p, p.allreduce_seconds(id, 1, 0, d, std::size_t(64) << 20, 20, 60, &allreduce), "NCCL all-reduce");
-      std::printf("    {\"index\": %d, \"name\": \"%s\", \"bus_id\": \"%s\", \"memory_in_use\": %.4f,\n"
+      std::printf("    {\"index\": %d, \"name\": \"%s\", \"sm\": \"%d.%d\", \"bus_id\": \"%s\", \"memory_in_use\": %.4f,\n"
                   "     \"gemm_8192_tflops\": %.1f, \"gemm_best_tflops\": %.1f, \"gemm_best_n\": %d, \"burn_in_of_best\": %.4f,\n"
                   "     \"gemm_mismatches\": %llu, \"gemm_non_finite\": %llu,\n"
                   "     \"hbm_copy_gb_s\": %.1f, \"h2d_gb_s\": %.2f, \"d2h_gb_s\": %.2f, \"allreduce_64mib_1rank_ms\": %.3f}%s\n",
-                  d, info.name, info.pci_bus_id, double(info.memory_used_bytes) / double(info.memory_total_bytes), burn_in / 1e12,
+                  d, info.name, info.sm_major, info.sm_minor, info.pci_bus_id, double(info.memory_used_bytes) / double(info.memory_total_bytes), burn_in / 1e12,
                   best / 1e12, best_n, burn_in / best, static_cast<unsigned long long>(mismatches),
                   static_cast<unsigned long long>(non_finite), hbm / 1e9, h2d / 1e9, d2h / 1e9, allreduce * 1e3,
                   d + 1 < gpus ? "," : "");
     }
+    // Each GPU's identity as the health monitor reads it from NVML: the labels of its metrics.
+    std::string why;
+    std::printf("  ],\n  \"nvml\": [");
+    if (const auto monitor = ctwin::live::NvmlMonitor::open({}, why))
+      for (std::size_t g = 0; g < monitor->identities().size(); ++g) {
+        const auto& id = monitor->identities()[g];
+        std::printf("%s{\"uuid\": \"%s\", \"pci_bus_id\": \"%s\", \"model\": \"%s\"}", g ? ", " : "", id.uuid.c_str(),
+                    id.pci_bus_id.c_str(), id.model.c_str());
+      }
+    else
+      std::fprintf(stderr, "ctwin-gpu-check: NVML: %s\n", why.c_str());
     ctwin::flash::CkptBenchOptions o;
     o.bytes = ckpt_bytes;
     o.device = 0;
     o.persist_dir = argv[1];
     const auto r = ctwin::flash::run_ckpt_bench(o);
-    std::printf("  ],\n  \"ckpt_bench\": %s}\n", ctwin::flash::ckpt_bench_json(r).c_str());
+    std::printf("],\n  \"ckpt_bench\": %s}\n", ctwin::flash::ckpt_bench_json(r).c_str());
     std::fprintf(stderr, "%s", ctwin::flash::ckpt_bench_text(r).c_str());
   } catch (const ctwin::CannotRunHere& e) {
     std::fprintf(stderr, "ctwin-gpu-check: cannot run here: %s\n", e.what());

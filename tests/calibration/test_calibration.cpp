@@ -79,6 +79,23 @@ TEST_CASE("kernel logs: Xid lines from dmesg, syslog and ISO journals, bad ones 
   CHECK(iso.events[1].host == "gpu-102");
   CHECK(iso.events[1].xid == 94);
 
+  // journalctl -k -o json: the stamp and host are fields; MESSAGE may come as its bytes.
+  const XidLog json = read("fleet-json.journal", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, ""); });
+  REQUIRE(json.events.size() == 2);
+  CHECK(json.events[0].host == "gpu-101");
+  CHECK(json.events[0].xid == 79);
+  CHECK(json.events[0].pci == "0000:3b:00");
+  CHECK(json.events[0].time_s == Approx(epoch_seconds(2024, 3, 21, 12, 34, 34) + 0.123456));
+  CHECK(json.events[1].host == "gpu-102");
+  CHECK(json.events[1].xid == 48);  // from MESSAGE's bytes
+  REQUIRE(json.report.malformed.size() == 3);
+  CHECK(json.report.malformed[0].line == 5);  // "Xid (...): fatal": no code
+  CHECK(json.report.malformed[1].line == 6);
+  CHECK(json.report.malformed[1].reason.find("not one") != std::string::npos);
+  CHECK(json.report.malformed[2].reason == "a journal entry without MESSAGE");
+  CHECK(json.report.skipped == 3);  // two other kernel messages, and a user's `logger` line claiming an Xid
+  CHECK(json.window.at("gpu-102").second - json.window.at("gpu-102").first == Approx(86400 - 7200));
+
   const XidLog forms = read("public-forms.syslog", [](std::istream& in, const std::string& f) { return read_xid_log(in, f, "", 2018); });
   REQUIRE(forms.events.size() == 3);
   CHECK(forms.events[0].host == "localhost");

@@ -72,5 +72,5 @@ record "calibrate" steps "$bin" calibrate src/tests/traces/megatron_train.log --
   --out "calibrate/steps.json" --report "calibrate/steps_report.json"
 record "features" validate "$bin" validate src/tests/scenarios/features.json --against "features/events.csv" \
   --trials $trials --json "features/validate.json"
-record . catalog "$bin" catalog --json
+record . catalog "$bin" catalog --json -
 rm src

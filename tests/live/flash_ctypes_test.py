@@ -150,6 +150,37 @@ def state_dict_checked():
         shutil.rmtree(disk, ignore_errors=True)
 
 
+def section_timer_on_cpu(path):
+    """A step's timed parts add up into one section, sent when a later step starts or at done()."""
+    import socket
+    import time
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(path)
+    sup = Supervisor(path, rank=1)
+    timer = sup.section_timer(group=2, device="cpu")
+    assert not timer.on_gpu
+    for _ in range(2):
+        with timer.time(8):
+            time.sleep(0.05)
+    listener.setblocking(False)
+    try:
+        raise AssertionError(f"a step still open was sent: {listener.recv(4096)}")
+    except BlockingIOError:
+        pass
+    listener.setblocking(True)
+    with timer.time(9):
+        pass
+    words = listener.recv(4096).decode().split()
+    assert words[0:2] == ["section", "8"] and words[3:] == ["2", "rank=1"], words
+    assert float(words[2]) >= 0.1, words  # both parts (each slept 50 ms)
+    sup.done(9)
+    assert listener.recv(4096).decode().startswith("section 9 0.0")
+    assert listener.recv(4096).decode() == "done 9 rank=1"
+    listener.close()
+    os.remove(path)
+
+
 def main():
     shm = tempfile.mkdtemp(prefix="ctwin-py-", dir="/dev/shm")
     disk = tempfile.mkdtemp(prefix="ctwin-py-")
@@ -182,6 +213,7 @@ def main():
                          "done 8 rank=3"], lines
         listener.close()
         os.remove(path)
+        section_timer_on_cpu(path)
         sup.step(9, 0.25)  # the supervisor is gone: no exception, training goes on
         assert Supervisor(path="").rank == 0
         failures_recorded(shm)

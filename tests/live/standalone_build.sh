@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The node side builds and runs on a machine without Debian's development packages, as a bare GPU
 # machine is (a compiler, CMake and CUDA/NCCL only). In a private mount namespace (unshare -rm),
-# the headers and CMake packages of Boost, Eigen, nlohmann/json, CLI11, SimGrid and OpenMPI,
-# libsimgrid itself and OpenMPI's compiler wrappers are covered by empty mounts; then:
+# the headers and CMake packages of Boost, Eigen, nlohmann/json, CLI11, SimGrid, OpenMPI, OpenSSL,
+# cpp-httplib and prometheus-cpp, libsimgrid itself and OpenMPI's compiler wrappers are covered by
+# empty mounts (the GPU machine of 2026-11-27 had none of the transport's: a build that assumed
+# them failed to link there); then:
 #   1. without the header bundle, `cmake -S live` fails (the packages are really out of sight);
 #   2. with it (scripts/bundle_live_deps.sh), `cmake -S live` builds the whole live side;
 #   3. ctwin-live links no SimGrid, runs a CPU precheck, and supervises a crashing synthetic
@@ -26,11 +28,11 @@ set -uo pipefail
 root=$1 work=$2
 for d in /usr/include/boost /usr/include/eigen3 /usr/include/nlohmann /usr/include/CLI /usr/include/simgrid /usr/include/xbt \
          /usr/include/smpi /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/cmake /usr/share/cmake/CLI11 \
-         /usr/share/cmake/nlohmann_json /usr/share/eigen3 /usr/share/openmpi; do
+         /usr/share/cmake/nlohmann_json /usr/share/eigen3 /usr/share/openmpi /usr/include/openssl /usr/include/prometheus; do
   [ -d "$d" ] && mount -t tmpfs none "$d"
 done
 for f in /usr/lib/x86_64-linux-gnu/libsimgrid.so* /usr/bin/mpicc /usr/bin/mpicxx /usr/bin/mpic++ /usr/bin/mpiCC /usr/bin/mpiexec \
-         /usr/bin/mpirun; do
+         /usr/bin/mpirun /usr/include/httplib.h /usr/lib/x86_64-linux-gnu/pkgconfig/cpp-httplib.pc /usr/share/pkgconfig/cpp-httplib.pc; do
   [ -e "$f" ] && mount --bind /dev/null "$f"
 done
 [ -e /usr/include/boost/version.hpp ] && { echo "FAIL: Boost is still visible"; exit 1; }
@@ -67,6 +69,8 @@ code=$?
 rm -f /dev/shm/ctwin-flash-standalone-$$-r0-s*
 [ $code -eq 0 ] || { cat "$work/run.txt"; echo "FAIL: ctwin-live run exited $code"; exit 1; }
 grep -q ",restore,,source=memory step=10" "$work/events.csv" || { cat "$work/events.csv"; echo "FAIL: no restore of step 10"; exit 1; }
+grep -q "no cpp-httplib or OpenSSL" "$work/configure.log" || { echo "FAIL: the transport's packages were not hidden"; exit 1; }
+"$work/build/ctwin-live" --help | grep -qE "^  (master|agent) " && { echo "FAIL: master/agent offered without their transport"; exit 1; }
 echo "standalone live build: built without the packages, no SimGrid linked, precheck and supervised restart pass"
 INSIDE
 unshare -rm bash "$work/inside.sh" "$root" "$work"

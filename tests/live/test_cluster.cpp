@@ -62,6 +62,15 @@ TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign o
   CHECK(decode_answer(encode(HeartbeatAnswer{"agent-7", 43, true, 0, PlanKind::Wait}, kToken), kToken)->unknown);
 }
 
+TEST_CASE("heartbeat datagrams: the MAC is HMAC-SHA256's first 16 bytes - known answers, short and long keys", "[live][cluster]") {
+  // From Python's hmac module: hmac.new(key, text, sha256).hexdigest()[:32]. A key over SHA-256's
+  // 64-byte block is hashed first (RFC 2104).
+  const HeartbeatAnswer unknown{"node-7", 42, true, 0, PlanKind::Wait};
+  CHECK(encode(unknown, "job-token") == "ctwin-unknown 1 node-7 42 7f8d6ad3fbd3fb4cd8df30356ae6382c");
+  CHECK(encode(unknown, std::string(100, 'k')) == "ctwin-unknown 1 node-7 42 c6d00b262d0684b59c7f5804a3eb8987");
+  CHECK(decode_answer("ctwin-unknown 1 node-7 42 7f8d6ad3fbd3fb4cd8df30356ae6382c", "job-token"));
+}
+
 TEST_CASE("job master: rendezvous, the newest step every node holds, one fault stops every node", "[live][cluster]") {
   const Scenario s = policy();
   const RecoveryController controller(s);

@@ -87,6 +87,18 @@ TEST_CASE("nvml monitor: an Xid 79 event and uncorrected ECC errors become fault
   CHECK(monitor->poll(20).empty());
 }
 
+TEST_CASE("nvml monitor: every GPU's identity - UUID, bus id and model - as NVML gives it", "[live][health]") {
+  FakeNvml fake("identity");
+  fake.write("gpus 2\n");
+  auto monitor = open_monitor();
+  const auto& ids = monitor->identities();
+  REQUIRE(ids.size() == 2);
+  CHECK(ids[1].uuid == "GPU-00000000-0000-0000-0000-000000000001");
+  CHECK(ids[1].pci_bus_id == "00000000:28:00.0");
+  CHECK(ids[1].model == "NVIDIA H100 80GB HBM3");
+  CHECK(HealthWatch(std::move(monitor), 0.05, 5).identities()[0].uuid == "GPU-00000000-0000-0000-0000-000000000000");
+}
+
 TEST_CASE("nvml monitor: an event wait that times out reports nothing and takes its timeout", "[live][health][timing]") {
   FakeNvml fake("timeout");
   fake.write("gpus 1\n");
@@ -158,6 +170,23 @@ TEST_CASE("nvml: a machine without a driver says why", "[live][health]") {
   ::setenv("CTWIN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
   CHECK(!NvmlMonitor::open({}, why));
   CHECK(why.find("/nonexistent/libnvidia-ml.so.1") != std::string::npos);
+}
+
+TEST_CASE("kernel log tail: journald's JSON lines (journalctl -k -f -o json) - an Xid on its GPU, a broken line skipped", "[live][health]") {
+  const auto path = std::filesystem::temp_directory_path() / ("ctwin-kern-json-" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path) << "";
+  KernelLogTail tail(path.string(), {"00000000:18:00.0", "00000000:28:00.0"});
+  std::ofstream(path, std::ios::app)
+      << R"({"__REALTIME_TIMESTAMP":"1711020874000000","_HOSTNAME":"node-17","MESSAGE":"NVRM: Xid (PCI:0000:28:00): 79, pid=1, GPU has fallen)"
+      << "\n"  // cut off: skipped, and the lines after it still count
+      << R"({"__REALTIME_TIMESTAMP":"1711020875000000","_HOSTNAME":"node-17","_TRANSPORT":"kernel","MESSAGE":"NVRM: Xid (PCI:0000:18:00): 48, pid=7, DBE"})"
+      << "\n"
+      << R"({"__REALTIME_TIMESTAMP":"1711020876000000","MESSAGE":"usb 1-1: new device"})" << "\n";
+  const auto events = tail.poll();
+  std::filesystem::remove(path);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].xid == 48);
+  CHECK(events[0].gpu == 0);
 }
 
 TEST_CASE("kernel log tail: Xid lines appended after the start, on the GPU of their bus id", "[live][health]") {

@@ -74,6 +74,9 @@ MetricsSnapshot snapshot(double productive_s, double lost_s, double rolled_back_
   s.interruptions["software_bug"] = 1;
   s.uncharged_s = 2.5;  // e.g. a job still gathering its nodes
   s.report_age_s[0] = 0.4;
+  s.gpus.resize(2);
+  s.gpus[0].temperature_c = 61;
+  s.gpu_identities = {{"GPU-5f0b7a0e-8d9b-4c6a-9a43-b2f1c4a1e001", "00000000:18:00.0", "NVIDIA H100 80GB HBM3"}};  // GPU 1: none known
   return s;
 }
 
@@ -98,6 +101,11 @@ TEST_CASE("live metrics: counters never decrease across a rollback, and promtool
   CHECK(after.find("ctwin_interruptions_total{" + kLabels + ",class=\"software_bug\"}") != std::string::npos);
   CHECK(sample(after, "ctwin_uncharged_seconds{" + kLabels + "}") == Approx(2.5));
   CHECK(sample(after, "ctwin_job_node_report_age_seconds{" + kLabels + ",rank=\"0\"}") == Approx(0.4));
+  // A GPU's series carry dcgm-exporter's identity labels, where NVML gave them.
+  const std::string temperature = "ctwin_gpu_reading{" + kLabels + ",UUID=\"GPU-5f0b7a0e-8d9b-4c6a-9a43-b2f1c4a1e001\",gpu=\"0\",kind=\"temperature_celsius\","
+                                  "model_name=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\"}";
+  CHECK(sample(after, temperature) == Approx(61));
+  CHECK(sample(after, "ctwin_gpu_lost{" + kLabels + ",gpu=\"1\"}") == Approx(0));
   // Prometheus' own linter: names, types, _total on counters, units.
   const std::string file = "/tmp/ctwin-metrics-" + std::to_string(::getpid()) + ".txt";
   std::ofstream(file) << after;

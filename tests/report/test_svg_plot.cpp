@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "report/calibration_report.hpp"
 #include "report/svg_plot.hpp"
 
 using namespace ctwin;
@@ -56,4 +57,25 @@ TEST_CASE("a plot with no finite data draws axes and no NaN", "[plot]") {
   CHECK(svg.find("nan") == std::string::npos);
   CHECK(svg.find("inf") == std::string::npos);
   CHECK(svg.find("class=\"ytick\"") != std::string::npos);
+}
+
+TEST_CASE("lifetime plots: the CDF axis ends a little above the data, so fits at fleet scale stand apart", "[plot]") {
+  // Two percent of parts failed in the window: on a 0-to-1 axis every curve lay on the x axis.
+  nlohmann::ordered_json report{{"confidence", 0.95}, {"classes", nlohmann::ordered_json::array()}};
+  nlohmann::ordered_json c;
+  c["class"] = "gpu_hbm";
+  c["component"] = "gpu";
+  c["rate_per_gpu_year"] = {{"estimate", 0.1}, {"lower", 0.05}, {"upper", 0.2}};
+  c["lifetime_cdf"]["hours"] = std::vector<double>{10, 100, 1000};
+  c["lifetime_cdf"]["empirical"] = std::vector<double>{0.002, 0.008, 0.02};
+  c["lifetime_cdf"]["weibull"] = std::vector<double>{0.002, 0.007, 0.021};
+  c["lifetime_cdf"]["exponential"] = std::vector<double>{0.0004, 0.004, 0.04};
+  report["classes"].push_back(c);
+  std::string svg;
+  for (const auto& [name, text] : calibration_plots(report))
+    if (name == "lifetimes_gpu_hbm.svg") svg = text;
+  REQUIRE_FALSE(svg.empty());
+  CHECK(svg.find(">0.04</text>") != std::string::npos);  // a tick at the highest curve's top
+  CHECK(svg.find(">1.0</text>") == std::string::npos);   // not the whole 0-to-1 range
+  CHECK(svg.find(">0.5</text>") == std::string::npos);
 }
