@@ -26,6 +26,7 @@ struct Row {
   std::vector<double> trials;
   std::optional<double> observed;  //!< nullopt: the trace does not say
   std::string missing_reason;
+  std::string note = {};  //!< how the figure was made, where a reader must know it (a scaling)
 };
 
 ordered_json judge(const Row& row, double confidence) {
@@ -38,6 +39,7 @@ ordered_json judge(const Row& row, double confidence) {
   j["unit"] = row.unit;
   j["observed"] = row.observed ? ordered_json(*row.observed) : ordered_json(nullptr);
   j["simulated"] = {{"mean", s.mean}, {"mean_ci95", {s.ci95_low, s.ci95_high}}, {"trials_interval", {lo, hi}}};
+  if (!row.note.empty()) j["note"] = row.note;
   if (!row.observed) {
     j["verdict"] = "not in trace";
     j["why"] = row.missing_reason;
@@ -66,6 +68,13 @@ ordered_json mttf_from(const ordered_json& interruptions) {
   j["verdict"] = interruptions["verdict"];
   j["note"] = "wall time / interruptions: the ratio of means, with the interruptions' intervals inverted; null is no interruption";
   return j;
+}
+
+//! The job's node count from a job master's start row (" nodes=N"); -1 where the trace does not
+//! say (a node's own log, a simulated run's events).
+int job_nodes_of(const calib::ObservedRun& observed) {
+  const auto at = observed.start.find(" nodes=");
+  return at == std::string::npos ? -1 : std::atoi(observed.start.c_str() + at + 7);
 }
 
 }  // namespace
@@ -143,13 +152,20 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                         per_trial([&](const TrialResult& t) { return static_cast<double>(t.ledger.us[productive]) / static_cast<double>(std::max<Micros>(1, t.wall_us)); }),
                         from_ledger([&](const auto& l) { return l[productive] / observed.wall_s; }), no_ledger},
                        options.confidence));
+  // GPU-hours: the ledger's hours (the job's, as one clock) times the scenario's GPUs, for the trace
+  // too: a log of a smaller job is scaled up to the scenario's size, and the note says so.
+  const int trace_nodes = job_nodes_of(observed);
+  std::string scaling = "hours x the scenario's " + std::to_string(static_cast<long>(gpus)) + " GPUs (" + std::to_string(scenario.job.nodes) +
+                        " nodes x " + std::to_string(scenario.cluster.gpus_per_node) + ")";
+  if (trace_nodes > 0 && trace_nodes != scenario.job.nodes)
+    scaling += "; the trace's job ran on " + std::to_string(trace_nodes) + " nodes, its hours are scaled the same";
   rows.push_back(judge({"job", "lost_gpu_hours", "", "GPU-hours of work redone",
                         per_trial([&](const TrialResult& t) { return gpus * static_cast<double>(t.ledger.us[lost]) / 1e6 / kHour; }),
-                        from_ledger([&](const auto& l) { return gpus * l[lost] / kHour; }), no_ledger},
+                        from_ledger([&](const auto& l) { return gpus * l[lost] / kHour; }), no_ledger, scaling},
                        options.confidence));
   rows.push_back(judge({"job", "unproductive_gpu_hours", "", "GPU-hours not training",
                         per_trial([&](const TrialResult& t) { return gpus * static_cast<double>(t.wall_us - t.ledger.us[productive]) / 1e6 / kHour; }),
-                        from_ledger([&](const auto& l) { return gpus * (observed.wall_s - l[productive]) / kHour; }), no_ledger},
+                        from_ledger([&](const auto& l) { return gpus * (observed.wall_s - l[productive]) / kHour; }), no_ledger, scaling},
                        options.confidence));
   if (ledger)
     for (std::size_t c = 0; c < kCategoryCount; ++c)
@@ -180,13 +196,10 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                        std::to_string(nodes_known) + " job and spare nodes");
   if (!observed.start.empty()) {
     report["trace"]["start"] = observed.start;
-    // A job master's log says how many nodes the job ran on; a node's own log does not.
-    const auto nodes_at = observed.start.find(" nodes=");
-    const int job_nodes = nodes_at == std::string::npos ? 1 : std::atoi(observed.start.c_str() + nodes_at + 7);
-    if (job_nodes != scenario.job.nodes && nodes_at != std::string::npos)
-      warnings.push_back("the trace is the log of a job of " + std::to_string(job_nodes) + " nodes, the scenario's job has " +
+    if (trace_nodes > 0 && trace_nodes != scenario.job.nodes)
+      warnings.push_back("the trace is the log of a job of " + std::to_string(trace_nodes) + " nodes, the scenario's job has " +
                          std::to_string(scenario.job.nodes));
-    else if (nodes_at == std::string::npos && scenario.job.nodes > 1)
+    else if (trace_nodes < 0 && scenario.job.nodes > 1)
       warnings.push_back("the trace is one node's live log (its start row), the scenario's job has " +
                          std::to_string(scenario.job.nodes) +
                          " nodes: the job's rates and ledger are compared with one node's; validate the job's log, or a "

@@ -1,5 +1,6 @@
 #include "report/validation_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -25,7 +26,8 @@ std::string validation_text(const ordered_json& report) {
                 trace["interruptions"].get<long>(), report["trials"].get<int>(), static_cast<unsigned long long>(report["seed"].get<std::uint64_t>()));
   out << line;
   const double confidence = report["confidence"].get<double>();
-  std::snprintf(line, sizeof line, "  %-46s %12s %12s   %-25s %s\n", "", "observed", "sim. mean", (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");
+  std::snprintf(line, sizeof line, "  %-34s %-26s %12s %12s   %-25s %s\n", "", "unit", "observed", "sim. mean",
+                (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");
   out << line;
   auto num = [](const ordered_json& v) {
     if (v.is_null()) return std::string("-");
@@ -34,6 +36,7 @@ std::string validation_text(const ordered_json& report) {
     return std::string(text);
   };
   std::string group;
+  std::vector<std::string> notes;
   for (const auto& r : report["rows"]) {
     if (r["group"] != group) {
       group = r["group"].get<std::string>();
@@ -43,15 +46,28 @@ std::string validation_text(const ordered_json& report) {
     const auto& sim = r["simulated"];
     char interval[80];
     std::snprintf(interval, sizeof interval, "[%s, %s]", num(sim["trials_interval"][0]).c_str(), num(sim["trials_interval"][1]).c_str());
-    std::snprintf(line, sizeof line, "    %-44s %12s %12s   %-25s %s\n", name.c_str(), num(r["observed"]).c_str(), num(sim["mean"]).c_str(),
-                  interval, r["verdict"].get<std::string>().c_str());
+    std::snprintf(line, sizeof line, "    %-32s %-26s %12s %12s   %-25s %s\n", name.c_str(), r["unit"].get<std::string>().c_str(),
+                  num(r["observed"]).c_str(), num(sim["mean"]).c_str(), interval, r["verdict"].get<std::string>().c_str());
     out << line;
+    const bool gpu_hours = r["unit"].get<std::string>().rfind("GPU-hours", 0) == 0;  // their scaling is said below the table
+    if (gpu_hours && r.contains("note") && std::find(notes.begin(), notes.end(), r["note"].get<std::string>()) == notes.end())
+      notes.push_back(r["note"].get<std::string>());
   }
   const auto& s = report["summary"];
   std::snprintf(line, sizeof line, "\n  %d of %d figures outside the interval of single trials (about %.1f would be by chance alone)\n",
                 s["outside"].get<int>(), s["judged"].get<int>(), s["expected_outside_by_chance"].get<double>());
   out << line;
-  if (trace.contains("classes_not_in_scenario")) out << "  the trace names classes the scenario lacks: " << trace["classes_not_in_scenario"].dump() << "\n";
+  for (const auto& note : notes) out << "  GPU-hours: " << note << "\n";
+  if (trace.contains("classes_not_in_scenario")) {
+    out << "  the trace names classes the scenario lacks:";
+    const char* separator = " ";
+    for (const auto& c : trace["classes_not_in_scenario"]) {
+      out << separator << c["class"].get<std::string>() << " (" << c["interruptions"].get<long>() << " interruption"
+          << (c["interruptions"].get<long>() == 1 ? "" : "s") << ")";
+      separator = ", ";
+    }
+    out << "\n";
+  }
   if (trace.contains("warning")) out << "  warning: " << trace["warning"].get<std::string>() << "\n";
   if (!trace["ends_with_end_row"].get<bool>()) out << "  note: the trace has no end row; it is taken to end at its last event\n";
   return out.str();

@@ -14,6 +14,7 @@
 #include "core/text_records.hpp"
 #include "calibration/validation.hpp"
 #include "report/run_report.hpp"
+#include "report/validation_report.hpp"
 #include "support/fixtures.hpp"
 #include "support/runs.hpp"
 
@@ -115,6 +116,13 @@ TEST_CASE("validate: what a log does not say is not judged, a class the scenario
   CHECK(row(report, "interruptions_per_day", "cosmic_ray")["verdict"] == "outside");
   CHECK(report["trace"]["classes_not_in_scenario"][0]["class"] == "cosmic_ray");
   CHECK(report["summary"]["judged"].get<int>() < static_cast<int>(report["rows"].size()));
+  // The table says it in words, with each figure's unit: no JSON in it.
+  const std::string table = validation_text(report);
+  INFO(table);
+  CHECK(table.find("the trace names classes the scenario lacks: cosmic_ray (1 interruption)") != std::string::npos);
+  CHECK(table.find("[{") == std::string::npos);
+  CHECK(table.find(" unit ") != std::string::npos);
+  CHECK(table.find("GPU-hours of work redone") != std::string::npos);
 
   // A ledger with a category missing, or one that does not add up, is bad input naming its line.
   std::istringstream partial("time_s,node,gpu,kind,code,detail\n0,,,running,,\n10,,,end,,\n10,,,ledger,,productive=10.000000\n");
@@ -181,5 +189,11 @@ TEST_CASE("validate: one node's live log against a many-node job is said to be o
   master.replace(host, 11, " host=m job=j nodes=64");
   CHECK_FALSE(validate_text(scenario, master, 20)["trace"].contains("warning"));
   master.replace(master.find("nodes=64"), 8, "nodes=8");
-  CHECK(validate_text(scenario, master, 20)["trace"]["warning"].get<std::string>().find("a job of 8 nodes") != std::string::npos);
+  const auto smaller = validate_text(scenario, master, 20);
+  CHECK(smaller["trace"]["warning"].get<std::string>().find("a job of 8 nodes") != std::string::npos);
+  // GPU-hours are the scenario's GPUs times hours, for the log too, and the report says so.
+  const std::string scaling = row(smaller, "lost_gpu_hours")["note"].get<std::string>();
+  CHECK(scaling.find("the scenario's 512 GPUs (64 nodes x 8)") != std::string::npos);
+  CHECK(scaling.find("the trace's job ran on 8 nodes") != std::string::npos);
+  CHECK(validation_text(smaller).find("GPU-hours: hours x the scenario's 512 GPUs") != std::string::npos);
 }
