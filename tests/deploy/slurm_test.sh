@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # deploy/slurm/ctwin-job.sbatch on a real Slurm (Debian's slurm-wlm) that this test starts and
 # stops: slurmctld and three slurmd, each a node name on 127.0.0.1 (auth/none: nothing leaves
-# this host). The job: two nodes, the master on the first, an agent per node through srun, the
+# this host). Job 1: two nodes, the master on the first, an agent per node through srun, the
 # synthetic trainer crashing once on node rank 1. Checks: the job finished (every node), one
 # interruption, one restart from a step both nodes held, the ledger adds up, no trainer left.
+# Job 2: three nodes, the third a hot spare (CTWIN_SPARES=1); node rank 1 is lost (its agent and
+# trainer killed); the spare takes rank 1 from the shared checkpoints, the job completes.
 #   bash tests/deploy/slurm_test.sh BUILD_DIR          exit 0 passed, 1 failed, 77 skipped (no Slurm, not root)
 set -euo pipefail
 build="$(cd "$1" && pwd)"
@@ -111,3 +113,46 @@ grep -q "every node finished at step 150" "$work/job.out" || fail "the master di
 left=$(pgrep -f "$work/ckpt" || true)
 [ -z "$left" ] || fail "processes left: $left"
 echo "passed: the sbatch job on a real Slurm (job $jobid)"
+
+# Job 2: a lost node replaced by the spare. Its agent and trainer die together, as with the node.
+mkdir -p "$work/ckpt2"
+jobid=$(CTWIN_BIN="$build/ctwin-live" CTWIN_POLICY="$work/policy.json" CTWIN_PERSIST_DIR="$work/ckpt2" CTWIN_SPARES=1 \
+  CTWIN_MASTER_PORT=$(free_port) CTWIN_TRAINER_PORT=$(free_port) CTWIN_METRICS=127.0.0.1:0 \
+  CTWIN_MASTER_OPTIONS="--agent-timeout 4s" CTWIN_AGENT_OPTIONS="--no-nvml --no-metrics" \
+  sbatch --parsable --nodes 3 --output "$work/job2.out" "$here/deploy/slurm/ctwin-job.sbatch" \
+  "$build/ctwin-synthetic-trainer" --steps 400 --step-ms 20 --checkpoint-every 10 --state-bytes 1MiB)
+echo "submitted job $jobid (a spare)"
+for _ in $(seq 600); do  # until node rank 1 has saved a checkpoint
+  grep -q ",checkpoint,," "$work/ckpt2/node-1.csv" 2>/dev/null && break
+  sleep 0.1
+done
+agent=$(pgrep -f -- "--events $work/ckpt2/node-1.csv" | head -n 1 || true)
+[ -n "$agent" ] || fail "no agent holds node rank 1"
+kill -STOP "$agent"; pkill -9 -P "$agent" || true; kill -9 "$agent"
+echo "node rank 1 lost (agent $agent killed with its trainer)"
+for _ in $(seq 600); do
+  state=$(scontrol show job "$jobid" -o 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+  sleep 0.5
+done
+echo "job $jobid: $state"
+cat "$work/job2.out"
+[ "$state" = COMPLETED ] || fail "the job with a lost node ended $state"
+python3 - "$work/ckpt2" <<'PY' || fail "the lost node's job log"
+import csv, os, sys
+rows = list(csv.DictReader(open(os.path.join(sys.argv[1], "job-events.csv"))))
+lost = [r for r in rows if r["kind"] == "interrupted"]
+assert len(lost) == 1 and lost[0]["detail"].startswith("node_lost"), [(r["kind"], r["detail"]) for r in rows]
+assert any(r["kind"] == "restart" for r in rows), [r["kind"] for r in rows]
+# The spare (the allocation's third node, SLURM_NODEID 2) ran rank 1 from a checkpoint.
+spare = list(csv.DictReader(open(os.path.join(sys.argv[1], "node-2.csv"))))
+restores = [r["detail"] for r in spare if r["kind"] == "restore"]
+assert restores, [(r["kind"], r["detail"]) for r in spare]
+print("job log: node rank 1 lost; the spare restored", restores[-1])
+PY
+# Both nodes' trainers (node rank 0 and the spare) ran to the end, and the master ended the job.
+[ "$(grep -c "the trainer finished at step 400" "$work/job2.out")" -eq 2 ] || fail "the trainers did not both finish"
+grep -q "ctwin master: every node finished at step" "$work/job2.out" || fail "the master did not finish the job with the spare"
+left=$(pgrep -f "$work/ckpt2" || true)
+[ -z "$left" ] || fail "processes left: $left"
+echo "passed: a lost node replaced by a spare under Slurm (job $jobid)"
