@@ -37,7 +37,7 @@ CONFINED = [
     (re.compile(r"^simgrid/|^xbt/|^smpi/"), ["sim/simgrid/"]),
     (re.compile(r"^mpi\.h$"), ["core/mpi/"]),
     (re.compile(r"^(cuda|cuda_runtime|cuda_runtime_api|cublas|cublas_v2|cublasLt|nccl|cuda_bf16|cuda_fp16)\.h$"), ["live/cuda/"]),
-    (re.compile(r"^CLI/"), ["cli/", "live/commands/"]),
+    (re.compile(r"^CLI/"), ["cli/", "live/commands/", "live/tools/"]),  # the tools are programs with command lines too
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 SOURCES = (".cpp", ".hpp", ".h", ".c", ".cu", ".cuh")

@@ -38,11 +38,13 @@
 #include <thread>
 #include <vector>
 
+#include "core/units.hpp"
 #include "live/backend/plugin_loader.hpp"
 #include "live/checkpoint/flash_engine.hpp"
 #include "live/checkpoint/flash_error.hpp"
 #include "policies/checkpoint_policy.hpp"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -94,107 +96,63 @@ unsigned char expected_stripe(int j, long long step) {
   return t >= 1 ? stripe_value(t) : 0;
 }
 
-//! "64MiB", "1GiB", "4096", "1.5GB": bytes.
-bool parse_bytes(const std::string& text, std::uint64_t& out) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (!end || end == text.c_str() || value < 0) return false;
-  const std::string unit = end;
-  static const std::pair<const char*, double> units[] = {{"", 1},         {"B", 1},         {"KiB", 1024.0}, {"MiB", 1048576.0},
-                                                         {"GiB", 1073741824.0}, {"KB", 1e3}, {"MB", 1e6},    {"GB", 1e9}};
-  for (const auto& [name, scale] : units)
-    if (unit == name) {
-      out = static_cast<std::uint64_t>(value * scale);
-      return true;
-    }
-  return false;
-}
-
-[[noreturn]] void help() {
-  std::printf(
-      "ctwin-synthetic-trainer: a training process that checkpoints through the flash engine and can fail on\n"
-      "purpose, for testing the live supervisor. Each step writes one of 64 stripes of its state (a restore is\n"
-      "checked stripe by stripe) and reports to the supervisor's heartbeat socket when $CTWIN_HEARTBEAT_SOCKET is set.\n\n"
-      "  --steps N             steps to run (default 100)\n"
-      "  --state-bytes BYTES   the state checkpointed (default 64MiB; 4096, 64MiB, 1GiB)\n"
-      "  --device cpu|cuda:I   where the state lives and the GEMMs run (default cpu)\n"
-      "  --gemm-n N            the n of each step's n x n GEMM (default 128)\n"
-      "  --gemms-per-step K    GEMMs a step (default 1)\n"
-      "  --step-ms MS          a step lasts at least this long (default 0)\n"
-      "  --checkpoint-every N  steps between checkpoints (default 10)\n"
-      "  --save-ms MS          a save stalls at least this long (default 0)\n"
-      "  --name NAME           the checkpoint's name (default $CTWIN_FLASH_NAME, else synthetic)\n"
-      "  --persist-dir DIR     persist checkpoints here (default $CTWIN_FLASH_PERSIST_DIR; none: memory only)\n"
-      "  --shm-dir DIR         shared memory for snapshots (default $CTWIN_SHM_DIR, else /dev/shm)\n"
-      "  --crash-at-step S     exit 1 at step S; --hang-at-step S stops beating; --nan-at-step S reports a NaN loss\n"
-      "  --slow-from-step S --slowdown F   from step S each step takes F times as long\n"
-      "  --spike-at-step S     a loss spike at step S\n"
-      "  --fault-attempt A     faults only in attempt A ($CTWIN_ATTEMPT; default 0, the first run)\n"
-      "  --fault-rank R        faults only on rank R (default: every rank)\n"
-      "  --group G             its pipeline stage in its section lines (default 0)\n"
-      "  --lockstep 0|1        ranks wait for each other every step (default 0)\n\n"
-      "example: ctwin-synthetic-trainer --steps 200 --checkpoint-every 20 --crash-at-step 50 --persist-dir /tmp/ckpt\n");
-  std::exit(0);
-}
-
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "ctwin-synthetic-trainer: %s\nusage: ctwin-synthetic-trainer [--steps N] [--state-bytes BYTES] [--device cpu|cuda:I]\n"
-               "  [--gemm-n N] [--gemms-per-step K] [--step-ms MS] [--checkpoint-every N] [--name NAME]\n"
-               "  [--persist-dir DIR] [--shm-dir DIR] [--crash-at-step S] [--hang-at-step S] [--nan-at-step S]\n"
-               "  [--slow-from-step S --slowdown F] [--group G] [--spike-at-step S] [--fault-attempt A] [--fault-rank R]\n"
-               "  [--save-ms MS] [--lockstep 0|1]\n",
-               why.c_str());
-  std::exit(2);
-}
-
+//! The options with CLI11 (what ctwin-live uses); bad ones exit 2 with CLI11's message.
 Options parse(int argc, char** argv) {
   Options o;
   if (const char* v = std::getenv("CTWIN_FLASH_NAME")) o.name = v;
   if (const char* v = std::getenv("CTWIN_FLASH_PERSIST_DIR")) o.persist_dir = v;
   if (const char* v = std::getenv("CTWIN_SHM_DIR")) o.shm_dir = v;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") help();
-    if (i + 1 >= argc) usage(flag + ": needs a value");
-    const std::string value = argv[++i];
-    char* end = nullptr;
-    const double number = std::strtod(value.c_str(), &end);
-    const bool numeric = end && *end == '\0' && !value.empty();
-    auto need_number = [&] {
-      if (!numeric) usage(flag + " " + value + ": not a number");
-      return number;
-    };
-    if (flag == "--steps") o.steps = static_cast<long long>(need_number());
-    else if (flag == "--state-bytes") {
-      if (!parse_bytes(value, o.state_bytes)) usage("--state-bytes " + value + ": expected bytes (4096, 64MiB, 1GiB)");
-    }
-    else if (flag == "--device") {
-      if (value == "cpu") o.device = -1;
-      else if (value.rfind("cuda", 0) == 0) o.device = value.size() > 5 ? std::atoi(value.c_str() + 5) : 0;
-      else usage("--device " + value + ": cpu or cuda:I");
-    } else if (flag == "--gemm-n") o.gemm_n = static_cast<int>(need_number());
-    else if (flag == "--gemms-per-step") o.gemms_per_step = static_cast<int>(need_number());
-    else if (flag == "--step-ms") o.step_ms = need_number();
-    else if (flag == "--checkpoint-every") o.checkpoint_every = static_cast<long long>(need_number());
-    else if (flag == "--name") o.name = value;
-    else if (flag == "--persist-dir") o.persist_dir = value;
-    else if (flag == "--shm-dir") o.shm_dir = value;
-    else if (flag == "--crash-at-step") o.crash_at = static_cast<long long>(need_number());
-    else if (flag == "--hang-at-step") o.hang_at = static_cast<long long>(need_number());
-    else if (flag == "--nan-at-step") o.nan_at = static_cast<long long>(need_number());
-    else if (flag == "--slow-from-step") o.slow_from = static_cast<long long>(need_number());
-    else if (flag == "--slowdown") o.slowdown = need_number();
-    else if (flag == "--group") o.group = static_cast<int>(need_number());
-    else if (flag == "--spike-at-step") o.spike_at = static_cast<long long>(need_number());
-    else if (flag == "--fault-attempt") o.fault_attempt = static_cast<int>(need_number());
-    else if (flag == "--fault-rank") o.fault_rank = static_cast<int>(need_number());
-    else if (flag == "--save-ms") o.save_ms = need_number();
-    else if (flag == "--lockstep") o.lockstep = need_number() != 0;
-    else usage("unknown option " + flag);
+  CLI::App app(
+      "ctwin-synthetic-trainer: a training process that checkpoints through the flash engine and can fail on purpose, for\n"
+      "testing the live supervisor. Each step writes one of 64 stripes of its state (a restore is checked stripe by stripe)\n"
+      "and reports to the supervisor's heartbeat socket when $CTWIN_HEARTBEAT_SOCKET is set.");
+  app.footer("\nexample: ctwin-synthetic-trainer --steps 200 --checkpoint-every 20 --crash-at-step 50 --persist-dir /tmp/ckpt");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last, as launchers append
+  std::string state_bytes = "64MiB", device = "cpu";
+  int lockstep = 0;
+  const auto positive = CLI::Range(1LL, 1'000'000'000'000LL), at_least_0 = CLI::Range(0.0, 1e12);
+  app.add_option("--steps", o.steps, "steps to run")->capture_default_str()->check(positive);
+  app.add_option("--state-bytes", state_bytes, "the state checkpointed (4096, 64MiB, 1GiB)")->capture_default_str();
+  app.add_option("--device", device, "where the state lives and the GEMMs run: cpu or cuda:I")->capture_default_str();
+  app.add_option("--gemm-n", o.gemm_n, "the n of each step's n x n GEMM")->capture_default_str()->check(positive);
+  app.add_option("--gemms-per-step", o.gemms_per_step, "GEMMs a step")->capture_default_str()->check(at_least_0);
+  app.add_option("--step-ms", o.step_ms, "a step lasts at least this long")->capture_default_str()->check(at_least_0);
+  app.add_option("--checkpoint-every", o.checkpoint_every, "steps between checkpoints")->capture_default_str()->check(positive);
+  app.add_option("--save-ms", o.save_ms, "a save stalls at least this long")->capture_default_str()->check(at_least_0);
+  app.add_option("--name", o.name, "the checkpoint's name (default $CTWIN_FLASH_NAME, else synthetic)");
+  app.add_option("--persist-dir", o.persist_dir, "persist checkpoints here (default $CTWIN_FLASH_PERSIST_DIR; none: memory only)");
+  app.add_option("--shm-dir", o.shm_dir, "shared memory for snapshots (default $CTWIN_SHM_DIR, else /dev/shm)");
+  app.add_option("--crash-at-step", o.crash_at, "exit 1 at this step");
+  app.add_option("--hang-at-step", o.hang_at, "stop beating at this step");
+  app.add_option("--nan-at-step", o.nan_at, "report a NaN loss at this step");
+  app.add_option("--slow-from-step", o.slow_from, "from this step each step takes --slowdown times as long");
+  app.add_option("--slowdown", o.slowdown, "the slowdown's factor")->capture_default_str()->check(CLI::Range(1.0, 1e6));
+  app.add_option("--spike-at-step", o.spike_at, "a loss spike at this step");
+  app.add_option("--fault-attempt", o.fault_attempt, "faults only in this attempt ($CTWIN_ATTEMPT; the first run is 0)")->capture_default_str();
+  app.add_option("--fault-rank", o.fault_rank, "faults only on this rank (default: every rank)");
+  app.add_option("--group", o.group, "its pipeline stage in its section lines")->capture_default_str();
+  app.add_option("--lockstep", lockstep, "1: ranks wait for each other every step")->capture_default_str()->check(CLI::Range(0, 1));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e) == 0 ? 0 : 2);
   }
-  if (o.steps < 1 || o.checkpoint_every < 1 || o.gemm_n < 1 || o.gemms_per_step < 0 || o.slowdown < 1 || o.state_bytes < kStripes)
-    usage("--steps, --checkpoint-every and --gemm-n must be positive, --slowdown at least 1, --state-bytes at least 64");
+  std::string why;
+  const auto bytes = ctwin::parse_bytes(state_bytes, why);
+  if (!bytes || *bytes < kStripes) {
+    std::fprintf(stderr, "ctwin-synthetic-trainer: --state-bytes %s: %s\n", state_bytes.c_str(), bytes ? "at least 64 bytes" : why.c_str());
+    std::exit(2);
+  }
+  o.state_bytes = static_cast<std::uint64_t>(*bytes);
+  if (device == "cpu") o.device = -1;
+  else if (device == "cuda") o.device = 0;
+  else if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.find_first_not_of("0123456789", 5) == std::string::npos)
+    o.device = std::atoi(device.c_str() + 5);
+  else {
+    std::fprintf(stderr, "ctwin-synthetic-trainer: --device %s: cpu or cuda:I\n", device.c_str());
+    std::exit(2);
+  }
+  o.lockstep = lockstep != 0;
   if (o.name.empty()) o.name = "synthetic";
   return o;
 }
