@@ -55,7 +55,12 @@ void AgentLink::send_heartbeat() {
   {
     std::lock_guard lock(mutex_);
     news_pending_ = false;
-    h = {join_.agent, ++seq_, status_.generation, status_.state, status_.step, plan_->generation, plan_->what, plan_->cadence.revision};
+    // With node rank 0's lines (or a fault) still to go by HTTP, or on their way in a report not
+    // yet answered, a datagram says only what the master has acknowledged: else the master hears
+    // "finished" before the last steps, and the job's ledger ends without them (391 of 400 steps,
+    // a spare job under Slurm; the datagram overtook the report carrying them).
+    const NodeStatus& said = (lines_.empty() && !fault_) || !acknowledged_ ? status_ : *acknowledged_;
+    h = {join_.agent, ++seq_, said.generation, said.state, said.step, plan_->generation, plan_->what, plan_->cadence.revision};
   }
   const std::string datagram = encode(h, token_);
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
@@ -236,13 +241,14 @@ bool AgentLink::send_join() {
 bool AgentLink::send_report() {
   Report report;
   std::size_t lines_sent = 0;
+  NodeStatus sent;
   bool with_fault = false;
   {
     std::lock_guard lock(mutex_);
     const auto now = Clock::now();
     report.agent = join_.agent;
     report.status = status_;
-    reported_ = status_;
+    reported_ = sent = status_;
     reported_at_ = now;
     for (const auto& [at, line] : lines_) report.lines.push_back({seconds_between(at, now), line});
     report.sections = std::move(sections_);
@@ -267,6 +273,7 @@ bool AgentLink::send_report() {
     return false;
   }
   lines_.erase(lines_.begin(), lines_.begin() + static_cast<std::ptrdiff_t>(std::min(lines_sent, lines_.size())));
+  acknowledged_ = sent;
   if (with_fault) fault_.reset();
   if (report.precheck && precheck_result_ && precheck_result_->key == report.precheck->key) precheck_result_.reset();
   try {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -87,6 +88,7 @@ class AgentLink final : public Coordination {
   Clock::time_point unreachable_said_{};
   std::string unreachable_;
   NodeStatus reported_;                 //!< the status the last HTTP report carried
+  std::optional<NodeStatus> acknowledged_;  //!< the status of the last report the master answered: what a datagram may repeat while news waits for HTTP
   Clock::time_point reported_at_{};
   Clock::time_point http_ok_at_{};      //!< the last join or report that got through
   bool plan_stale_ = false;             //!< a datagram answer said the plan changed

@@ -251,3 +251,72 @@ TEST_CASE("agent link: heartbeats go on while a report waits on a master that do
   released.notify_all();
   ::close(udp);
 }
+
+TEST_CASE("agent link: no datagram says finished before node rank 0's last lines have gone by HTTP", "[live][cluster][network]") {
+  std::mutex mutex;
+  std::condition_variable released;
+  bool stall = false, release = false;
+  std::vector<std::string> lines_heard;
+  HttpServer server(
+      "127.0.0.1", 0, {}, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
+      [&](const HttpRequest& r) {
+        if (r.target == "/v1/join") return HttpAnswer{200, to_json(JoinReply{"job", 0, 0.2}).dump()};
+        std::unique_lock lock(mutex);
+        if (stall) released.wait_for(lock, std::chrono::seconds(30), [&] { return release; });
+        for (const auto& line : parse_report(r.body).lines) lines_heard.push_back(line.line);
+        Plan p;
+        p.generation = 1;
+        p.what = PlanKind::Run;
+        p.node_rank = 0;
+        p.nnodes = 1;
+        return HttpAnswer{200, to_json(p).dump()};
+      });
+  const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(static_cast<std::uint16_t>(server.port()));
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(udp, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+
+  AgentLink link("127.0.0.1", server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!link.plan() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(link.plan());
+  link.status({1, NodeState::Running, 397, std::nullopt});
+  link.trainer_line("step 397 0.02 rank=0");
+  {
+    std::lock_guard lock(mutex);
+    stall = true;  // the next report waits on the master
+  }
+  // The trainer's last lines, then the node's state: finished. The report carrying them (and
+  // "finished") is held by the master; the datagrams sent meanwhile must not overtake it.
+  for (const char* line : {"step 398 0.02 rank=0", "step 399 0.02 rank=0", "step 400 0.02 rank=0", "done 400 rank=0"}) link.trainer_line(line);
+  link.status({1, NodeState::Finished, 400, std::nullopt});
+  int beats = 0, finished = 0;
+  char buffer[kLargestDatagram + 1];
+  for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(2);) {
+    pollfd ready{udp, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t n = ::recv(udp, buffer, sizeof buffer, 0);
+    const auto h = n > 0 ? decode_heartbeat(std::string(buffer, static_cast<std::size_t>(n)), kToken) : std::nullopt;
+    if (h) ++beats, finished += h->state == NodeState::Finished;
+  }
+  CHECK(beats >= 2);     // the node is alive the whole time
+  CHECK(finished == 0);  // but "finished" waits for its lines
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  released.notify_all();
+  for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(20);) {
+    {
+      std::lock_guard lock(mutex);
+      if (!lines_heard.empty() && lines_heard.back() == "done 400 rank=0") break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::lock_guard lock(mutex);
+  CHECK(lines_heard.size() == 5);
+  CHECK(lines_heard.back() == "done 400 rank=0");
+  ::close(udp);
+}
