@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -199,124 +200,110 @@ TEST_CASE("master http: 400 agents from one address through 8 slots are all answ
   CHECK(answered == 400);
 }
 
-TEST_CASE("agent link: heartbeats go on while a report waits on a master that does not answer", "[live][cluster][network]") {
+namespace {
+
+//! A master whose HTTP side can be held (a report then waits on it), with its heartbeat port (the
+//! same number, over UDP) for the test to read; the lines of the reports it answered.
+struct HeldMaster {
   std::mutex mutex;
   std::condition_variable released;
-  bool stall = false, release = false;
-  HttpServer server(
-      "127.0.0.1", 0, {}, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
-      [&](const HttpRequest& r) {
-        if (r.target == "/v1/join") return HttpAnswer{200, to_json(JoinReply{"job", 0, 0.2}).dump()};
-        std::unique_lock lock(mutex);
-        if (stall) released.wait_for(lock, std::chrono::seconds(30), [&] { return release; });  // the master's HTTP side hangs
-        Plan p;
-        p.generation = 1;
-        p.what = PlanKind::Run;
-        p.node_rank = 0;
-        p.nnodes = 1;
-        return HttpAnswer{200, to_json(p).dump()};
-      });
-  // The master's heartbeat port: the same number, over UDP.
-  const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(static_cast<std::uint16_t>(server.port()));
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(udp, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  bool holding = false, release = false;
+  std::vector<std::string> lines_heard;
+  HttpServer server{"127.0.0.1", 0, {}, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
+                    [this](const HttpRequest& r) {
+                      if (r.target == "/v1/join") return HttpAnswer{200, to_json(JoinReply{"job", 0, 0.2}).dump()};
+                      std::unique_lock lock(mutex);
+                      if (holding) released.wait_for(lock, std::chrono::seconds(30), [&] { return release; });
+                      if (r.target == "/v1/report")
+                        for (const auto& line : parse_report(r.body).lines) lines_heard.push_back(line.line);
+                      Plan p;
+                      p.generation = 1;
+                      p.what = PlanKind::Run;
+                      p.node_rank = 0;
+                      p.nnodes = 1;
+                      return HttpAnswer{200, to_json(p).dump()};
+                    }};
+  int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-  AgentLink link("127.0.0.1", server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
+  HeldMaster() {
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(static_cast<std::uint16_t>(server.port()));
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(udp, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  }
+  ~HeldMaster() {
+    let_go();
+    ::close(udp);
+  }
+  void hold() {
+    std::lock_guard lock(mutex);
+    holding = true;
+  }
+  void let_go() {
+    {
+      std::lock_guard lock(mutex);
+      release = true;
+    }
+    released.notify_all();
+  }
+  //! The heartbeats that arrive within `seconds`.
+  std::vector<Heartbeat> heartbeats(double seconds, std::size_t enough = 1000) {
+    std::vector<Heartbeat> out;
+    char buffer[kLargestDatagram + 1];
+    const auto t = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t < std::chrono::duration<double>(seconds) && out.size() < enough) {
+      pollfd ready{udp, POLLIN, 0};
+      if (::poll(&ready, 1, 100) <= 0) continue;
+      const ssize_t n = ::recv(udp, buffer, sizeof buffer, 0);
+      if (const auto h = n > 0 ? decode_heartbeat(std::string(buffer, static_cast<std::size_t>(n)), kToken) : std::nullopt) out.push_back(*h);
+    }
+    return out;
+  }
+};
+
+void wait_for_plan(AgentLink& link) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!link.plan() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(link.plan());
+}
+
+}  // namespace
+
+TEST_CASE("agent link: heartbeats go on while a report waits on a master that does not answer", "[live][cluster][network]") {
+  HeldMaster master;
+  AgentLink link("127.0.0.1", master.server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
+  wait_for_plan(link);
   link.status({1, NodeState::Running, 1, std::nullopt});
-  {
-    std::lock_guard lock(mutex);
-    stall = true;
-  }
-  link.fault({});  // a report now: it waits on the stalled master
-  int beats = 0;
-  char buffer[kLargestDatagram + 1];
-  for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(3) && beats < 4;) {
-    pollfd ready{udp, POLLIN, 0};
-    if (::poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t n = ::recv(udp, buffer, sizeof buffer, 0);
-    if (n > 0 && decode_heartbeat(std::string(buffer, static_cast<std::size_t>(n)), kToken)) ++beats;
-  }
+  master.hold();
+  link.fault({});  // a report now: it waits on the held master
   // At a 0.2 s interval, ~15 in these 3 s; one thread for both sent none while the report waited.
-  CHECK(beats >= 4);
-  {
-    std::lock_guard lock(mutex);
-    release = true;
-  }
-  released.notify_all();
-  ::close(udp);
+  CHECK(master.heartbeats(3, 4).size() >= 4);
 }
 
 TEST_CASE("agent link: no datagram says finished before node rank 0's last lines have gone by HTTP", "[live][cluster][network]") {
-  std::mutex mutex;
-  std::condition_variable released;
-  bool stall = false, release = false;
-  std::vector<std::string> lines_heard;
-  HttpServer server(
-      "127.0.0.1", 0, {}, [](const std::string& a) { return same_secret(a, "Bearer " + kToken); },
-      [&](const HttpRequest& r) {
-        if (r.target == "/v1/join") return HttpAnswer{200, to_json(JoinReply{"job", 0, 0.2}).dump()};
-        std::unique_lock lock(mutex);
-        if (stall) released.wait_for(lock, std::chrono::seconds(30), [&] { return release; });
-        for (const auto& line : parse_report(r.body).lines) lines_heard.push_back(line.line);
-        Plan p;
-        p.generation = 1;
-        p.what = PlanKind::Run;
-        p.node_rank = 0;
-        p.nnodes = 1;
-        return HttpAnswer{200, to_json(p).dump()};
-      });
-  const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(static_cast<std::uint16_t>(server.port()));
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(udp, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
-
-  AgentLink link("127.0.0.1", server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!link.plan() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(link.plan());
+  HeldMaster master;
+  AgentLink link("127.0.0.1", master.server.port(), kToken, {"agent-0", 0, "host-0", "127.0.0.1", false});
+  wait_for_plan(link);
   link.status({1, NodeState::Running, 397, std::nullopt});
   link.trainer_line("step 397 0.02 rank=0");
-  {
-    std::lock_guard lock(mutex);
-    stall = true;  // the next report waits on the master
-  }
+  master.hold();  // the next report waits on the master
   // The trainer's last lines, then the node's state: finished. The report carrying them (and
   // "finished") is held by the master; the datagrams sent meanwhile must not overtake it.
   for (const char* line : {"step 398 0.02 rank=0", "step 399 0.02 rank=0", "step 400 0.02 rank=0", "done 400 rank=0"}) link.trainer_line(line);
   link.status({1, NodeState::Finished, 400, std::nullopt});
-  int beats = 0, finished = 0;
-  char buffer[kLargestDatagram + 1];
-  for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(2);) {
-    pollfd ready{udp, POLLIN, 0};
-    if (::poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t n = ::recv(udp, buffer, sizeof buffer, 0);
-    const auto h = n > 0 ? decode_heartbeat(std::string(buffer, static_cast<std::size_t>(n)), kToken) : std::nullopt;
-    if (h) ++beats, finished += h->state == NodeState::Finished;
-  }
-  CHECK(beats >= 2);     // the node is alive the whole time
-  CHECK(finished == 0);  // but "finished" waits for its lines
-  {
-    std::lock_guard lock(mutex);
-    release = true;
-  }
-  released.notify_all();
+  const auto beats = master.heartbeats(2);
+  CHECK(beats.size() >= 2);  // the node is alive the whole time
+  CHECK(std::none_of(beats.begin(), beats.end(), [](const Heartbeat& h) { return h.state == NodeState::Finished; }));  // "finished" waits for its lines
+  master.let_go();
   for (auto t = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - t < std::chrono::seconds(20);) {
     {
-      std::lock_guard lock(mutex);
-      if (!lines_heard.empty() && lines_heard.back() == "done 400 rank=0") break;
+      std::lock_guard lock(master.mutex);
+      if (!master.lines_heard.empty() && master.lines_heard.back() == "done 400 rank=0") break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::lock_guard lock(mutex);
-  CHECK(lines_heard.size() == 5);
-  CHECK(lines_heard.back() == "done 400 rank=0");
-  ::close(udp);
+  std::lock_guard lock(master.mutex);
+  CHECK(master.lines_heard.size() == 5);
+  CHECK(master.lines_heard.back() == "done 400 rank=0");
 }
