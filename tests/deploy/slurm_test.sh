@@ -68,6 +68,16 @@ done
 sinfo -N || true
 [ "$(sinfo -h -N -o '%T' | grep -c idle)" -eq 3 ] || { echo "FAILED: the Slurm nodes never came up"; tail -20 "$work"/*.log; keep=1; exit 1; }
 
+# Waits (at most 5 min) for job $jobid to end; its state in $state.
+wait_for_job() {
+  for _ in $(seq 600); do
+    state=$(scontrol show job "$jobid" -o 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+    sleep 0.5
+  done
+  echo "job $jobid: $state"
+}
+
 # The job, as a user would submit it.
 export CTWIN_JOB_TOKEN="slurm-test-token-0123456789"
 printf '{"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}, "hang_detection": {"factor": 5, "minimum": "5s"}}}\n' > "$work/policy.json"
@@ -78,12 +88,7 @@ jobid=$(CTWIN_BIN="$build/ctwin-live" CTWIN_POLICY="$work/policy.json" CTWIN_PER
   sbatch --parsable --nodes 2 --output "$work/job.out" "$here/deploy/slurm/ctwin-job.sbatch" \
   "$build/ctwin-synthetic-trainer" --steps 150 --step-ms 20 --checkpoint-every 10 --state-bytes 1MiB --crash-at-step 60 --fault-rank 1)
 echo "submitted job $jobid"
-for _ in $(seq 600); do
-  state=$(scontrol show job "$jobid" -o 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-  sleep 0.5
-done
-echo "job $jobid: $state"
+wait_for_job
 cat "$work/job.out"
 fail() { echo "FAILED: $*"; keep=1; tail -30 "$work"/slurmctld.log; exit 1; }
 [ "$state" = COMPLETED ] || fail "the job ended $state"
@@ -130,12 +135,7 @@ agent=$(pgrep -f -- "--events $work/ckpt2/node-1.csv" | head -n 1 || true)
 [ -n "$agent" ] || fail "no agent holds node rank 1"
 kill -STOP "$agent"; pkill -9 -P "$agent" || true; kill -9 "$agent"
 echo "node rank 1 lost (agent $agent killed with its trainer)"
-for _ in $(seq 600); do
-  state=$(scontrol show job "$jobid" -o 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-  sleep 0.5
-done
-echo "job $jobid: $state"
+wait_for_job
 cat "$work/job2.out"
 [ "$state" = COMPLETED ] || fail "the job with a lost node ended $state"
 python3 - "$work/ckpt2" <<'PY' || fail "the lost node's job log"

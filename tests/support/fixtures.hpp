@@ -18,6 +18,8 @@
 namespace ctwin::test {
 
 inline std::string fixture(const std::string& name) { return std::string(CTWIN_TEST_DIR) + "/scenarios/" + name; }
+//! A trace fixture (tests/traces/README.md).
+inline std::string trace_file(const std::string& name) { return std::string(CTWIN_TEST_DIR) + "/traces/" + name; }
 inline std::string repo_file(const std::string& relative) { return std::string(CTWIN_TEST_DIR) + "/../" + relative; }
 
 nlohmann::json read_json(const std::string& path);
