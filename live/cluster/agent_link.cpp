@@ -247,6 +247,7 @@ bool AgentLink::send_report() {
     std::lock_guard lock(mutex_);
     const auto now = Clock::now();
     report.agent = join_.agent;
+    report.sent_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();  // with the ages below
     report.status = status_;
     reported_ = sent = status_;
     reported_at_ = now;

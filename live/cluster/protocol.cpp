@@ -1,7 +1,5 @@
 #include "live/cluster/protocol.hpp"
 
-#include <limits>
-
 #include "live/job/cadence_json.hpp"
 #include "models/json_reader.hpp"
 
@@ -83,6 +81,7 @@ json to_json(const Report& m) {
   json lines = json::array();
   for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
   json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
+  if (m.sent_us) j["sent_us"] = *m.sent_us;
   if (!m.sections.empty()) {
     json sections = json::array();
     for (const auto& x : m.sections) sections.push_back({{"local_rank", x.local_rank}, {"group", x.group}, {"seconds", x.seconds}});
@@ -184,10 +183,11 @@ JoinReply parse_join_reply(const std::string& body) {
 Report parse_report(const std::string& body) {
   const json j = parse_body(body, "report");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck"});
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck", "sent_us"});
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
+  m.sent_us = r.integer(j, "", "sent_us", false, 0);
   if (const json* s = r.object(j, "", "status", true)) {
     r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank", "problem"});
     m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);

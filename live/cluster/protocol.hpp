@@ -23,7 +23,7 @@
 
 namespace ctwin::live::cluster {
 
-inline constexpr int kProtocolVersion = 2;  //!< 2: a fault carries its resolved class (effect, action)
+inline constexpr int kProtocolVersion = 3;  //!< 2: a fault carries its resolved class (effect, action); 3: a report says when it left
 
 struct ExchangeRequest {
   std::string key;   //!< the group's exchange, and which one of its calls

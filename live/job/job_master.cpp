@@ -105,7 +105,9 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
     else a.evicted = true, journal_dirty_ = true;  // a spare that cannot serve this run is not one
     return plan_for(a);
   }
-  if (a.rank == 0) take_lines(report, now);
+  // When the report left the agent: a fault's and a line's ages count from there, not from now.
+  const Clock::time_point left = report.sent_us ? now - a.delivery.excess(*report.sent_us, now) : now;
+  if (a.rank == 0) take_lines(report, left, now);
   if (!report.sections.empty()) {
     a.sections = report.sections;
     a.sections_at = now;
@@ -113,7 +115,7 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   }
   if (report.precheck) take_precheck_result(a, *report.precheck, now);
   if (report.fault && a.rank >= 0 && !a.evicted) {
-    const Clock::time_point at = now - seconds(report.fault->age_s);
+    const Clock::time_point at = left - seconds(report.fault->age_s);
     const std::int64_t ended = report.fault->generation >= 0 ? report.fault->generation : report.status.generation;
     faults_.push_back({a.rank, ended, *report.fault, at, a.id, now});
     if (phase_ == Phase::Running && ended == generation_) on_fault(a.rank, *report.fault, now);
@@ -162,7 +164,7 @@ std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::t
 
 //! Node rank 0's trainer speaks for the job's progress (its ledger), as a node's rank 0 does for the node.
 //! Lines that arrive after a fault was reported count when they were said before it.
-void JobMaster::take_lines(const Report& report, Clock::time_point now) {
+void JobMaster::take_lines(const Report& report, Clock::time_point left, Clock::time_point now) {
   const bool running = phase_ == Phase::Running && report.status.generation == generation_;
   const bool before_the_decision = phase_ == Phase::Gathering && !decided_ && generation_ > 1;
   if (!running && !before_the_decision) return;
@@ -174,7 +176,7 @@ void JobMaster::take_lines(const Report& report, Clock::time_point now) {
     const TrainerMessage m = parse_trainer_message(line.line);
     if (m.kind == TrainerMessage::Kind::Unknown || m.rank != 0) continue;
     // When it was said: its age before the report left, kept in order and never after now.
-    const Clock::time_point at = std::min(std::max(now - seconds(line.age_s), last_line_at_), now);
+    const Clock::time_point at = std::min(std::max(left - seconds(line.age_s), last_line_at_), now);
     if (at > until) break;
     last_line_at_ = at;
     // What a restart costs: from the stop to this generation's first step (the job's start, at first).

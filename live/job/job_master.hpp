@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "live/job/delivery_delay.hpp"
 #include "live/job/live_event_log.hpp"
 #include "live/job/live_ledger.hpp"
 #include "live/job/live_metrics.hpp"
@@ -133,6 +134,7 @@ class JobMaster {
     std::vector<RankSection> sections;  //!< its ranks' compute times, last reported
     Clock::time_point sections_at{};
     std::int64_t sections_generation = -1;
+    DeliveryDelay delivery;        //!< how long its reports wait in queues: their ages count from when they left
   };
   struct Fault {
     int rank;
@@ -144,7 +146,8 @@ class JobMaster {
   };
 
   Plan plan_for(const Agent& a) const;
-  void take_lines(const Report& report, Clock::time_point now);
+  //! `left`: when the report left the agent, on the master's clock (its lines' ages count from there).
+  void take_lines(const Report& report, Clock::time_point left, Clock::time_point now);
   //! After an agent's state changed: every node finished, or gathering may go on.
   void status_changed(const Agent& a, Clock::time_point now);
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);

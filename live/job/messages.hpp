@@ -136,6 +136,9 @@ struct Report {
   std::optional<FaultReport> fault;
   std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
   std::optional<NodeCheck> precheck;
+  //! When it left, by the agent's steady clock (microseconds): the master tells the report's time in
+  //! queues from it (delivery_delay.hpp). Absent in a job of one (no queues).
+  std::optional<std::int64_t> sent_us = std::nullopt;
 };
 
 //! What a steady-state report says when nothing but the step changed (one datagram).

@@ -878,9 +878,9 @@ def run_bad_input(job):
     check(r.returncode == 2 and "refused" in r.stderr, "a wrong token: exit %d, %s" % (r.returncode, r.stderr), job)
     check(all("agent" not in n for n in job.status()["nodes"]), "a refused agent holds a rank", job)
     # Malformed messages: 400 naming the field.
-    for body, pointer in [('{"protocol": 2, "agent": "x", "status": {"generation": -3, "state": "running"}}', "/status/generation"),
-                          ('{"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "dancing"}}', "/status/state"),
-                          ('{"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "running"}, "lines": [{"age_s": "soon", "line": "x"}]}',
+    for body, pointer in [('{"protocol": 3, "agent": "x", "status": {"generation": -3, "state": "running"}}', "/status/generation"),
+                          ('{"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "dancing"}}', "/status/state"),
+                          ('{"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "running"}, "lines": [{"age_s": "soon", "line": "x"}]}',
                            "/lines/0/age_s"),
                           ('[1, 2', "not JSON")]:
         request = urllib.request.Request("http://127.0.0.1:%d/v1/report" % job.port, data=body.encode(), method="POST",

@@ -340,18 +340,18 @@ TEST_CASE("job master: every plan names the run, and a node whose persist folder
 }
 
 TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "dancing"}})"),
                     Catch::Contains("/status/state"));
   CHECK_THROWS_WITH(parse_report(R"({"protocol": 1, "agent": "x", "status": {"generation": 1, "state": "running"}})"),
                     Catch::Contains("/protocol"));
   // A fault carries the class its node resolved: its effect and action too, by name.
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "stopped"},
                                      "fault": {"class": "software_bug", "effect": "crash"}})"),
                     Catch::Contains("/fault/action"));
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "stopped"},
                                      "fault": {"class": "software_bug", "effect": "melt", "action": "restart"}})"),
                     Catch::Contains("/fault/effect"));
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
                     Catch::Contains("/extra"));
   CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
   CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
@@ -375,7 +375,7 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
   // A health fault the node put to the controller carries its answer, so the master does not ask again.
   with_fault.fault->answer = {Act::ResetGpu};
   CHECK(parse_report(to_json(with_fault).dump()).fault->answer == std::vector<Act>{Act::ResetGpu});
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 2, "agent": "x", "status": {"generation": 1, "state": "stopped"},
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "stopped"},
                                      "fault": {"class": "xid79", "effect": "crash", "action": "replace", "answer": ["replace", "explode"]}})"),
                     Catch::Contains("/fault/answer/1"));
 }

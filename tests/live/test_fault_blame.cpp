@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "core/event_log.hpp"
+#include "live/job/delivery_delay.hpp"
 #include "live/job/job_master.hpp"
 #include "live/supervisor/worker_failures.hpp"
 #include "models/scenario_loader.hpp"
@@ -173,4 +174,60 @@ TEST_CASE("job master: a fault heard by a master killed before its decision is d
     return std::string((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
   }();
   CHECK(journal.find("\"failed_launches\":1") != std::string::npos);
+}
+
+TEST_CASE("delivery delay: a report's time in queues, beyond its agent's quickest, whatever the clocks' offset", "[live][cluster][unit]") {
+  using std::chrono::milliseconds;
+  DeliveryDelay d;
+  const auto t0 = Clock::now();
+  const std::int64_t offset_us = -5'000'000'000;  // the agent's steady clock, far from the master's
+  const auto sent = [&](Clock::time_point left) { return std::chrono::duration_cast<std::chrono::microseconds>(left.time_since_epoch()).count() + offset_us; };
+  CHECK(d.excess(sent(t0), t0 + milliseconds(4)) == Clock::duration::zero());  // the first is the quickest so far
+  CHECK(d.excess(sent(t0 + milliseconds(100)), t0 + milliseconds(101)) == Clock::duration::zero());
+  CHECK(d.excess(sent(t0 + milliseconds(200)), t0 + milliseconds(501)) == milliseconds(300));
+  // The quickest is remembered for a window or two, then forgotten (the clocks drift apart).
+  CHECK(d.excess(sent(t0 + std::chrono::seconds(70)), t0 + std::chrono::seconds(70) + milliseconds(11)) == milliseconds(10));
+  CHECK(d.excess(sent(t0 + std::chrono::seconds(200)), t0 + std::chrono::seconds(200) + milliseconds(11)) == Clock::duration::zero());
+}
+
+TEST_CASE("job master: a report held up in queues does not date its fault later than a peer's that came straight through", "[live][cluster][unit]") {
+  using std::chrono::milliseconds;
+  const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}}})", "p.json");
+  const RecoveryController controller(s);
+  for (const bool stamped : {true, false}) {
+    DYNAMIC_SECTION((stamped ? "the reports say when they left" : "reports without a stamp (an older agent) are dated on arrival")) {
+      Folder f;
+      MasterOptions o;
+      o.nnodes = 2;
+      o.events_path = (f.path / "job.csv").string();
+      const auto t0 = Clock::now();
+      JobMaster m(s, controller, o, t0);
+      // Each agent's steady clock is its own; a report normally arrives 1 ms after it left.
+      const std::map<std::string, std::int64_t> offset_us = {{"a", 7'000'000}, {"b", -3'000'000'000}};
+      const auto left_at = [&](Report r, Clock::time_point left) {
+        if (stamped) r.sent_us = std::chrono::duration_cast<std::chrono::microseconds>(left.time_since_epoch()).count() + offset_us.at(r.agent);
+        return r;
+      };
+      m.join({"a", 0, "h0", "", false}, t0);
+      m.join({"b", 1, "h1", "", false}, t0);
+      for (const auto* agent : {"a", "b"}) m.report(left_at(report(agent, 1, NodeState::Stopped, -1, std::vector<std::int64_t>{}), t0), t0 + milliseconds(1));
+      for (const auto* agent : {"a", "b"}) m.report(left_at(report(agent, 1, NodeState::Running, 5), t0 + milliseconds(10)), t0 + milliseconds(11));
+      // Node 1's worker aborts at T; node 0's collective fails 30 ms later. Node 0's report leaves at
+      // T + 100 ms and comes straight through; node 1's leaves at T + 500 ms and waits 300 ms.
+      const auto T = t0 + std::chrono::seconds(10);
+      Report peer = left_at(report("a", 1, NodeState::Stopped, 5, std::vector<std::int64_t>{}), T + milliseconds(100));
+      peer.fault = FaultReport{classify_stop(s, LiveStop::Crash), "exit 1; rank 0 failed first: Connection closed by peer", -1, -1, 0.070};
+      CHECK(m.report(peer, T + milliseconds(101)).what == PlanKind::Stop);
+      Report abort = left_at(report("b", 2, NodeState::Stopped, 5, std::vector<std::int64_t>{}), T + milliseconds(500));
+      abort.fault = FaultReport{classify_stop(s, LiveStop::Crash), "exit 1; rank 1 failed first: Fatal Python error: Aborted", -1, -1, 0.500};
+      abort.fault->generation = 1;
+      m.report(abort, T + milliseconds(800));
+      m.report(left_at(report("a", 2, NodeState::Stopped, 5, std::vector<std::int64_t>{}), T + milliseconds(900)), T + milliseconds(901));
+      CHECK(m.generation() == 2);
+      m.close(T + std::chrono::seconds(1));
+      const auto faults = fault_rows(o.events_path);
+      REQUIRE(faults.size() == 1);
+      CHECK(faults[0].node == (stamped ? 1 : 0));  // unstamped, the held-up report's fault looks 270 ms later than it was
+    }
+  }
 }
