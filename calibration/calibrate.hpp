@@ -25,6 +25,8 @@ struct CalibrateOptions {
   int year = 1970;                  //!< for syslog lines, which carry no year
   double dedupe_s = 60;             //!< repeats of an Xid on one GPU within this are one fault
   double confidence = 0.95;
+  //! Write the slow nodes of a step log that names no stage or role (the user knows its nodes do alike work).
+  bool slow_nodes_without_stages = false;
 };
 
 //! The rate of one fault class, as fitted.

@@ -31,6 +31,7 @@ StepTimeFit fit_step_times(const std::vector<StepRecord>& records, double confid
     all.push_back(r.duration_s);
     if (r.node.empty()) continue;
     by_node[r.node].push_back(r.duration_s);
+    fit.node_hours += r.duration_s / 3600;
     peers_of.try_emplace(r.node, r.peers);
   }
   std::sort(all.begin(), all.end());

@@ -22,6 +22,7 @@ struct SlowNode {
 
 struct StepTimeFit {
   std::size_t records = 0, nodes = 0;  //!< nodes: 0 for job-wide logs
+  double node_hours = 0;               //!< the per-node records' step times summed: the nodes' observed time
   double median_s = 0, mean_s = 0, p5_s = 0, p95_s = 0, p99_s = 0;
   double slow_step_factor = 1.1;  //!< a step is slow above this times the median
   Interval slow_step_share;       //!< exact (Clopper-Pearson) binomial interval

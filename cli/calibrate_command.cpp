@@ -22,6 +22,8 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   cmd_->add_option("--gpus-per-node", gpus_per_node_, "without --base")->check(CLI::Range(1, 1024));
   cmd_->add_option("--dedupe", dedupe_s_, "seconds within which a repeated Xid on one GPU is the same fault")->check(CLI::Range(0.0, 1e9));
   cmd_->add_option("--confidence", confidence_, "of the intervals")->check(CLI::Range(0.5, 0.9999));
+  cmd_->add_flag("--slow-nodes-without-stages", slow_nodes_without_stages_,
+                 "write a step log's slow nodes into the scenario even when it names no stage or role (its nodes do alike work)");
 }
 
 std::optional<int> CalibrateCommand::dispatch() {
@@ -38,6 +40,7 @@ int CalibrateCommand::run() {
   options.gpus_per_node = gpus_per_node_;
   options.dedupe_s = dedupe_s_;
   options.confidence = confidence_;
+  options.slow_nodes_without_stages = slow_nodes_without_stages_;
   const calib::CalibrationResult result = calib::calibrate(traces_, options);
   const auto& r = result.report;
   std::cout << calibration_text(r, traces_.size(), confidence_) << std::flush;

@@ -145,6 +145,9 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
       for (const auto& n : st["slow_nodes"]) printf_to(out, "  %s at %.3g", n["node"].get<std::string>().c_str(), n["speed_factor"].get<double>());
       printf_to(out, "\n");
       if (st.contains("warning")) out << "  warning: " << st["warning"].get<std::string>() << "\n";
+      if (st.contains("scenario"))
+        out << "  " << (st["scenario"]["written"].get<bool>() ? "written into the scenario as class " : "not written into the scenario as class ")
+            << st["scenario"]["class"].get<std::string>() << ": " << st["scenario"]["why"].get<std::string>() << "\n";
     }
   }
   if (!r["lemons"].empty()) out << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";

@@ -89,6 +89,10 @@ def main():
                                   str(ROOT / "tests/traces/incidents.csv"), "--year", "2024", "--out", j("fitted.json"), "--report", j("fits.json")], "fits.json"),
             ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/megatron_train.log"), "--base", mini, "--out", j("steps.json"),
                                   "--report", j("steps_report.json")], "steps_report.json"),
+            # A per-node step log with stages: its slow node written into the scenario as a class.
+            ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/node_steps.csv"), "--base", mini, "--out", j("node_steps.json"),
+                                  "--report", j("node_steps_report.json")], "node_steps_report.json"),
+            ("scenario", None, "node_steps.json"),
             # An event log (the twin's own, with Weibull fits and model choices), and dmesg beside sacct.
             ("calibrate-report", ["calibrate", j("events.csv"), "--base", feat, "--out", j("from_events.json"), "--report", j("events_report.json")],
              "events_report.json"),
