@@ -116,22 +116,36 @@ int run_command(const RunArgs& args) {
   options.recorded_trial = recorded;
   options.contention = args.contention == "on";
   options.rate_uncertainty = args.rate_uncertainty == "on";
+  // Memory flat in trials: the report reads the tally; whole trials only for the engines compared.
+  options.keep_trials = args.engine == "both";
+  options.keep_goodputs = percentile.has_value();
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
     // Said before the trials start: they may take long.
     if (const auto w = trial_cost_warning(scenario, make_trial_config(scenario, resolve_checkpoint_costs(scenario)), options.trials))
       std::cerr << path << ": warning: " << *w << "\n";
+    // Every trial's row goes to the CSV as the run takes it; the file appears when all are in.
+    std::optional<AtomicFileWriter> csv;
+    if (!args.csv.empty()) {
+      csv.emplace(args.csv);
+      csv->write(trials_csv_header(scenario));
+      options.on_trial = [&csv](int index, const TrialResult& t) { csv->write(trials_csv_row(index, t)); };
+    }
     RunResult result = run_trials(scenario, options);
+    options.on_trial = nullptr;
     if (percentile && (!args.events.empty() || !args.timeline.empty())) {
       // Trial i draws from its own seed whatever else runs: running it alone again gives its events.
       RunOptions one = options;
-      one.first_trial = recorded = trial_at_goodput_quantile(result.trials, *percentile);
+      one.first_trial = recorded = trial_at_goodput_quantile(result.tally.goodputs(), *percentile);
       one.trials = 1;
       one.jobs = 1;
       one.record_events = true;
       one.recorded_trial = recorded;
-      result.recorded_events = run_trials(scenario, one).recorded_events;
+      one.keep_goodputs = false;
+      RunResult again = run_trials(scenario, one);
+      result.recorded_events = std::move(again.recorded_events);
+      result.recorded = std::move(again.recorded);
     }
     for (const auto& w : checkpoint_warnings(result.config)) std::cerr << path << ": warning: " << w << "\n";
     if (const auto w = window_warning(scenario, result)) std::cerr << path << ": warning: " << *w << "\n";
@@ -154,11 +168,11 @@ int run_command(const RunArgs& args) {
         outputs.emplace_back(args.json, report_json(report));
       }
     }
-    if (!args.csv.empty()) outputs.emplace_back(args.csv, trials_csv(report));
-    if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.recorded_events, result.trials[static_cast<std::size_t>(recorded)]));
+    if (!args.events.empty()) outputs.emplace_back(args.events, trial_event_log(scenario, result.recorded_events, result.recorded));
     if (!args.timeline.empty())
       outputs.emplace_back(args.timeline, timeline_json(scenario, result.config, result.recorded_events, recorded));
     for (const auto& [file, content] : outputs) write_file_atomically(file, content);
+    if (csv) csv->commit();
     std::cout << summary_text(report);
     if (comparison) std::cout << engine_comparison_text(*comparison);
     return 0;
@@ -216,7 +230,7 @@ int main(int argc, char** argv) {
   RunArgs run;
   CLI::App* run_cmd = app.add_subcommand("run", "Monte Carlo goodput forecast of a scenario");
   run_cmd->add_option("scenario", run.scenario, "scenario file (default: scenarios/default.json)");
-  run_cmd->add_option("--trials", run.trials, "number of trials (default: the scenario's; at most 10,000,000, ~0.4 KB each)")->check(CLI::Range(1, kMaxTrials));
+  run_cmd->add_option("--trials", run.trials, "number of trials (default: the scenario's; at most 10,000,000)")->check(CLI::Range(1, kMaxTrials));
   run_cmd->add_option("--seed", run.seed, "run seed; trial i uses splitmix64(splitmix64(seed) + i)");
   run_cmd->add_option("--json", run.json, "write the JSON report here");
   run_cmd->add_option("--csv", run.csv, "write one CSV row per trial here");

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include <utility>
+
 namespace ctwin {
 
 namespace {
@@ -28,45 +30,53 @@ void write_fd(int fd, const std::string& path, const std::string& content) {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  if (path == "-") {
+  AtomicFileWriter out(path);
+  out.write(content);
+  out.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  if (path_ == "-") {
     std::cout.flush();  // whatever the program printed first stays first
-    write_fd(STDOUT_FILENO, "stdout", content);
+    fd_ = STDOUT_FILENO;
     return;
   }
   // A device, FIFO or socket (/dev/null, /dev/stdout) is written in place: renaming a file over it
   // would replace the device itself.
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
-    const int fd = ::open(path.c_str(), O_WRONLY);
-    if (fd < 0) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-    try {
-      write_fd(fd, path, content);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
+  if (::stat(path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY);
+    if (fd_ < 0) throw std::runtime_error(path_ + ": cannot open: " + std::strerror(errno));
     return;
   }
-  std::string temp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw std::runtime_error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  try {
-    write_fd(fd, path, content);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
+  temp_ = path_ + ".tmp.XXXXXX";
+  fd_ = ::mkstemp(temp_.data());
+  if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create a temporary file beside it: " + std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (committed_) return;
+  if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+}
+
+void AtomicFileWriter::write(const std::string& text) { write_fd(fd_, path_, text); }
+
+void AtomicFileWriter::commit() {
+  committed_ = true;
+  if (temp_.empty()) {  // written in place
+    if (fd_ != STDOUT_FILENO) ::close(fd_);
+    return;
   }
-  if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0 || ::close(fd_) != 0) {
     const std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw std::runtime_error(path + ": cannot finish writing: " + why);
+    ::unlink(temp_.c_str());
+    throw std::runtime_error(path_ + ": cannot finish writing: " + why);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw std::runtime_error(path + ": cannot move the finished file into place: " + why);
+    ::unlink(temp_.c_str());
+    throw std::runtime_error(path_ + ": cannot move the finished file into place: " + why);
   }
 }
 

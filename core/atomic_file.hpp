@@ -11,4 +11,21 @@ namespace ctwin {
 //! "-" is the standard output.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+//! The same, written piece by piece (a million trials' rows are never held whole): the target
+//! appears at commit(); a writer destroyed uncommitted removes its temporary file.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  void write(const std::string& text);
+  void commit();
+
+ private:
+  std::string path_, temp_;  //!< temp_ empty: written in place (standard output, a device)
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 }  // namespace ctwin

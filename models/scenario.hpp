@@ -58,8 +58,8 @@ struct RateTrend {
   Micros age_us = 0;
 };
 
-//! The most trials a run takes: each keeps about 0.4 KB of results until the report (a million
-//! trials of the default: 454 MB, BENCHMARKS.md), so ten million is about 4.5 GB.
+//! The most trials a run takes. Memory does not grow with them (sim/run_tally.hpp); time does: a
+//! million trials of the default scenario take about 30 s on 2 cores (BENCHMARKS.md).
 inline constexpr int kMaxTrials = 10'000'000;
 
 struct FaultClass {

@@ -15,60 +15,10 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-double interruptions_of(const TrialResult& t) { return static_cast<double>(t.interruptions); }
-
-std::vector<double> per_trial(const RunResult& r, double (*f)(const TrialResult&)) {
-  std::vector<double> out;
-  out.reserve(r.trials.size());
-  for (const auto& t : r.trials) out.push_back(f(t));
-  return out;
-}
-
-double mean_category_hours(const RunResult& r, std::size_t category) {
-  double sum = 0;
-  for (const auto& t : r.trials) sum += micros_to_hours(t.ledger.us[category]);
-  return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
-}
-
-//! Mean over trials of a per-class count per wall day: interruptions (the job stopped) or fault
-//! episodes (faults that struck the job, whether or not they stopped it).
-double per_day(const RunResult& r, std::size_t fault_class, std::vector<std::int64_t> TrialResult::*counts) {
-  double sum = 0;
-  for (const auto& t : r.trials)
-    if (t.wall_us > 0) sum += static_cast<double>((t.*counts)[fault_class]) / micros_to_days(t.wall_us);
-  return r.trials.empty() ? 0 : sum / static_cast<double>(r.trials.size());
-}
-double interruptions_per_day(const RunResult& r, std::size_t fault_class) {
-  return per_day(r, fault_class, &TrialResult::interruptions_by_class);
-}
-double fault_episodes_per_day(const RunResult& r, std::size_t fault_class) {
-  return per_day(r, fault_class, &TrialResult::fault_counts);
-}
-
 //! Wall days of the trials that finished their work; nullopt for horizon runs.
 std::optional<std::pair<Summary, std::size_t>> time_to_train(const RunReportInput& in) {
   if (!in.scenario.job.work_us) return std::nullopt;
-  std::vector<double> days;
-  std::size_t unfinished = 0;
-  for (const auto& t : in.result.trials) {
-    if (t.finished_work) days.push_back(micros_to_days(t.wall_us));
-    else ++unfinished;
-  }
-  return std::make_pair(summarize(days), unfinished);
-}
-
-//! Per-trial value of a compared metric; nullopt where it is undefined (no interruption).
-std::optional<double> metric_of(const TrialResult& t, Comparison::Metric m) {
-  switch (m) {
-    case Comparison::Metric::Goodput: return goodput(t);
-    case Comparison::Metric::InterruptionsPerDay:
-      return t.wall_us > 0 ? static_cast<double>(t.interruptions) / micros_to_days(t.wall_us) : 0.0;
-    case Comparison::Metric::Interruptions: return static_cast<double>(t.interruptions);
-    case Comparison::Metric::LostHoursPerInterruption:
-      if (t.interruptions == 0) return std::nullopt;
-      return micros_to_hours(t.ledger[Category::LostProgress]) / static_cast<double>(t.interruptions);
-  }
-  return std::nullopt;
+  return std::make_pair(in.result.tally.days_to_train().summary(), in.result.tally.unfinished());
 }
 
 struct Compared {
@@ -81,18 +31,16 @@ struct Compared {
 //! or, for a bound, against the median trial.
 std::vector<Compared> compare_with_published(const RunReportInput& in) {
   std::vector<Compared> out;
-  for (const auto& c : in.scenario.compare) {
-    std::vector<double> values;
-    for (const auto& t : in.result.trials)
-      if (auto v = metric_of(t, c.metric)) values.push_back(*v);
-    const Summary sim = summarize(values);
+  for (std::size_t i = 0; i < in.scenario.compare.size(); ++i) {
+    const Comparison& c = in.scenario.compare[i];
+    const Summary sim = in.result.tally.compared(i).summary();
     bool consistent = false;
     switch (c.relation) {
       case Comparison::Relation::About: consistent = sim.p5 <= c.published && c.published <= sim.p95; break;
       case Comparison::Relation::AtMost: consistent = sim.p50 <= c.published; break;
       case Comparison::Relation::AtLeast: consistent = sim.p50 >= c.published; break;
     }
-    out.push_back({&c, sim, values.empty() ? "no data" : consistent ? "consistent" : "outside"});
+    out.push_back({&c, sim, sim.n == 0 ? "no data" : consistent ? "consistent" : "outside"});
   }
   return out;
 }
@@ -144,9 +92,8 @@ ordered_json summary_json(const Summary& s) {
 const char* engine_name(EngineKind engine) { return engine == EngineKind::Simgrid ? "simgrid" : "native"; }
 
 std::optional<std::string> window_warning(const Scenario& scenario, const RunResult& result) {
-  if (!scenario.calibrated_window_us || result.trials.empty()) return std::nullopt;
-  Micros longest = 0;
-  for (const auto& t : result.trials) longest = std::max(longest, t.wall_us);
+  if (!scenario.calibrated_window_us || result.tally.trials() == 0) return std::nullopt;
+  const Micros longest = result.tally.longest_wall_us();
   if (longest <= *scenario.calibrated_window_us) return std::nullopt;
   return "the forecast runs up to " + format_duration(micros_to_seconds(longest)) + ", past the " +
          format_duration(micros_to_seconds(*scenario.calibrated_window_us)) +
@@ -162,18 +109,18 @@ std::string report_json(const RunReportInput& in) {
   j["seed"] = in.options.seed;
   j["trials"] = in.options.trials;
   j["engine"] = engine_name(in.options.engine);
-  j["goodput"] = summary_json(summarize(per_trial(r, goodput)));
-  j["interruptions_per_run"] = summary_json(summarize(per_trial(r, interruptions_of)));
+  j["goodput"] = summary_json(r.tally.goodput().summary());
+  j["interruptions_per_run"] = summary_json(r.tally.interruptions().summary());
   // What the spread of single trials (p5..p95, the predictive interval of one run) carries: Monte
   // Carlo noise and, when drawn, the rates' uncertainty. The mean's CI is Monte Carlo noise only.
   j["rates_drawn"] = r.rates_drawn;
   ordered_json ledger;
-  for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = mean_category_hours(r, c);
+  for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = r.tally.mean_ledger_hours(c);
   j["ledger_hours"] = ledger;
   ordered_json interruptions = ordered_json::object(), episodes = ordered_json::object();
   for (std::size_t f = 0; f < in.scenario.faults.size(); ++f) {
-    interruptions[in.scenario.faults[f].name] = interruptions_per_day(r, f);
-    episodes[in.scenario.faults[f].name] = fault_episodes_per_day(r, f);
+    interruptions[in.scenario.faults[f].name] = r.tally.interruptions_per_day(f);
+    episodes[in.scenario.faults[f].name] = r.tally.fault_episodes_per_day(f);
   }
   j["interruptions_per_day"] = interruptions;
   j["fault_episodes_per_day"] = episodes;
@@ -201,9 +148,10 @@ std::string report_json(const RunReportInput& in) {
     j["comparison"] = std::move(comparison);
   }
   ordered_json trials = ordered_json::array();
-  const std::size_t shown = std::min(r.trials.size(), kPerTrialJsonRows);
+  const auto& kept = r.tally.first_trials();
+  const std::size_t shown = std::min(kept.size(), kPerTrialJsonRows);
   for (std::size_t i = 0; i < shown; ++i) {
-    const TrialResult& t = r.trials[i];
+    const TrialResult& t = kept[i];
     ordered_json row;
     row["seed"] = t.seed;
     row["wall_hours"] = micros_to_hours(t.wall_us);
@@ -214,8 +162,8 @@ std::string report_json(const RunReportInput& in) {
     trials.push_back(std::move(row));
   }
   j["per_trial"] = std::move(trials);
-  if (shown < r.trials.size())  // a row is ~1.5 KB in memory: a million of them would be the run's largest cost
-    j["per_trial_omitted"] = {{"rows", r.trials.size() - shown},
+  if (shown < r.tally.trials())  // a row is ~1.5 KB in memory: a million of them would be the run's largest cost
+    j["per_trial_omitted"] = {{"rows", r.tally.trials() - shown},
                               {"why", "per_trial holds the first " + std::to_string(kPerTrialJsonRows) + " trials; --csv writes a row for every one"}};
   return j.dump(2) + "\n";
 }
@@ -224,7 +172,7 @@ std::string summary_text(const RunReportInput& in) {
   const Scenario& s = in.scenario;
   const RunResult& r = in.result;
   std::ostringstream out;
-  const Summary g = summarize(per_trial(r, goodput));
+  const Summary g = r.tally.goodput().summary();
   out << "ctwin forecast: " << s.name << "  (scenario " << s.content_hash << ", " << in.options.trials
       << " trials, seed " << in.options.seed << ", " << engine_name(in.options.engine) << " engine)\n";
   out << "  cluster  " << thousands(s.cluster.nodes) << " nodes x " << s.cluster.gpus_per_node << " " << s.cluster.gpu_model
@@ -245,7 +193,7 @@ std::string summary_text(const RunReportInput& in) {
   out << "  goodput (ETTR)  " << fixed(100 * g.mean, 2) << " %   mean 95% CI [" << fixed(100 * g.ci95_low, 2) << ", "
       << fixed(100 * g.ci95_high, 2) << "]   one run p5 " << fixed(100 * g.p5, 2) << "  p50 " << fixed(100 * g.p50, 2)
       << "  p95 " << fixed(100 * g.p95, 2) << "\n";
-  const Summary n = summarize(per_trial(r, interruptions_of));
+  const Summary n = r.tally.interruptions().summary();
   out << "  interruptions   " << fixed(n.mean, 1) << " per run   mean 95% CI [" << fixed(n.ci95_low, 1) << ", " << fixed(n.ci95_high, 1)
       << "]   one run p5 " << fixed(n.p5, 0) << "  p50 " << fixed(n.p50, 0) << "  p95 " << fixed(n.p95, 0) << "\n";
   out << "                  " << (r.rates_drawn ? "one run's interval has the rates' uncertainty in it (--rate-uncertainty off: held exact)"
@@ -275,7 +223,7 @@ std::string summary_text(const RunReportInput& in) {
   out << line;
   double interruptions = 0, episodes = 0;
   for (std::size_t f = 0; f < s.faults.size(); ++f) {
-    const double stopped = interruptions_per_day(r, f), struck = fault_episodes_per_day(r, f);
+    const double stopped = r.tally.interruptions_per_day(f), struck = r.tally.fault_episodes_per_day(f);
     interruptions += stopped;
     episodes += struck;
     std::snprintf(line, sizeof line, "    %-32s %13.3f  %14.3f   (%s, %s)\n", s.faults[f].name.c_str(), stopped, struck,
@@ -285,10 +233,10 @@ std::string summary_text(const RunReportInput& in) {
   std::snprintf(line, sizeof line, "    %-32s %13.3f  %14.3f\n", "all", interruptions, episodes);
   out << line;
   double wall_hours = 0;
-  for (std::size_t c = 0; c < kCategoryCount; ++c) wall_hours += mean_category_hours(r, c);
+  for (std::size_t c = 0; c < kCategoryCount; ++c) wall_hours += r.tally.mean_ledger_hours(c);
   out << "\n  ledger, mean per trial                hours        %\n";
   for (std::size_t c = 0; c < kCategoryCount; ++c) {
-    const double h = mean_category_hours(r, c);
+    const double h = r.tally.mean_ledger_hours(c);
     std::snprintf(line, sizeof line, "    %-32s %9.2f  %7.3f\n", kCategoryKeys[c], h,
                   wall_hours > 0 ? 100 * h / wall_hours : 0.0);
     out << line;
@@ -309,30 +257,31 @@ std::string summary_text(const RunReportInput& in) {
   return out.str();
 }
 
-std::string trials_csv(const RunReportInput& in) {
-  std::ostringstream out;
-  out << "trial,seed,wall_hours,goodput,finished";
-  for (const char* key : kCategoryKeys) out << ',' << key << "_hours";
-  for (const auto& f : in.scenario.faults) out << ",faults_" << f.name;
-  for (const auto& f : in.scenario.faults) out << ",interruptions_" << f.name;
-  out << '\n';
-  char buffer[64];
-  auto num = [&buffer](double v) {
-    std::snprintf(buffer, sizeof buffer, "%.9g", v);
-    return std::string(buffer);
-  };
-  for (std::size_t i = 0; i < in.result.trials.size(); ++i) {
-    const auto& t = in.result.trials[i];
-    out << i << ',' << t.seed << ',' << num(micros_to_hours(t.wall_us)) << ',' << num(goodput(t)) << ','
-        << (t.finished_work ? 1 : 0);
-    for (Micros us : t.ledger.us) out << ',' << num(micros_to_hours(us));
-    for (auto c : t.fault_counts) out << ',' << c;
-    for (auto c : t.interruptions_by_class) out << ',' << c;
-    out << '\n';
-  }
-  return out.str();
+std::string trials_csv_header(const Scenario& scenario) {
+  std::string out = "trial,seed,wall_hours,goodput,finished";
+  for (const char* key : kCategoryKeys) out += std::string(",") + key + "_hours";
+  for (const auto& f : scenario.faults) out += ",faults_" + f.name;
+  for (const auto& f : scenario.faults) out += ",interruptions_" + f.name;
+  return out + "\n";
 }
 
+std::string trials_csv_row(int index, const TrialResult& t) {
+  std::string out;
+  char buffer[64];
+  auto num = [&](double v) {
+    std::snprintf(buffer, sizeof buffer, "%.9g", v);
+    out += ',';
+    out += buffer;
+  };
+  out += std::to_string(index) + ',' + std::to_string(t.seed);
+  num(micros_to_hours(t.wall_us));
+  num(goodput(t));
+  out += t.finished_work ? ",1" : ",0";
+  for (Micros us : t.ledger.us) num(micros_to_hours(us));
+  for (auto c : t.fault_counts) out += ',' + std::to_string(c);
+  for (auto c : t.interruptions_by_class) out += ',' + std::to_string(c);
+  return out + '\n';
+}
 
 std::string trial_event_log(const Scenario& scenario, const std::vector<RunEvent>& events, const TrialResult& trial) {
   return event_log_csv(event_classes(scenario.faults), events, &trial.ledger, trial.wall_us);

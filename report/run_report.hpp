@@ -23,13 +23,15 @@ struct RunReportInput {
 };
 
 //! The JSON report's per_trial rows: the first this many trials (--csv has them all).
-inline constexpr std::size_t kPerTrialJsonRows = 10'000;
+inline constexpr std::size_t kPerTrialJsonRows = RunTally::kKeptTrials;
 
 std::string report_json(const RunReportInput& in);
 //! A forecast that runs past the window its rates were calibrated on (`calibration.window`) says so.
 std::optional<std::string> window_warning(const Scenario& scenario, const RunResult& result);
 std::string summary_text(const RunReportInput& in);
-std::string trials_csv(const RunReportInput& in);
+//! The per-trial CSV, a row at a time (`ctwin run --csv` streams them as the trials finish).
+std::string trials_csv_header(const Scenario& scenario);
+std::string trials_csv_row(int index, const TrialResult& t);
 //! A trial's event log (core/event_log.hpp) with its closing ledger rows (ctwin validate reads them).
 std::string trial_event_log(const Scenario& scenario, const std::vector<RunEvent>& events, const TrialResult& trial);
 

@@ -49,21 +49,15 @@ Scenario scenario_variant(const nlohmann::json& document, const std::string& fil
   return scenario;
 }
 
-std::vector<double> trial_goodputs(const RunResult& result) {
-  std::vector<double> g;
-  g.reserve(result.trials.size());
-  for (const auto& t : result.trials)
-    g.push_back(t.wall_us > 0 ? static_cast<double>(t.ledger[Category::Productive]) / static_cast<double>(t.wall_us) : 0);
-  return g;
-}
-
 std::vector<double> spread_goodputs(const Scenario& scenario, const RunOptions& options) {
   const Ranks& ranks = Ranks::world();
   const Ranks::Slice slice = ranks.slice(options.trials);
   RunOptions mine = options;
   mine.first_trial = options.first_trial + slice.first;
   mine.trials = slice.count;
-  return ranks.gather(trial_goodputs(run_trials(scenario, mine)), options.trials);
+  mine.keep_trials = false;  // only each trial's goodput, for the pairing
+  mine.keep_goodputs = true;
+  return ranks.gather(run_trials(scenario, mine).tally.goodputs(), options.trials);
 }
 
 std::vector<VariantResult> run_variants(const nlohmann::json& document, const std::string& file,

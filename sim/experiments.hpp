@@ -27,9 +27,6 @@ nlohmann::json parse_setting_value(const std::string& text);
 Scenario scenario_variant(const nlohmann::json& document, const std::string& file, const std::vector<Setting>& settings);
 nlohmann::json read_scenario_document(const std::string& path);  //!< throws ScenarioInvalid if unreadable
 
-//! Per-trial goodputs of one variant, in trial order.
-std::vector<double> trial_goodputs(const RunResult& result);
-
 //! Per-trial goodputs of `options.trials` trials, spread over the MPI ranks (if any), in trial order
 //! on every rank.
 std::vector<double> spread_goodputs(const Scenario& scenario, const RunOptions& options);

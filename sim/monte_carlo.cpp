@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -40,9 +41,26 @@ std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind
 namespace {
 
 void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, const RunOptions& options, RunResult& out) {
-  out.trials.resize(static_cast<std::size_t>(options.trials));
+  if (options.keep_trials) out.trials.reserve(static_cast<std::size_t>(options.trials));
   EventRecorder recorder;
   std::atomic<int> next{0};
+  // Trials finish out of order; each is taken in trial order (the tally's sums, the CSV's rows),
+  // the few that finished early waiting for the ones before them.
+  std::mutex order_mutex;
+  std::map<int, TrialResult> waiting;
+  int next_in_order = 0;
+  auto finished = [&](int i, TrialResult&& t) {
+    std::lock_guard lock(order_mutex);
+    waiting.emplace(i, std::move(t));
+    for (auto it = waiting.begin(); it != waiting.end() && it->first == next_in_order; it = waiting.erase(it), ++next_in_order) {
+      const TrialResult& result = it->second;
+      const int index = options.first_trial + it->first;
+      out.tally.add(result);
+      if (options.on_trial) options.on_trial(index, result);
+      if (index == options.recorded_trial) out.recorded = result;
+      if (options.keep_trials) out.trials.push_back(std::move(it->second));
+    }
+  };
   // A trial that throws (a broken invariant) stops the hand-out; the first error reaches the caller.
   std::mutex failed_mutex;
   std::exception_ptr failed;
@@ -53,8 +71,8 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
         TrialObserver* observer = (index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
         const std::uint64_t seed = trial_seed(options.seed, static_cast<std::uint64_t>(index));
         // Two levels: the trial's rates from their uncertainty, then its faults from those rates.
-        if (out.rates_drawn) out.trials[static_cast<std::size_t>(i)] = run_trial_native(config, faults.with_rates_drawn(seed), seed, observer);
-        else out.trials[static_cast<std::size_t>(i)] = run_trial_native(config, faults, seed, observer);
+        finished(i, out.rates_drawn ? run_trial_native(config, faults.with_rates_drawn(seed), seed, observer)
+                                    : run_trial_native(config, faults, seed, observer));
       }
     } catch (...) {
       next = options.trials;
@@ -73,12 +91,12 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
 
 }  // namespace
 
-int trial_at_goodput_quantile(const std::vector<TrialResult>& trials, double q) {
-  assert(!trials.empty() && q >= 0 && q <= 1);
-  std::vector<int> order(trials.size());
+int trial_at_goodput_quantile(const std::vector<double>& goodputs, double q) {
+  assert(!goodputs.empty() && q >= 0 && q <= 1);
+  std::vector<int> order(goodputs.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return goodput(trials[a]) < goodput(trials[b]); });
-  return order[static_cast<std::size_t>(std::lround(q * static_cast<double>(trials.size() - 1)))];
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return goodputs[a] < goodputs[b]; });
+  return order[static_cast<std::size_t>(std::lround(q * static_cast<double>(goodputs.size() - 1)))];
 }
 
 TrialConfig make_run_config(const Scenario& scenario, const RunOptions& options, const CheckpointCosts& costs) {
@@ -105,6 +123,9 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options) {
   out.config = make_run_config(scenario, options, out.costs);
   const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
   out.rates_drawn = options.rate_uncertainty && faults.rates_uncertain();
+  std::vector<Comparison::Metric> compared;
+  for (const auto& c : scenario.compare) compared.push_back(c.metric);
+  out.tally = RunTally(scenario.faults.size(), std::move(compared), options.keep_goodputs);
   run_driver(out.config, faults, options, out);
   return out;
 }

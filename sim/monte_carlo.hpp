@@ -4,9 +4,11 @@
 //! their physics (trial/physics.hpp): the native engine prices checkpoint transfers in closed form,
 //! the SimGrid engine runs them on the fabric in the trial's state.
 
+#include <functional>
 #include <vector>
 
 #include "models/scenario.hpp"
+#include "sim/run_tally.hpp"
 #include "trial/trial.hpp"
 #include "trial/trial_config.hpp"
 
@@ -26,14 +28,22 @@ struct RunOptions {
   //! Each trial draws its classes' rates from their uncertainty (two-level Monte Carlo); off: the
   //! rates are held exact. Only classes with a `rate_uncertainty` are drawn.
   bool rate_uncertainty = true;
+  //! Every trial's whole result in RunResult::trials (tests, validation, the engines compared).
+  //! Off (`ctwin run`), only the tally: memory stops growing with the trials.
+  bool keep_trials = true;
+  bool keep_goodputs = false;  //!< every trial's goodput in the tally (pairing variants; a percentile's trial)
+  //! Each trial as the run takes it, in trial order (the per-trial CSV, streamed); index counts from first_trial.
+  std::function<void(int index, const TrialResult&)> on_trial = {};
 };
 
 struct RunResult {
   TrialConfig config;
   CheckpointCosts costs;
   bool rates_drawn = false;  //!< the trials drew their rates from the scenario's uncertainty
-  std::vector<TrialResult> trials;
+  RunTally tally;                    //!< what every report reads
+  std::vector<TrialResult> trials;   //!< in order, when options.keep_trials
   std::vector<RunEvent> recorded_events;
+  TrialResult recorded;              //!< the recorded trial's result (its event log's closing ledger)
 };
 
 //! Save and restore times of the healthy full-width job: as given in the scenario, else from the
@@ -49,6 +59,6 @@ RunResult run_trials(const Scenario& scenario, const RunOptions& options);
 
 //! The trial at goodput quantile q in [0, 1] (by the nearest rank; ties go to the lower index):
 //! the trial a report shows as typical (0.5) or as a bad case (0.05).
-int trial_at_goodput_quantile(const std::vector<TrialResult>& trials, double q);
+int trial_at_goodput_quantile(const std::vector<double>& goodputs, double q);
 
 }  // namespace ctwin

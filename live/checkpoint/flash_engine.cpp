@@ -159,6 +159,7 @@ SaveStats Engine::save(std::int64_t step) {
     {
       std::lock_guard lock(mutex_);
       pending_ = true;
+      saved_step_ = std::max(saved_step_, step);
     }
     changed_.notify_all();
   }
@@ -370,8 +371,13 @@ bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
     }
   }
   // On disk already, from an earlier attempt (a trainer restored at its last step saves nothing
-  // new, and waiting for its own persister would wait for ever).
-  if (store_->manifest(step)) {
+  // new, and waiting for its own persister would wait for ever). A step this engine saved is its
+  // persister's to finish: its manifest shows before the folder's fsync and the prune after it.
+  const bool saved_here = [&] {
+    std::lock_guard lock(mutex_);
+    return step <= saved_step_;
+  }();
+  if (!saved_here && store_->manifest(step)) {
     std::lock_guard lock(mutex_);
     persisted_step_ = std::max(persisted_step_, step);
     return true;

@@ -126,6 +126,7 @@ class Engine {
   std::condition_variable changed_;
   bool pending_ = false, stopping_ = false;
   std::int64_t persisted_step_ = -1, failed_step_ = -1;
+  std::int64_t saved_step_ = -1;  //!< the newest step this engine saved for its persister
   std::string persist_error_;
   std::thread persister_;
 };
