@@ -52,6 +52,7 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
     } else if (f.uncertainty && f.uncertainty->sigma) {
       info.sigma = *f.uncertainty->sigma;
     }
+    if (f.uncertainty) info.fleet_sigma = f.uncertainty->fleet_sigma;
     m.classes.push_back(info);
   }
   m.tracked_nodes = scenario.job.nodes + scenario.cluster.spare_nodes;
@@ -106,17 +107,21 @@ double FaultTimelineModel::expected_strikes(Micros span_us) const {
 }
 
 bool FaultTimelineModel::rates_uncertain() const {
-  return std::any_of(classes.begin(), classes.end(), [](const ClassInfo& c) { return c.gamma_shape > 0 || c.sigma > 0; });
+  return std::any_of(classes.begin(), classes.end(), [](const ClassInfo& c) { return c.gamma_shape > 0 || c.sigma > 0 || c.fleet_sigma > 0; });
 }
 
 std::vector<double> FaultTimelineModel::rate_factors(std::uint64_t trial_seed) const {
   std::vector<double> factors(classes.size(), 1.0);
+  // Which fleet this trial's is: one draw for every class, from a stream of its own ("FLEET").
+  Rng fleet_rng(splitmix64(trial_seed ^ splitmix64(0x464C454554ULL)));
+  const double fleet_z = boost::random::normal_distribution<double>()(fleet_rng);
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const ClassInfo& c = classes[i];
+    if (c.fleet_sigma > 0) factors[i] = std::exp(c.fleet_sigma * fleet_z);
     if (c.gamma_shape <= 0 && c.sigma <= 0) continue;
     Rng rng(splitmix64(trial_seed ^ splitmix64(0x52415445ULL + i)));  // "RATE", a stream per class
-    if (c.gamma_shape > 0) factors[i] = boost::random::gamma_distribution<double>(c.gamma_shape)(rng) / c.gamma_median;
-    else factors[i] = std::exp(c.sigma * boost::random::normal_distribution<double>()(rng));
+    if (c.gamma_shape > 0) factors[i] *= boost::random::gamma_distribution<double>(c.gamma_shape)(rng) / c.gamma_median;
+    else factors[i] *= std::exp(c.sigma * boost::random::normal_distribution<double>()(rng));
   }
   return factors;
 }

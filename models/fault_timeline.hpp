@@ -49,6 +49,8 @@ struct FaultTimelineModel {
     //! The rate's uncertainty (RateUncertainty): a trial's factor is Gamma(gamma_shape) / gamma_median,
     //! or exp(sigma Z); neither (both 0): the rate is held exact.
     double gamma_shape = 0, gamma_median = 1, sigma = 0;
+    double fleet_sigma = 0;  //!< times exp(fleet_sigma Z), Z one draw a trial shared by the classes
+
     //! A power law in time (RateTrend): the rate is the intensity at the start; 0: no trend.
     double trend_shape = 1, trend_age_us = 0;
   };

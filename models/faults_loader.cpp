@@ -13,21 +13,25 @@ namespace ctwin::json_reader {
 
 namespace {
 
-//! {"events": N, "exposure": "884736 gpu-days"} or {"sigma": 0.5}.
+//! {"events": N, "exposure": "884736 gpu-days"} or {"sigma": 0.5}, either with "fleet_sigma", or that alone.
 std::optional<RateUncertainty> read_rate_uncertainty(Reader& r, const json& u, const std::string& p, const Rate& rate) {
   if (!u.is_object()) {
     r.problem(p, std::string("expected an object ({\"events\": N, \"exposure\": \"884736 gpu-days\"} or {\"sigma\": 0.5}), got ") + u.type_name());
     return std::nullopt;
   }
-  r.allow_only(u, p, {"events", "exposure", "sigma", "source"});
+  r.allow_only(u, p, {"events", "exposure", "sigma", "fleet_sigma", "source"});
   RateUncertainty out;
   out.events = r.number(u, p, "events", false);
   out.sigma = r.number(u, p, "sigma", false);
+  out.fleet_sigma = r.number(u, p, "fleet_sigma", false).value_or(0);
+  if (out.fleet_sigma < 0 || out.fleet_sigma > 3)
+    r.problem(p + "/fleet_sigma", "must be from 0 to 3 (a factor of 20 either way at one sigma), got " + Reader::fmt_number(out.fleet_sigma));
   if (out.events && (*out.events < 0 || *out.events > 1e12)) r.problem(p + "/events", "must be a count from 0 to 1e12, got " + Reader::fmt_number(*out.events));
   if (out.sigma && *out.sigma > 3) r.problem(p + "/sigma", "must be at most 3 (a factor of 20 either way at one sigma), got " + Reader::fmt_number(*out.sigma));
   if (out.events.has_value() == out.sigma.has_value()) {
+    if (!u.contains("events") && !u.contains("sigma") && out.fleet_sigma > 0) return out;  // the fleets' spread alone
     if (!u.contains("events") && !u.contains("sigma"))
-      r.problem(p, "give the evidence (\"events\" and \"exposure\") or a spread (\"sigma\")");
+      r.problem(p, "give the evidence (\"events\" and \"exposure\"), a spread (\"sigma\") or the fleets' (\"fleet_sigma\")");
     else if (out.events && out.sigma)
       r.problem(p + "/sigma", "give the evidence or a spread, not both");
     return std::nullopt;

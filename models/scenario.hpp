@@ -48,6 +48,10 @@ struct RateUncertainty {
   std::optional<double> events;
   double exposure_component_s = 0;
   std::optional<double> sigma;
+  //! How much fleets differ (a lognormal sigma between fleets of one hardware generation): one
+  //! factor exp(fleet_sigma Z) a trial, the same Z for every class that has one (a fleet is worse
+  //! or better as a whole), on top of the class's own uncertainty. 0: none.
+  double fleet_sigma = 0;
 };
 
 //! A class whose rate changes in time as a power law (Crow-AMSAA, MIL-HDBK-189): the rate given is

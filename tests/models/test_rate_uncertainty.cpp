@@ -105,3 +105,32 @@ TEST_CASE("rate uncertainty: every variant of a sweep draws the same rates in th
     CHECK(a.rate_factors(seed)[0] == c.rate_factors(seed)[0]);  // its own stream: another class's draw does not move it
   }
 }
+
+TEST_CASE("rate uncertainty: the fleets' spread is one factor a trial, shared by every class that has it", "[scenario]") {
+  const std::string at = "/faults/0/rate_uncertainty";
+  CHECK(problems_with({{"fleet_sigma", 1.01}}).empty());  // alone: a rate otherwise held exact
+  CHECK(problems_with({{"events", 148}, {"exposure", "884736 gpu-days"}, {"fleet_sigma", 1.01}}).empty());
+  CHECK(says(problems_with({{"fleet_sigma", 4}}), at + "/fleet_sigma", "from 0 to 3"));
+  CHECK(says(problems_with({{"fleet_sigma", 0}}), at, "give the evidence"));
+  json doc = test::read_json(test::fixture("minimal.json"));
+  doc["faults"][0]["rate_uncertainty"] = {{"fleet_sigma", 1.0}};
+  json second = doc["faults"][0];
+  second["name"] = "second";
+  second["rate_uncertainty"] = {{"events", 400}, {"exposure", "800 gpu-years"}, {"fleet_sigma", 1.0}};
+  doc["faults"].push_back(second);
+  const FaultTimelineModel m = FaultTimelineModel::from(test::scenario_from(doc));
+  CHECK(m.rates_uncertain());
+  std::vector<double> logs, ratio;
+  for (std::uint64_t i = 0; i < 4000; ++i) {
+    const auto f = m.rate_factors(trial_seed(3, i));
+    logs.push_back(std::log(f[0]));
+    ratio.push_back(f[1] / f[0]);  // the class's own evidence is all that is left between them
+  }
+  const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / 4000;
+  double squares = 0;
+  for (double x : logs) squares += (x - mean) * (x - mean);
+  CHECK(mean == Approx(0).margin(0.05));
+  CHECK(std::sqrt(squares / 4000) == Approx(1.0).epsilon(0.05));
+  CHECK(median(ratio) == Approx(1).margin(0.01));
+  CHECK(*std::max_element(ratio.begin(), ratio.end()) < 1.3);  // Gamma(400.5): within 30% (a shared draw, not two)
+}
