@@ -39,7 +39,8 @@ def scenario(row, gemm, bandwidth, preset=False):
     model = {"layers": int(row["layers"]), "hidden": int(row["hidden"]), "heads": int(row["heads"]),
              "kv_heads": int(row["kv_heads"]), "ffn_hidden": int(row["ffn_hidden"]),
              "gated_mlp": row["gated_mlp"] == "true", "vocab": int(row["vocab"]), "seq_len": int(row["seq_len"])}
-    parallel = {"tp": tp, "pp": pp, "cp": cp, "virtual_stages": int(row["vp"]), "micro_batch": int(row["micro_batch"]),
+    parallel = {"tp": tp, "pp": pp, "cp": cp, "virtual_stages": int(row["vp"]) if row["vp"] not in ("", "NA") else 1,
+                "micro_batch": int(row["micro_batch"]),
                 "global_batch": int(row["global_batch"]), "sequence_parallel": tp > 1,
                 "recompute": row.get("recompute") or "selective"}
     if row.get("stage_layers"):
@@ -52,7 +53,7 @@ def scenario(row, gemm, bandwidth, preset=False):
         "cluster": {"nodes": gpus // 8, "gpus_per_node": 8,
                     "gpu": {"model": "H100-SXM5-80GB", "peak_bf16": "989TFLOP/s", "peak_fp8": "1979TFLOP/s"}},
         "job": {"nodes": gpus // 8, "horizon": "1d"},
-        "workload": {"model": model, "parallel": parallel, "precision": "fp8",
+        "workload": {"model": model, "parallel": parallel, "precision": row.get("precision", "fp8"),
                      **({} if preset else {"efficiency": {"gemm": gemm, "bandwidth": bandwidth, "cp_overlap": 1}}),
                      "fabric": {"nvlink": "450GB/s", "nic": "400Gbps", "nodes_per_leaf": 32}},
         "faults": [], "checkpoint": {"save_time": "1min", "restore_time": "1min"}, "restart": {"overhead": "1min"},
@@ -60,12 +61,12 @@ def scenario(row, gemm, bandwidth, preset=False):
     }
 
 
-def step(binary, row, gemm, bandwidth, work, preset=False):
+def step(binary, row, gemm, bandwidth, work, preset=False, quiet=False):
     path = os.path.join(work, "s.json")
     out = os.path.join(work, "step.json")
     with open(path, "w") as f:
         json.dump(scenario(row, gemm, bandwidth, preset), f)
-    subprocess.run([binary, "step", path, "--json", out], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "step", path, "--json", out], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else None)
     with open(out) as f:
         return json.load(f)
 

@@ -31,6 +31,15 @@ std::vector<EfficiencyPreset> make_presets() {
   h100.efficiency.cp_overlap = 1;
   h100.source = "NeMo 24.07 performance summary, DGX-H100 FP8, fitted on 3 of 9 rows by bench/validate_h100.py";
   out.push_back(h100);
+  // NVIDIA's dgxc-benchmarking v25.04 Llama 3.1 table, DGX-H100 BF16 (8B on 8-128 GPUs, 70B on
+  // 64-2,048, 405B on 32-2,048): fitted on one row of each size by bench/validate_dgxc.py, the
+  // other 14 predicted within 2.3 %.
+  EfficiencyPreset h100_bf16{"h100-bf16", "H100", false, {}, ""};
+  h100_bf16.efficiency.gemm = 0.5775;
+  h100_bf16.efficiency.tp_overlap = h100_bf16.efficiency.dp_overlap = 0.6469;
+  h100_bf16.efficiency.cp_overlap = 1;
+  h100_bf16.source = "dgxc-benchmarking v25.04 Llama 3.1, DGX-H100 BF16, fitted on 3 of 17 rows by bench/validate_dgxc.py";
+  out.push_back(h100_bf16);
   return out;
 }
 

@@ -139,7 +139,7 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
          d["workload"] = small_workload();
          d["workload"]["efficiency"] = {{"preset", "b200"}};
        },
-       "/workload/efficiency/preset", "one of: a100-bf16, h100-fp8"},
+       "/workload/efficiency/preset", "one of: a100-bf16, h100-fp8, h100-bf16"},
       {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
       {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},
@@ -181,8 +181,13 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/workload/parallel/cp_algorithm", "unknown value \"a2a\""},
       {"a layout that does not fit in the GPU's memory", [](json& d) { d["workload"] = small_workload(); d["cluster"]["gpu"]["memory"] = "100MB"; },
        "/workload/parallel", "does not fit in GPU memory: stage 0 needs"},
-      {"workload without its GEMM efficiency", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"].erase("gemm"); },
-       "/workload/efficiency/gemm", "missing"},
+      {"workload without its GEMM efficiency, on a GPU with no preset",
+       [](json& d) {
+         d["workload"] = small_workload();
+         d["workload"]["efficiency"].erase("gemm");
+         d["cluster"]["gpu"]["model"] = "H200";
+       },
+       "/workload/efficiency/gemm", "missing: no preset was fitted for GPU \"H200\""},
       {"elastic replica splitting a data-parallel replica",
        [](json& d) { d["workload"] = small_workload(); d["policies"]["elastic"] = {{"mode", "shrink"}, {"replica_nodes", 2}}; },
        "/policies/elastic/replica_nodes", "whole data-parallel replicas"},
