@@ -24,7 +24,7 @@ import tempfile
 
 import numpy as np
 
-from validate_h100 import ROOT, step
+from validate_h100 import ROOT, step, verdict
 
 SHAPES = {  # hidden, heads, kv_heads, ffn_hidden, vocab
     "llama3.1-8b": (4096, 32, 8, 14336, 128256),
@@ -100,14 +100,7 @@ def main():
         print(f"| {r['model']} | {r['gpus']} | {r['tp']} | {r['pp']} | {r['cp']} | {r['vp']} | {float(r['step_s']):.2f} s | "
               f"{simulated:.2f} s | {100 * error:+.1f} % | predicted |")
     print(f"\n- h100-fp8 on dgxc's FP8 rows: worst error {100 * worst_fp8:.1f} %")
-    if max_error is not None and worst > max_error:
-        print(f"validate_dgxc: a predicted BF16 row misses by {100 * worst:.1f} %, over {100 * max_error:.0f} %", file=sys.stderr)
-        return 1
-    if max_error is not None and preset_gap > 0.005:
-        print(f"validate_dgxc: the h100-bf16 preset is {100 * preset_gap:.2f} % off this fit: update models/efficiency_presets.cpp",
-              file=sys.stderr)
-        return 1
-    return 0
+    return verdict("validate_dgxc", "h100-bf16", worst, preset_gap, max_error)
 
 
 if __name__ == "__main__":

@@ -120,11 +120,16 @@ def main():
           f"worst predicted error {100 * worst:.1f} %")
     print(f"- preset h100-fp8 (no efficiency stated): within {100 * preset_gap:.2f} % of the fitted step on every NeMo 24.07 row; "
           "the Megatron-Bridge rows are run with the preset")
+    return verdict("validate_h100", "h100-fp8", worst, preset_gap, max_error)
+
+
+def verdict(script, preset, worst, preset_gap, max_error):
+    """Exit status: 1 when a predicted row misses by more than max_error, or the preset is not the fit."""
     if max_error is not None and worst > max_error:
-        print(f"validate_h100: a predicted row misses by {100 * worst:.1f} %, over {100 * max_error:.0f} %", file=sys.stderr)
+        print(f"{script}: a predicted row misses by {100 * worst:.1f} %, over {100 * max_error:.0f} %", file=sys.stderr)
         return 1
     if max_error is not None and preset_gap > 0.005:
-        print(f"validate_h100: the h100-fp8 preset is {100 * preset_gap:.2f} % off this fit: update models/efficiency_presets.cpp",
+        print(f"{script}: the {preset} preset is {100 * preset_gap:.2f} % off this fit: update models/efficiency_presets.cpp",
               file=sys.stderr)
         return 1
     return 0
