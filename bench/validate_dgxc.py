@@ -24,7 +24,7 @@ import tempfile
 
 import numpy as np
 
-from validate_h100 import ROOT, step, verdict
+from validate_h100 import ROOT, arguments, step, verdict
 
 SHAPES = {  # hidden, heads, kv_heads, ffn_hidden, vocab
     "llama3.1-8b": (4096, 32, 8, 14336, 128256),
@@ -50,12 +50,7 @@ def rows_of(path):
 
 
 def main():
-    args = sys.argv[1:]
-    max_error = None
-    if "--max-error" in args:
-        at = args.index("--max-error")
-        max_error = float(args[at + 1])
-        del args[at:at + 2]
+    args, max_error = arguments()
     binary = args[0] if args else os.path.join(ROOT, "build", "ctwin")
     rows = rows_of(os.path.join(ROOT, "scenarios", "sources", "dgxc_llama31_h100_v2504.csv"))
     bf16 = [r for r in rows if r["precision"] == "bf16"]

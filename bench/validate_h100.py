@@ -71,13 +71,19 @@ def step(binary, row, gemm, bandwidth, work, preset=False, quiet=False):
         return json.load(f)
 
 
-def main():
+def arguments():
+    """The positional arguments and --max-error (None when not given)."""
     args = sys.argv[1:]
     max_error = None
     if "--max-error" in args:
         at = args.index("--max-error")
         max_error = float(args[at + 1])
         del args[at:at + 2]
+    return args, max_error
+
+
+def main():
+    args, max_error = arguments()
     binary = args[0] if len(args) > 0 else os.path.join(ROOT, "build", "ctwin")
     table = args[1] if len(args) > 1 else os.path.join(ROOT, "scenarios", "sources", "nemo_h100_fp8_2407.csv")
     newer = args[2] if len(args) > 2 else os.path.join(ROOT, "scenarios", "sources", "megatron_bridge_h100_fp8.csv")

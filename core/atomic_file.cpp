@@ -36,9 +36,8 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
-  if (path_ == "-") {
-    std::cout.flush();  // whatever the program printed first stays first
-    fd_ = STDOUT_FILENO;
+  if (path_ == "-") {  // held until commit: a run that fails prints none of it
+    to_stdout_ = true;
     return;
   }
   // A device, FIFO or socket (/dev/null, /dev/stdout) is written in place: renaming a file over it
@@ -56,16 +55,24 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (committed_) return;
-  if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
-void AtomicFileWriter::write(const std::string& text) { write_fd(fd_, path_, text); }
+void AtomicFileWriter::write(const std::string& text) {
+  if (to_stdout_) held_ += text;
+  else write_fd(fd_, path_, text);
+}
 
 void AtomicFileWriter::commit() {
   committed_ = true;
+  if (to_stdout_) {
+    std::cout.flush();  // whatever the program printed first stays first
+    write_fd(STDOUT_FILENO, "stdout", held_);
+    return;
+  }
   if (temp_.empty()) {  // written in place
-    if (fd_ != STDOUT_FILENO) ::close(fd_);
+    ::close(fd_);
     return;
   }
   if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0 || ::close(fd_) != 0) {

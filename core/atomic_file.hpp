@@ -12,7 +12,8 @@ namespace ctwin {
 void write_file_atomically(const std::string& path, const std::string& content);
 
 //! The same, written piece by piece (a million trials' rows are never held whole): the target
-//! appears at commit(); a writer destroyed uncommitted removes its temporary file.
+//! appears at commit(); a writer destroyed uncommitted removes its temporary file. The standard
+//! output ("-") is held in memory until commit, so a failed run prints none of it.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);
@@ -25,7 +26,8 @@ class AtomicFileWriter {
  private:
   std::string path_, temp_;  //!< temp_ empty: written in place (standard output, a device)
   int fd_ = -1;
-  bool committed_ = false;
+  bool committed_ = false, to_stdout_ = false;
+  std::string held_;  //!< the standard output's text, until commit
 };
 
 }  // namespace ctwin

@@ -54,35 +54,26 @@ void OnlineSummary::add(double x) {
     samples_.push_back(x);
     return;
   }
-  if (!samples_.empty()) to_sketch();
+  if (!samples_.empty()) {  // past exact: what was kept goes into the sums and buckets, and its memory goes
+    for (double kept : samples_) sketch(kept);
+    std::vector<double>().swap(samples_);
+  }
+  sketch(x);
+}
+
+void OnlineSummary::sketch(double x) {
+  ++sketched_;
   const double delta = x - mean_;
-  mean_ += delta / static_cast<double>(n_);
+  mean_ += delta / static_cast<double>(sketched_);
   squares_ += delta * (x - mean_);
   if (std::abs(x) < kSmallest) ++zeros_;
   else ++(x > 0 ? positive_ : negative_)[bucket_of(std::abs(x))];
 }
 
-void OnlineSummary::to_sketch() {
-  std::vector<double> kept = std::move(samples_);
-  samples_ = {};  // its memory goes
-  const std::size_t n = n_;
-  n_ = 0;
-  for (double x : kept) {
-    ++n_;
-    const double delta = x - mean_;
-    mean_ += delta / static_cast<double>(n_);
-    squares_ += delta * (x - mean_);
-    if (std::abs(x) < kSmallest) ++zeros_;
-    else ++(x > 0 ? positive_ : negative_)[bucket_of(std::abs(x))];
-  }
-  n_ = n;
-}
-
 double OnlineSummary::bucket_value(std::int64_t key) const { return 2 * std::pow(kGamma, static_cast<double>(key)) / (kGamma + 1); }
 
 double OnlineSummary::quantile(double q) const {
-  const std::size_t counted = n_;
-  const double position = q * static_cast<double>(counted - 1);
+  const double position = q * static_cast<double>(n_ - 1);
   const auto below = static_cast<std::uint64_t>(position);
   // The value of the sample of rank r (0-based): negatives from the most negative, zeros, positives.
   auto at_rank = [&](std::uint64_t r) {
@@ -98,7 +89,7 @@ double OnlineSummary::quantile(double q) const {
     }
     return positive_.empty() ? 0.0 : bucket_value(positive_.rbegin()->first);
   };
-  const double low = at_rank(below), high = at_rank(std::min<std::uint64_t>(below + 1, counted - 1));
+  const double low = at_rank(below), high = at_rank(std::min<std::uint64_t>(below + 1, n_ - 1));
   return low + (position - static_cast<double>(below)) * (high - low);
 }
 

@@ -35,11 +35,11 @@ class OnlineSummary {
   bool exact() const { return n_ <= kExactSamples; }
 
  private:
-  void to_sketch();
+  void sketch(double x);  //!< into the running sums and the buckets
   double quantile(double q) const;  //!< type 7, from the buckets
   double bucket_value(std::int64_t key) const;
 
-  std::size_t n_ = 0;
+  std::size_t n_ = 0, sketched_ = 0;
   std::vector<double> samples_;  //!< while exact
   double mean_ = 0, squares_ = 0;  //!< Welford, once past exact
   std::map<std::int64_t, std::uint64_t> negative_, positive_;  //!< |x| by log bucket

@@ -187,7 +187,7 @@ Report parse_report(const std::string& body) {
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
-  m.sent_us = r.integer(j, "", "sent_us", false, 0);
+  m.sent_us = r.integer(j, "", "sent_us", false, 0, kLatestSentUs);
   if (const json* s = r.object(j, "", "status", true)) {
     r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank", "problem"});
     m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);

@@ -24,6 +24,8 @@
 namespace ctwin::live::cluster {
 
 inline constexpr int kProtocolVersion = 3;  //!< 2: a fault carries its resolved class (effect, action); 3: a report says when it left
+//! A report's `sent_us` (an agent's steady clock: time since its host booted) is at most ~31 years.
+inline constexpr std::int64_t kLatestSentUs = 1'000'000'000'000'000;
 
 struct ExchangeRequest {
   std::string key;   //!< the group's exchange, and which one of its calls

@@ -33,7 +33,9 @@ class DeliveryDelay {
     } else {
       current_ = std::min(*current_, gap);
     }
-    return std::chrono::microseconds(gap - std::min(*current_, previous_.value_or(*current_)));
+    // A delay past the window is not believed (a stamp from a broken clock would date a fault years back).
+    const auto excess = std::chrono::microseconds(gap - std::min(*current_, previous_.value_or(*current_)));
+    return std::min<Clock::duration>(excess, kWindow);
   }
 
  private:

@@ -354,6 +354,12 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
   CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "running"}, "extra": 1})"),
                     Catch::Contains("/extra"));
   CHECK_THROWS_AS(parse_report("[1, 2"), ProtocolError);
+  // When it left, by the agent's steady clock: bounded, so no gap the master takes can overflow.
+  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "running"}, "sent_us": 9223372036854775807})"),
+                    Catch::Contains("/sent_us"));
+  Report stamped = report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5});
+  stamped.sent_us = 123'456'789;
+  CHECK(parse_report(to_json(stamped).dump()).sent_us == 123'456'789);
   CHECK(parse_report(to_json(report("x", 3, NodeState::Stopped, std::vector<std::int64_t>{5})).dump()).status.restorable->at(0) == 5);
   Report refusing = report("x", 3, NodeState::Stopped, std::nullopt);
   refusing.status.problem = "the persist folder /ckpt holds the steps of run job42/aaa";

@@ -188,6 +188,8 @@ TEST_CASE("delivery delay: a report's time in queues, beyond its agent's quickes
   // The quickest is remembered for a window or two, then forgotten (the clocks drift apart).
   CHECK(d.excess(sent(t0 + std::chrono::seconds(70)), t0 + std::chrono::seconds(70) + milliseconds(11)) == milliseconds(10));
   CHECK(d.excess(sent(t0 + std::chrono::seconds(200)), t0 + std::chrono::seconds(200) + milliseconds(11)) == Clock::duration::zero());
+  // A stamp from a broken clock (a report "sent" an hour before its agent's others) is not believed past the window.
+  CHECK(d.excess(sent(t0 + std::chrono::seconds(201)) - 3'600'000'000, t0 + std::chrono::seconds(201)) == DeliveryDelay::kWindow);
 }
 
 TEST_CASE("job master: a report held up in queues does not date its fault later than a peer's that came straight through", "[live][cluster][unit]") {
