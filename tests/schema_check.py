@@ -98,6 +98,9 @@ def main():
              "events_report.json"),
             ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/gpu-017.dmesg"), str(ROOT / "tests/traces/jobs.sacct"), "--year", "2024",
                                   "--out", j("from_dmesg.json"), "--report", j("dmesg_report.json")], "dmesg_report.json"),
+            # Kernel logs as journald exports them (`journalctl -k -o json`), beside sacct.
+            ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/fleet-json.journal"), str(ROOT / "tests/traces/jobs.sacct"),
+                                  "--out", j("from_journald.json"), "--report", j("journald_report.json")], "journald_report.json"),
             ("scenario", None, "fitted.json"),
             ("scenario", None, "steps.json"),
             ("faults", ["faults", feat, "--until", "30d", "--json", j("faults.json")], "faults.json"),
