@@ -1,7 +1,8 @@
 // Issue 5's benchmark: one step of a 16,384-GPU and of a 100,352-GPU layout (GPT-3 175B, TP 8 x
 // PP 8), cold (every SimGrid phase simulated, platforms built) and cached (the lookup a trial makes
 // by state signature); and peak memory of the simulation processes. Also an expert-parallel MoE
-// layout of 16,384 GPUs, and a shrinking job's speed at every data-parallel width.
+// layout of 16,384 GPUs, a shrinking job's speed at every data-parallel width, and `ctwin step
+// --sensitivity` on both 16k layouts (every field that applies, cold).
 //   ctwin_bench_step
 #include <sys/resource.h>
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 
 #include "sim/step_cache.hpp"
+#include "sim/step_sensitivity.hpp"
 
 using namespace ctwin;
 using Clock = std::chrono::steady_clock;
@@ -83,6 +85,18 @@ void measure_widths(const char* name, const WorkloadSpec& spec) {
               widths.size(), workload_costs(spec.workload).gpus, cold_s, cache.simulated(), speeds[widths.size() / 2 - 1]);
 }
 
+//! `ctwin step --sensitivity`: every plausible value of every field that applies, cold.
+void measure_sensitivity(const char* name, const WorkloadSpec& spec) {
+  StepCache cache("");
+  const auto start = Clock::now();
+  const StepSensitivity s = step_sensitivity(spec, spec.fabric.gpus_per_node, 80.0 * (1 << 30), cache);
+  const double cold_s = std::chrono::duration<double>(Clock::now() - start).count();
+  std::size_t values = 0;
+  for (const FieldSensitivity& f : s.fields) values += f.points.size();
+  std::printf("| %s: --sensitivity | %d | %.2f s | | | | %zu fields, %zu values, %d simulated; %.2f .. %.2f s, %s most |\n", name,
+              workload_costs(spec.workload).gpus, cold_s, s.fields.size(), values, cache.simulated(), s.min_s, s.max_s, s.most.c_str());
+}
+
 }  // namespace
 
 int main() {
@@ -91,5 +105,7 @@ int main() {
   measure("175B, TP 8 x PP 8 x DP 1,568", gpt175b(100352, 6272));
   measure("MoE 8x22B, TP 2 x PP 4 x DP 2,048, EP 8", moe(16384));
   measure_widths("175B, TP 8 x PP 8 x DP 256", gpt175b(16384, 6144));
+  measure_sensitivity("175B, TP 8 x PP 8 x DP 256", gpt175b(16384, 6144));
+  measure_sensitivity("MoE 8x22B, TP 2 x PP 4 x DP 2,048, EP 8", moe(16384));
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "report/step_report.hpp"
 #include "sim/step_cache.hpp"
+#include "sim/step_sensitivity.hpp"
 
 namespace ctwin {
 
@@ -42,6 +43,9 @@ StepCommand::StepCommand(CLI::App& app) {
   cmd_->add_option("--nvlink", nvlinks_, "GPU=FACTOR: that GPU's NVLink port at this fraction (0: down)");
   cmd_->add_option("--dp-width", dp_width_, "data-parallel replicas running (a shrunk job), the global batch kept")
       ->check(CLI::Range(1, 100000000));
+  cmd_->add_flag("--sensitivity", sensitivity_,
+                 "the step time over the plausible values of the layout fields (rank order, sequence parallelism, virtual stages, "
+                 "embedding/loss split, CP algorithm, micro-batch), one at a time; names the assumed field that moves it most");
   cmd_->add_option("--uplink", uplink_, "every leaf's uplink at this fraction of its bandwidth (a slow or failed spine)")
       ->check(CLI::Range(0.0, 1.0));
 }
@@ -70,10 +74,20 @@ int StepCommand::run() {
   }
   state.dp_width = dp_width_;
   state.fabric.uplink_factor = uplink_;
+  if (sensitivity_ && (state.dp_width > 0 || !state.gpu_speed.empty() || !state.fabric.nic_factor.empty() ||
+                       !state.fabric.nvlink_factor.empty() || state.fabric.uplink_factor != 1)) {
+    std::cerr << "ctwin: --sensitivity is for the healthy fabric at full width: drop --slow-gpu, --nic, --nvlink, --uplink and --dp-width\n";
+    return cli::kExitBadInput;
+  }
   const StepBreakdown b = StepCache::shared().get(*s.workload, state);
   std::cout << step_text(s, b, dp_width_);
+  std::optional<StepSensitivity> sensitivity;
+  if (sensitivity_) {
+    sensitivity = step_sensitivity(*s.workload, s.cluster.gpus_per_node, s.cluster.gpu_memory_bytes, StepCache::shared());
+    std::cout << sensitivity_text(*sensitivity);
+  }
   if (json_.empty() || !Ranks::world().is_root()) return 0;
-  write_file_atomically(json_, step_json(s, b));
+  write_file_atomically(json_, step_json(s, b, sensitivity ? &*sensitivity : nullptr));
   return 0;
 }
 

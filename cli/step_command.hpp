@@ -21,6 +21,7 @@ class StepCommand {
   std::vector<std::string> slow_gpus_, nics_, nvlinks_;
   int dp_width_ = 0;
   double uplink_ = 1;
+  bool sensitivity_ = false;
 };
 
 }  // namespace ctwin

@@ -24,6 +24,15 @@ int degree(const ParallelLayout& p, RankDim d) {
   return 1;
 }
 
+std::string rank_order_text(const std::array<RankDim, 4>& order) {
+  std::string out;
+  for (RankDim d : order) {
+    if (!out.empty()) out += '-';
+    out += d == RankDim::Tensor ? "tp" : d == RankDim::Context ? "cp" : d == RankDim::Data ? "dp" : "pp";
+  }
+  return out;
+}
+
 std::vector<int> stage_layers(const Workload& w) {
   const ParallelLayout& p = w.layout;
   const int layers = w.model.layers;

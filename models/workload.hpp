@@ -91,13 +91,23 @@ struct Workload {
 //! How data-parallel gradients are all-reduced (NCCL's algorithms).
 enum class AllReduceAlgorithm { Ring, Tree, Hierarchical };
 
+//! A field the scenario left out that the step depends on, and the value the loader put there.
+struct Assumption {
+  std::string pointer;  //!< JSON pointer of the field, e.g. /workload/parallel/sequence_parallel
+  std::string value;    //!< as it would be written in the scenario
+};
+
 //! A scenario's `workload` section: the workload, the fabric it runs on, the DP algorithm.
 struct WorkloadSpec {
   Workload workload;
   CommFabricSpec fabric;
   AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring;
   std::string efficiency_preset;  //!< the preset its efficiencies start from ("": all stated)
+  std::vector<Assumption> assumed;  //!< fields defaulted, in the order the loader met them
 };
+
+//! "tp-cp-dp-pp": a rank order as a scenario writes it.
+std::string rank_order_text(const std::array<RankDim, 4>& order);
 
 //! One pipeline stage: its layers and what one micro-batch costs it.
 struct StageCost {

@@ -150,6 +150,44 @@ void check_memory_when_shrunk(Reader& r, const Workload& w, const Scenario& s) {
                                                   why + "; the narrowest that fits is " + std::to_string(fits) + " replicas");
 }
 
+//! The fields the step depends on that the section leaves out, with the values read in their
+//! place: only those that matter for this layout (no virtual stages without a pipeline).
+std::vector<Assumption> assumptions(const json& wl, const WorkloadSpec& spec) {
+  const Workload& w = spec.workload;
+  const ParallelLayout& l = w.layout;
+  std::vector<Assumption> out;
+  auto absent = [](const json* o, const char* key) { return !o || !o->is_object() || !o->contains(key); };
+  auto note = [&](const json* o, const std::string& section, const char* key, bool matters, const std::string& value) {
+    if (matters && absent(o, key)) out.push_back({"/workload" + section + "/" + key, value});
+  };
+  auto yes_no = [](bool b) { return std::string(b ? "true" : "false"); };
+  const json* m = wl.contains("model") ? &wl.at("model") : nullptr;
+  const json* par = wl.contains("parallel") ? &wl.at("parallel") : nullptr;
+  const json* fab = wl.contains("fabric") ? &wl.at("fabric") : nullptr;
+  note(m, "/model", "kv_heads", true, std::to_string(w.model.heads));
+  note(m, "/model", "ffn_hidden", true, std::to_string(4 * w.model.hidden));
+  note(m, "/model", "gated_mlp", true, "false");
+  note(&wl, "", "precision", true, "bf16");
+  note(&wl, "", "attention", true, "flash");
+  note(par, "/parallel", "micro_batch", true, std::to_string(l.micro_batch));
+  note(par, "/parallel", "recompute", true, "none");
+  note(par, "/parallel", "sequence_parallel", l.tp > 1, yes_no(l.sequence_parallel));
+  note(par, "/parallel", "virtual_stages", l.pp > 1, std::to_string(l.virtual_stages));
+  const bool even_split = l.pp > 1 && absent(par, "stage_layers") && absent(par, "first_stage_layers") && absent(par, "last_stage_layers");
+  note(par, "/parallel", "embedding_as_layer", even_split, yes_no(l.embedding_as_layer));
+  note(par, "/parallel", "loss_as_layer", even_split, yes_no(l.loss_as_layer));
+  note(par, "/parallel", "cp_algorithm", l.cp > 1, l.cp_algorithm == CpAlgorithm::Ring ? "ring" : "all_gather");
+  const int split_dims = (l.cp > 1) + (l.dp > 1) + (l.pp > 1);
+  note(par, "/parallel", "rank_order", split_dims > 1, rank_order_text(l.rank_order));
+  note(par, "/parallel", "zero_stage", l.dp * l.cp > 1, std::to_string(l.zero_stage));
+  note(&wl, "", "dp_algorithm", l.dp * l.cp > 1, "ring");
+  const json* eff = wl.contains("efficiency") ? &wl.at("efficiency") : nullptr;
+  if (absent(eff, "gemm") && absent(eff, "preset") && !spec.efficiency_preset.empty())  // chosen by GPU and precision
+    out.push_back({"/workload/efficiency/preset", spec.efficiency_preset});
+  note(fab, "/fabric", "nodes_per_leaf", true, std::to_string(spec.fabric.nodes_per_leaf));
+  return out;
+}
+
 }  // namespace
 
 void read_workload(Reader& r, const json& root, Scenario& s) {
@@ -260,6 +298,7 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
     else check_memory_when_shrunk(r, w, s);
   }
   r.string(*wl, p, "source", false);
+  if (r.problems.empty()) spec.assumed = assumptions(*wl, spec);
   s.workload = spec;
 }
 

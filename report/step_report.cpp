@@ -68,11 +68,49 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     std::snprintf(line, sizeof line, " (of %.1f GiB)", s.cluster.gpu_memory_bytes / (1 << 30));
     out << line;
   }
+  out << "\n" << assumptions_text(*s.workload);
+  return out.str();
+}
+
+std::string assumptions_text(const WorkloadSpec& spec) {
+  if (spec.assumed.empty()) return "\n  every field the step depends on is stated\n";
+  std::ostringstream out;
+  out << "\n  assumed (not in the scenario)\n";
+  for (const Assumption& a : spec.assumed) {
+    char line[240];
+    std::snprintf(line, sizeof line, "    %-40s %s\n", a.pointer.c_str(), a.value.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+std::string sensitivity_text(const StepSensitivity& x) {
+  std::ostringstream out;
+  auto percent = [&](double v) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%+.1f %%", x.base_s > 0 ? 100 * (v / x.base_s - 1) : 0.0);
+    return std::string(t);
+  };
+  out << "\n  sensitivity: each field over its plausible values, the others as given (* assumed)\n";
+  for (const FieldSensitivity& f : x.fields) {
+    char head[200];
+    std::snprintf(head, sizeof head, "  %c %-22s %s .. %s (%s .. %s)\n", f.assumed ? '*' : ' ', f.field.c_str(), seconds_text(f.min_s).c_str(),
+                  seconds_text(f.max_s).c_str(), percent(f.min_s).c_str(), percent(f.max_s).c_str());
+    out << head;
+    for (const SensitivityPoint& pt : f.points) {
+      out << "      " << pt.value << (pt.value == f.base_value ? " (as given)" : "") << ": ";
+      if (pt.excluded.empty()) out << seconds_text(pt.step_s) << "  " << percent(pt.step_s) << "\n";
+      else out << "cannot run: " << pt.excluded << "\n";
+    }
+  }
+  out << "\n  step time " << seconds_text(x.base_s) << ", " << seconds_text(x.min_s) << " .. " << seconds_text(x.max_s) << " ("
+      << percent(x.min_s) << " .. " << percent(x.max_s) << ") over " << (x.over_assumed ? "the assumed fields" : "these fields (every one is stated)");
+  out << (x.most.empty() ? "; none of them moves it" : "; " + x.most + " moves it most");
   out << "\n";
   return out.str();
 }
 
-std::string step_json(const Scenario& s, const StepBreakdown& b) {
+std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensitivity* sensitivity) {
   nlohmann::ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
                            {"gpus", b.gpus}, {"hung", b.hung}, {"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s},
                            {"mfu", b.mfu},
@@ -87,6 +125,24 @@ std::string step_json(const Scenario& s, const StepBreakdown& b) {
                                {"optimizer", mem.optimizer}, {"activations", mem.activations}, {"total", mem.total()}};
   if (s.cluster.gpu_memory_bytes > 0) j["gpu_memory_bytes"] = s.cluster.gpu_memory_bytes;
   if (!s.workload->efficiency_preset.empty()) j["efficiency_preset"] = s.workload->efficiency_preset;
+  j["assumed"] = nlohmann::ordered_json::array();
+  for (const Assumption& a : s.workload->assumed) j["assumed"].push_back({{"field", a.pointer}, {"value", a.value}});
+  if (sensitivity) {
+    nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+    for (const FieldSensitivity& f : sensitivity->fields) {
+      nlohmann::ordered_json points = nlohmann::ordered_json::array();
+      for (const SensitivityPoint& pt : f.points) {
+        nlohmann::ordered_json one{{"value", pt.value}};
+        if (pt.excluded.empty()) one["step_s"] = pt.step_s;
+        else one["excluded"] = pt.excluded;
+        points.push_back(one);
+      }
+      fields.push_back({{"field", f.field}, {"pointers", f.pointers}, {"assumed", f.assumed}, {"as_given", f.base_value},
+                        {"min_s", f.min_s}, {"max_s", f.max_s}, {"fastest", f.fastest}, {"slowest", f.slowest}, {"values", points}});
+    }
+    j["sensitivity"] = {{"step_s", sensitivity->base_s}, {"min_s", sensitivity->min_s}, {"max_s", sensitivity->max_s},
+                        {"over", sensitivity->over_assumed ? "assumed" : "all"}, {"most", sensitivity->most}, {"fields", fields}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -100,6 +100,10 @@ const StepBreakdown* StepCache::find(std::uint64_t signature) const {
 }
 
 StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state) {
+  return get(spec, state, [&] { return step_time(spec.workload, spec.fabric, state, spec.dp_algorithm); });
+}
+
+StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state, const std::function<StepBreakdown()>& compute) {
   const std::uint64_t key = signature(spec, state);
   std::lock_guard<std::mutex> lock(mutex_);
   if (const StepBreakdown* b = find(key)) return *b;
@@ -114,7 +118,7 @@ StepBreakdown StepCache::get(const WorkloadSpec& spec, const StepState& state) {
       // stale: simulated again and overwritten
     }
   }
-  const StepBreakdown b = step_time(spec.workload, spec.fabric, state, spec.dp_algorithm);
+  const StepBreakdown b = compute();
   ++simulated_;
   memory_[key] = b;
   disk.write(text, breakdown_json(b));
@@ -161,13 +165,17 @@ std::vector<double> StepCache::speeds_at_widths(const WorkloadSpec& spec, const 
 }
 
 void resolve_step_time(Scenario& s, const std::string& file) {
-  if (!s.workload || s.job.step_us > 0) return;
+  if (!s.workload) return;
   const StepBreakdown b = StepCache::shared().get(*s.workload, {});
   if (b.hung) throw ScenarioInvalid(file, {{"/workload", "the healthy fabric cannot run the step's collectives"}});
-  s.job.step_us = seconds_to_micros(b.step_s);
+  // A stated step time (a published one) stands; the workload still gives the traffic and the
+  // slow parts' ratios below, so one fabric model serves the step and the trial.
+  const bool stated = s.job.step_us > 0;
+  if (!stated) s.job.step_us = seconds_to_micros(b.step_s);
   if (s.job.dp_reduction_us == 0) {  // what a checkpoint on the compute fabric competes with
-    s.job.dp_reduction_us = seconds_to_micros(b.dp_collective_s);
-    s.job.dp_exposed_us = seconds_to_micros(b.dp_exposed_s);
+    // Its bytes and link set its time, whatever the stated step (it cannot outlast the step).
+    s.job.dp_reduction_us = std::min(s.job.step_us, seconds_to_micros(b.dp_collective_s));
+    s.job.dp_exposed_us = std::min(s.job.dp_reduction_us, seconds_to_micros(b.dp_exposed_s));
   }
   const Workload& w = s.workload->workload;
   if (!s.job.tokens_per_step) s.job.tokens_per_step = static_cast<double>(w.layout.global_batch) * w.model.seq_len;

@@ -5,6 +5,7 @@
 //! on, and the model's version: a changed model never reads an old answer.
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -27,6 +28,8 @@ class StepCache {
   const StepBreakdown* find(std::uint64_t signature) const;
   //! From memory, else from disk, else simulated (and stored in both).
   StepBreakdown get(const WorkloadSpec& spec, const StepState& state);
+  //! The same, computed by `compute` when neither has it (it must give what step_time would).
+  StepBreakdown get(const WorkloadSpec& spec, const StepState& state, const std::function<StepBreakdown()>& compute);
 
   //! Job speed (tokens/s over the full width's) at each data-parallel width in `widths`. At most
   //! `anchors` widths are simulated, spread geometrically; between them the collectives' times are

@@ -156,18 +156,20 @@ double slowest_speed(const StepState& state, int gpus) {
 }
 
 Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric, const StepState& state,
-                                 AllReduceAlgorithm dp_algorithm) {
+                                 AllReduceAlgorithm dp_algorithm, const CollectiveSet& which, const Collectives& known) {
   const WorkloadCosts c = workload_costs(w);
   const ParallelLayout& p = w.layout;
   const Ranks ranks{p};
   const double share = w.efficiency.bandwidth;
-  Collectives out;
+  Collectives out = known;
+  for (auto [simulated, seconds] : {std::pair{which.tp, &out.tp_s}, {which.pp, &out.pp_s}, {which.dp, &out.dp_s}, {which.ep, &out.ep_s}, {which.cp, &out.cp_s}})
+    if (simulated) *seconds = 0;
   auto take = [&](const PhaseResult& r) {
     out.hung |= r.hung;
     return r.seconds / share;
   };
   // Tensor parallel: the first group and every group with a degraded NVLink port.
-  if (c.tp_bytes > 0) {
+  if (which.tp && c.tp_bytes > 0) {
     std::set<std::tuple<int, int, int>> chosen{{0, 0, 0}};
     for (const auto& [gpu, factor] : state.fabric.nvlink_factor)
       if (factor != 1.0 && gpu < c.gpus) {
@@ -188,7 +190,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
   for (const auto& [gpu, factor] : state.fabric.nic_factor)
     if (factor != 1.0 && gpu < c.gpus) tensor_ranks.insert(ranks.coords(gpu).tensor);
   // Pipeline: every stage boundary sends at once.
-  if (c.pp_bytes > 0) {
+  if (which.pp && c.pp_bytes > 0) {
     std::vector<Flow> flows;
     for (int s = 0; s + 1 < p.pp; ++s)
       for (int d = 0; d < p.dp; ++d)
@@ -197,7 +199,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
     out.pp_s = take(simulate_phase(fabric, state.fabric, flows, state.timeout_s));
   }
   // Data parallel, over the data and context ranks of each stage: every group at once.
-  if (c.dp_bytes > 0) {
+  if (which.dp && c.dp_bytes > 0) {
     std::vector<std::vector<int>> groups;
     for (int s = 0; s < p.pp; ++s)
       for (int t : tensor_ranks) {
@@ -212,7 +214,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
   }
   // Expert parallel: consecutive data ranks form an EP group; its all-to-all sends every member
   // 1/ep of each GPU's routed tokens, all at once.
-  if (c.ep_bytes > 0) {
+  if (which.ep && c.ep_bytes > 0) {
     std::vector<Flow> flows;
     for (int s = 0; s < p.pp; ++s)
       for (int first = 0; first + p.ep <= p.dp; first += p.ep)
@@ -224,7 +226,7 @@ Collectives simulate_collectives(const Workload& w, const CommFabricSpec& fabric
     out.ep_s = take(simulate_phase(fabric, state.fabric, flows, state.timeout_s));
   }
   // Context parallel: one step of every K/V ring at once.
-  if (c.cp_bytes > 0) {
+  if (which.cp && c.cp_bytes > 0) {
     std::vector<Flow> flows;
     for (int s = 0; s < p.pp; ++s)
       for (int d = 0; d < p.dp; ++d)

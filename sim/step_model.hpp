@@ -72,9 +72,14 @@ Collectives collectives_of(const StepBreakdown& b);
 //! The workload as `dp_width` replicas run it (0: all): the global batch is kept, so each replica
 //! takes more micro-batches (the slowest path takes the ceiling of the share).
 Workload at_width(const Workload& workload, int dp_width);
-//! Simulates every collective of the step on the fabric (the costly part).
+//! Which collectives to simulate; the others are taken as known.
+struct CollectiveSet {
+  bool tp = true, pp = true, dp = true, ep = true, cp = true;
+};
+//! Simulates the step's collectives on the fabric (the costly part): those in `which`; the rest
+//! (and a hang among them) come from `known`.
 Collectives simulate_collectives(const Workload& workload, const CommFabricSpec& fabric, const StepState& state,
-                                 AllReduceAlgorithm dp_algorithm);
+                                 AllReduceAlgorithm dp_algorithm, const CollectiveSet& which = {}, const Collectives& known = {});
 //! Adds compute, bubble and the exposed part of each collective into a step (arithmetic only).
 StepBreakdown assemble_step(const Workload& workload, const Collectives& collectives, double slowest_speed, double timeout_s);
 double slowest_speed(const StepState& state, int gpus);

@@ -84,6 +84,8 @@ def main():
             ("optimize", ["optimize", pol, "--trials", "10", "--choose", "/policies/elastic/mode=wait,shrink", "--json", j("choose.json")], "choose.json"),
             ("compare", ["compare", mini, "--trials", "10", "--variant", 'daly:/policies/checkpoint={"type":"daly"}', "--json", j("compare.json")], "compare.json"),
             ("step", ["step", mega, "--json", j("step.json")], "step.json"),
+            ("step", ["step", str(ROOT / "scenarios" / "llama3_405b_16k_full.json"), "--sensitivity", "--json", j("step_sensitivity.json")],
+             "step_sensitivity.json"),
             ("validate", ["validate", feat, "--against", j("events.csv"), "--trials", "10", "--json", j("validate.json")], "validate.json"),
             ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/fleet.journal"), str(ROOT / "tests/traces/jobs.sacct"),
                                   str(ROOT / "tests/traces/incidents.csv"), "--year", "2024", "--out", j("fitted.json"), "--report", j("fits.json")], "fits.json"),

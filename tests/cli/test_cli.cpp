@@ -290,3 +290,26 @@ TEST_CASE("an output given as '-' goes to stdout and the summary to stderr, and 
   CHECK(both.exit_code == 2);
   CHECK(both.output.find("only one output may go to stdout") != std::string::npos);
 }
+
+TEST_CASE("step --sensitivity runs on every shipped workload and says which field moves it most", "[cli][step][process]") {
+  for (const char* name : {"megascale_175b", "moe_8x22b_ep", "llama3_405b_16k_full"}) {
+    INFO(name);
+    const fs::path json = scratch() / (std::string(name) + "-sensitivity.json");
+    const Outcome out = run_cli("step " + ctwin::test::repo_file(std::string("scenarios/") + name + ".json") + " --sensitivity --json " + json.string());
+    REQUIRE(out.exit_code == 0);
+    CHECK(out.output.find("assumed (not in the scenario)") != std::string::npos);
+    CHECK(out.output.find("sensitivity: each field over its plausible values") != std::string::npos);
+    const nlohmann::json report = nlohmann::json::parse(slurp(json));
+    CHECK_FALSE(report.at("assumed").empty());
+    const auto& s = report.at("sensitivity");
+    CHECK(s.at("min_s").get<double>() <= report.at("step_s").get<double>());
+    CHECK(s.at("max_s").get<double>() >= report.at("step_s").get<double>());
+    CHECK(s.at("fields").size() >= 3);
+  }
+  // A shrunk or degraded state is not what the sensitivity answers: exit 2, nothing written.
+  const fs::path json = scratch() / "refused.json";
+  const Outcome refused = run_cli("step " + ctwin::test::repo_file("scenarios/megascale_175b.json") + " --sensitivity --dp-width 2 --json " + json.string());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("--sensitivity is for the healthy fabric") != std::string::npos);
+  CHECK_FALSE(fs::exists(json));
+}

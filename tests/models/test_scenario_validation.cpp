@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <functional>
+#include <map>
 
 #include "models/scenario_loader.hpp"
 #include "support/fixtures.hpp"
@@ -84,6 +85,35 @@ TEST_CASE("a workload's efficiencies start from the preset fitted for its GPU an
   // Stated in full: no preset.
   doc["workload"]["efficiency"] = {{"gemm", 0.6}};
   CHECK(test::scenario_from(doc).workload->efficiency_preset.empty());
+}
+
+TEST_CASE("a workload lists the fields it left out that its layout depends on, with the values assumed", "[scenario][workload]") {
+  json doc = test::read_json(test::fixture("minimal.json"));
+  doc["job"].erase("step_time");
+  doc["workload"] = small_workload();  // TP 8 x PP 4 x DP 2, the fabric's leaves not given
+  std::map<std::string, std::string> assumed;
+  const Scenario given = test::scenario_from(doc);
+  for (const Assumption& a : given.workload->assumed) assumed[a.pointer] = a.value;
+  CHECK(assumed.at("/workload/parallel/sequence_parallel") == "false");
+  CHECK(assumed.at("/workload/parallel/virtual_stages") == "1");
+  CHECK(assumed.at("/workload/parallel/rank_order") == "tp-cp-dp-pp");
+  CHECK(assumed.at("/workload/parallel/embedding_as_layer") == "false");
+  CHECK(assumed.at("/workload/model/kv_heads") == "8");
+  CHECK(assumed.at("/workload/fabric/nodes_per_leaf") == "0");
+  CHECK(assumed.count("/workload/parallel/cp_algorithm") == 0);  // no CP: nothing to assume
+  CHECK(assumed.count("/workload/efficiency/preset") == 0);      // gemm stated
+
+  // Stated fields leave the list, and stage sizes make the embedding/loss split moot.
+  doc["workload"]["parallel"]["sequence_parallel"] = true;
+  doc["workload"]["parallel"]["stage_layers"] = {2, 2, 2, 2};
+  doc["workload"]["model"]["kv_heads"] = 8;
+  assumed.clear();
+  const Scenario stated = test::scenario_from(doc);
+  for (const Assumption& a : stated.workload->assumed) assumed[a.pointer] = a.value;
+  CHECK(assumed.count("/workload/parallel/sequence_parallel") == 0);
+  CHECK(assumed.count("/workload/parallel/embedding_as_layer") == 0);
+  CHECK(assumed.count("/workload/model/kv_heads") == 0);
+  CHECK(assumed.count("/workload/parallel/virtual_stages") == 1);
 }
 
 TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {

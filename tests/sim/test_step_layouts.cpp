@@ -10,25 +10,6 @@
 using namespace ctwin;
 using namespace ctwin::test;
 
-namespace {
-
-//! Llama 3 405B's shape (126 layers, GQA with 8 key/value heads) on TP 8 x PP 16.
-Workload llama405b() {
-  Workload w;
-  w.model = {.layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .ffn_hidden = 53248, .gated_mlp = true,
-             .vocab = 128256, .seq_len = 8192};
-  w.layout.tp = 8;
-  w.layout.pp = 16;
-  w.layout.dp = 2;
-  w.layout.micro_batch = 1;
-  w.layout.global_batch = 32;
-  w.efficiency.gemm = 0.5;
-  w.gpu_peak_flops = 989e12;
-  return w;
-}
-
-}  // namespace
-
 TEST_CASE("126 layers on 16 stages: refused evenly, placed with lighter first and last stages", "[step][layout]") {
   Workload w = llama405b();
   CHECK(check_layout(w, 8).find("pp must divide the layers") != std::string::npos);

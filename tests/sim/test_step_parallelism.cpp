@@ -112,7 +112,7 @@ TEST_CASE("a shrunk job keeps its global batch: its speed at each width, interpo
           "step model within 1%",
           "[step]") {
   const Workload w = gpt175b(1024, 768);  // 16 replicas of 64 GPUs
-  WorkloadSpec spec{w, a100_fabric(), AllReduceAlgorithm::Ring, ""};
+  WorkloadSpec spec{w, a100_fabric(), AllReduceAlgorithm::Ring, "", {}};
   StepCache cache("");
   std::vector<int> widths;
   for (int width = 2; width <= 16; ++width) widths.push_back(width);

@@ -33,4 +33,19 @@ inline Workload gpt175b(int gpus, int global_batch) {
   return w;
 }
 
+//! Llama 3 405B's shape (126 layers, GQA with 8 key/value heads) on TP 8 x PP 16 x DP 2.
+inline Workload llama405b() {
+  Workload w;
+  w.model = {.layers = 126, .hidden = 16384, .heads = 128, .kv_heads = 8, .ffn_hidden = 53248, .gated_mlp = true,
+             .vocab = 128256, .seq_len = 8192};
+  w.layout.tp = 8;
+  w.layout.pp = 16;
+  w.layout.dp = 2;
+  w.layout.micro_batch = 1;
+  w.layout.global_batch = 32;
+  w.efficiency.gemm = 0.5;
+  w.gpu_peak_flops = 989e12;
+  return w;
+}
+
 }  // namespace ctwin::test

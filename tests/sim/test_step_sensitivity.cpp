@@ -1,0 +1,84 @@
+// `ctwin step --sensitivity`: each field over its plausible values through the step model, the
+// range over the assumed ones, and the field that moves it most.
+#include <catch2/catch.hpp>
+
+#include "models/layout_variants.hpp"
+#include "sim/step_sensitivity.hpp"
+#include "support/step_fixtures.hpp"
+
+using namespace ctwin;
+using namespace ctwin::test;
+
+namespace {
+
+WorkloadSpec gpt175b_spec() {
+  WorkloadSpec spec;
+  spec.workload = gpt175b(1024, 1536);  // TP 8 x PP 8 x DP 16, 96 micro-batches a replica
+  spec.fabric = a100_fabric();
+  spec.fabric.nodes_per_leaf = 16;
+  return spec;
+}
+
+const FieldSensitivity& field(const StepSensitivity& s, const std::string& name) {
+  for (const FieldSensitivity& f : s.fields)
+    if (f.field == name) return f;
+  FAIL("no field " << name);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("step sensitivity: every runnable value priced, the range over the assumed fields", "[step][sensitivity]") {
+  WorkloadSpec spec = gpt175b_spec();
+  spec.assumed = {{"/workload/parallel/virtual_stages", "1"}, {"/workload/parallel/sequence_parallel", "false"}};
+  StepCache cache("");
+  const StepSensitivity s = step_sensitivity(spec, 8, 0, cache);
+  const double base = cache.get(spec, {}).step_s;
+  CHECK(s.base_s == base);
+  CHECK(s.over_assumed);
+  const FieldSensitivity& vp = field(s, "virtual_stages");
+  const FieldSensitivity& sp = field(s, "sequence_parallel");
+  const FieldSensitivity& mb = field(s, "micro_batch");
+  CHECK(vp.assumed);
+  CHECK(sp.assumed);
+  CHECK_FALSE(mb.assumed);
+  // Sequence parallelism sends 1/tp of the activations between stages: never slower.
+  CHECK(sp.min_s < base);
+  CHECK(sp.fastest == "true");
+  // The range is over the assumed fields only: larger micro-batches (fewer of them, a longer
+  // bubble) are not in it.
+  CHECK(mb.max_s > vp.max_s);
+  CHECK(s.min_s == std::min(vp.min_s, sp.min_s));
+  CHECK(s.max_s == std::max(vp.max_s, sp.max_s));
+  CHECK(s.most == (vp.max_s - vp.min_s > sp.max_s - sp.min_s ? "virtual_stages" : "sequence_parallel"));
+  for (const FieldSensitivity& f : s.fields) {
+    CHECK(f.min_s <= base);
+    CHECK(f.max_s >= base);
+    for (const SensitivityPoint& p : f.points) CHECK((p.excluded.empty() ? p.step_s > 0 : p.step_s == 0));
+  }
+}
+
+TEST_CASE("step sensitivity: each value prices as a full simulation of its layout does", "[step][sensitivity]") {
+  // Virtual stages and the CP algorithm reuse the base's collectives; the other fields simulate
+  // only the collectives whose sizes changed. Every value must still be what step_time says.
+  WorkloadSpec spec = gpt175b_spec();
+  spec.workload.layout.cp = 2;
+  spec.workload.layout.dp = 8;
+  spec.workload.layout.global_batch = 768;
+  spec.workload.layout.sequence_parallel = true;
+  StepCache cache("");
+  const StepSensitivity s = step_sensitivity(spec, 8, 0, cache);
+  CHECK_FALSE(s.over_assumed);  // nothing assumed: the range is over every field
+  const std::vector<LayoutField> layouts = plausible_layouts(spec.workload, 8, 0);
+  REQUIRE(layouts.size() == s.fields.size());
+  int checked = 0;
+  for (std::size_t i = 0; i < layouts.size(); ++i)
+    for (std::size_t j = 0; j < layouts[i].variants.size(); ++j) {
+      const LayoutVariant& v = layouts[i].variants[j];
+      INFO(layouts[i].name << " " << v.value);
+      if (!v.excluded.empty()) continue;
+      CHECK(s.fields[i].points[j].step_s == Approx(step_time(v.workload, spec.fabric, {}).step_s).epsilon(1e-12));
+      ++checked;
+    }
+  CHECK(checked >= 12);
+}
