@@ -128,6 +128,7 @@ WorkloadCosts workload_costs(const Workload& w) {
   const double layer_params_per_gpu = attention_params(m) / p.tp + (m.experts > 1 ? layer_experts_per_gpu : mlp_params(m) / p.tp);
   const std::vector<int> layers = stage_layers(w);
   double largest_stage = 0;
+  int largest_stage_layers = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     StageCost st;
     st.layers = layers[i];
@@ -136,7 +137,7 @@ WorkloadCosts workload_costs(const Workload& w) {
     // The embedding on the first stage, the output layer on the last (untied).
     st.parameters = st.layers * layer_params_per_gpu + ((i == 0 ? logits : 0) + (last ? logits : 0)) / p.tp;
     st.expert_parameters = st.layers * layer_experts_per_gpu;
-    largest_stage = std::max(largest_stage, st.parameters);
+    if (st.parameters > largest_stage) largest_stage = st.parameters, largest_stage_layers = st.layers;
     c.stages.push_back(st);
   }
   const double activation_bytes = tokens_per_micro_batch / p.cp * h * 2;  // bf16
@@ -146,6 +147,13 @@ WorkloadCosts workload_costs(const Workload& w) {
   c.pp_bytes = p.pp > 1 ? activation_bytes / (p.sequence_parallel ? p.tp : 1) : 0;
   // Data parallelism spans the context ranks too: they hold the same parameters.
   c.dp_bytes = p.dp * p.cp > 1 ? largest_stage * w.efficiency.grad_bytes : 0;
+  // ZeRO-3 / FSDP: each decoder layer (with the embedding or the output layer on its stage's share)
+  // is a unit whose bf16 parameters are gathered before its forward and again before its
+  // backward, and whose gradients are reduce-scattered after it, every micro-batch.
+  if (p.zero_stage == 3 && p.dp * p.cp > 1) {
+    c.fsdp_units = std::max(1, largest_stage_layers);
+    c.dp_bytes = largest_stage * 2 / c.fsdp_units;
+  }
   // MoE (every layer): each GPU holds 1/tp of the micro-batch's tokens (sequence parallel) and sends
   // each to its top_k experts; Megatron's dispatch and combine, again in backward.
   if (p.ep > 1) {

@@ -51,7 +51,9 @@ enum class RankDim { Tensor, Context, Data, Pipeline };
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   int virtual_stages = 1;   //!< interleaved 1F1B: model chunks per pipeline rank
-  int zero_stage = 1;       //!< 0: all-reduce gradients; 1+: reduce-scatter grads, all-gather params
+  //! 0: all-reduce gradients; 1, 2: reduce-scatter gradients and all-gather the updated parameters
+  //! (the same bytes, the same overlap); 3 (FSDP): parameters gathered per layer, every micro-batch.
+  int zero_stage = 1;
   int micro_batch = 1;      //!< sequences per micro-batch
   int global_batch = 1;     //!< sequences per step
   Recompute recompute = Recompute::None;
@@ -129,7 +131,10 @@ struct WorkloadCosts {
   double tp_bytes = 0;                 //!< one tensor-parallel all-reduce (per layer, per micro-batch)
   int tp_collectives_per_layer = 0;    //!< per micro-batch: two in forward, two in backward (+2 recomputed)
   double pp_bytes = 0;                 //!< activations each tensor rank sends between stages per micro-batch
-  double dp_bytes = 0;                 //!< gradients each GPU of the largest stage reduces per step
+  //! Gradients each GPU of the largest stage reduces per step; under ZeRO-3 the bf16 parameters of
+  //! one of its `fsdp_units` (the unit a ring all-reduce of which prices its all-gather and reduce-scatter).
+  double dp_bytes = 0;
+  int fsdp_units = 0;                  //!< ZeRO-3: units gathered one at a time on the largest stage (0: not sharded)
   double ep_bytes = 0;                 //!< tokens x top_k each GPU dispatches in one all-to-all (1/ep stays home)
   int ep_collectives_per_layer = 0;    //!< dispatch and combine, forward and backward (+2 recomputed)
   double cp_bytes = 0;                 //!< the K and V of one sequence chunk (this GPU's key/value heads)

@@ -52,7 +52,11 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     if (l.ep > 1) row("expert all-to-alls exposed", b.ep_exposed_s);
     if (l.cp > 1) row("context K/V ring exposed", b.cp_exposed_s);
     out << "\n  one TP all-reduce " << seconds_text(b.tp_collective_s) << ", one stage transfer "
-              << seconds_text(b.pp_transfer_s) << ", the gradient reduction " << seconds_text(b.dp_collective_s);
+              << seconds_text(b.pp_transfer_s);
+    if (l.zero_stage == 3 && b.dp_traffic_s != b.dp_collective_s)
+      out << ", ZeRO-3's parameter gathers and gradient reduce-scatters " << seconds_text(b.dp_traffic_s) << " a step";
+    else
+      out << ", the gradient reduction " << seconds_text(b.dp_collective_s);
     if (l.ep > 1) out << ", one expert all-to-all " << seconds_text(b.ep_collective_s);
     if (l.cp > 1) out << ", one K/V ring step " << seconds_text(b.cp_transfer_s);
     out << "\n";
@@ -118,7 +122,7 @@ std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensi
                                             {"pp_exposed", b.pp_exposed_s}, {"dp_exposed", b.dp_exposed_s},
                                             {"ep_exposed", b.ep_exposed_s}, {"cp_exposed", b.cp_exposed_s}}},
                            {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
-                                              {"dp_gradients", b.dp_collective_s}, {"ep_all_to_all", b.ep_collective_s},
+                                              {"dp_gradients", b.dp_collective_s}, {"dp_traffic", b.dp_traffic_s}, {"ep_all_to_all", b.ep_collective_s},
                                               {"cp_ring_step", b.cp_transfer_s}}}};
   const MemoryUse mem = memory_per_gpu(s.workload->workload);
   j["memory_per_gpu_bytes"] = {{"stage", mem.stage},         {"weights", mem.weights},         {"gradients", mem.gradients},

@@ -18,7 +18,7 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kStepModelVersion = 4;  //!< bump when the step model's answers change
+constexpr int kStepModelVersion = 5;  //!< bump when the step model's answers change
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"step_s", b.step_s},           {"compute_s", b.compute_s},     {"bubble_s", b.bubble_s},
@@ -26,7 +26,7 @@ nlohmann::json breakdown_json(const StepBreakdown& b) {
           {"ep_exposed_s", b.ep_exposed_s}, {"cp_exposed_s", b.cp_exposed_s}, {"ep_collective_s", b.ep_collective_s},
           {"cp_transfer_s", b.cp_transfer_s},
           {"tp_collective_s", b.tp_collective_s}, {"pp_transfer_s", b.pp_transfer_s},
-          {"dp_collective_s", b.dp_collective_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu},
+          {"dp_collective_s", b.dp_collective_s}, {"dp_traffic_s", b.dp_traffic_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu},
           {"hung", b.hung},                 {"gpus", b.gpus}};
 }
 
@@ -45,6 +45,7 @@ StepBreakdown breakdown_from(const nlohmann::json& j) {
   b.tp_collective_s = j.at("tp_collective_s");
   b.pp_transfer_s = j.at("pp_transfer_s");
   b.dp_collective_s = j.at("dp_collective_s");
+  b.dp_traffic_s = j.at("dp_traffic_s");
   b.tokens_per_s = j.at("tokens_per_s");
   b.mfu = j.at("mfu");
   b.hung = j.at("hung");
@@ -174,7 +175,7 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   if (!stated) s.job.step_us = seconds_to_micros(b.step_s);
   if (s.job.dp_reduction_us == 0) {  // what a checkpoint on the compute fabric competes with
     // Its bytes and link set its time, whatever the stated step (it cannot outlast the step).
-    s.job.dp_reduction_us = std::min(s.job.step_us, seconds_to_micros(b.dp_collective_s));
+    s.job.dp_reduction_us = std::min(s.job.step_us, seconds_to_micros(b.dp_traffic_s));
     s.job.dp_exposed_us = std::min(s.job.dp_reduction_us, seconds_to_micros(b.dp_exposed_s));
   }
   const Workload& w = s.workload->workload;

@@ -280,7 +280,20 @@ StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slow
   b.bubble_s = (total - critical_s) / p.virtual_stages;
   // Forward activations and backward gradients on the critical path of fill, steady state and drain.
   if (p.pp > 1) b.pp_exposed_s = 2.0 * k.pp_s * (m * p.virtual_stages + p.pp - 1) * (1 - e.tp_overlap);
-  b.dp_exposed_s = k.dp_s * (1 - e.dp_overlap);
+  if (c.fsdp_units > 0) {
+    // ZeRO-3 (FSDP's prefetch): a micro-batch waits for its first unit's gather; each next unit's
+    // gather runs beside the unit before it in forward, and each unit's gather and gradient
+    // reduce-scatter beside its backward; whatever outlasts that compute is exposed.
+    const double gather = k.dp_s / 2, scatter = k.dp_s / 2 * e.grad_bytes / 2;
+    const double unit = slowest_stage.compute_s / speed / std::max(1, slowest_stage.layers);
+    const double forward = unit * (p.recompute == Recompute::Full ? 0.25 : 1.0 / 3), backward = unit - forward;
+    const double units = c.fsdp_units;
+    b.dp_exposed_s = m * (gather + (units - 1) * std::max(0.0, gather - forward) + units * std::max(0.0, gather + scatter - backward));
+    b.dp_traffic_s = m * units * (2 * gather + scatter);
+  } else {
+    b.dp_exposed_s = k.dp_s * (1 - e.dp_overlap);
+    b.dp_traffic_s = k.dp_s;
+  }
   b.hung = k.hung;
   b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s;
   if (b.hung) b.step_s = timeout_s;

@@ -38,7 +38,8 @@ struct StepBreakdown {
   double cp_exposed_s = 0;
   double tp_collective_s = 0; //!< one tensor-parallel all-reduce
   double pp_transfer_s = 0;   //!< one activation transfer between stages
-  double dp_collective_s = 0; //!< the step's gradient reduction, unhidden
+  double dp_collective_s = 0; //!< the step's gradient reduction, unhidden (ZeRO-3: a ring all-reduce of one unit's parameters)
+  double dp_traffic_s = 0;    //!< time the step's data-parallel traffic holds the links (ZeRO-3: every gather and reduce-scatter)
   double ep_collective_s = 0; //!< one expert-parallel all-to-all (token dispatch or combine)
   double cp_transfer_s = 0;   //!< one step of the context-parallel ring: a K/V chunk to the neighbour
   double tokens_per_s = 0;

@@ -174,3 +174,36 @@ TEST_CASE("the double binary tree: log p latency for small messages, about a rin
   CHECK(tree_large.seconds == Approx(2 * 4e9 / f.nic_bytes_per_s).epsilon(0.25));
   CHECK(tree_large.seconds == Approx(ring_large.seconds).epsilon(0.25));
 }
+
+TEST_CASE("ZeRO-3: per layer, two parameter gathers and a gradient reduce-scatter each micro-batch, hidden behind compute when the fabric keeps up", "[step][zero]") {
+  // Llama 3 8B's shape, pure FSDP over 64 A100s: 32 units, one micro-batch each.
+  Workload w;
+  w.model = {.layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .ffn_hidden = 14336, .gated_mlp = true, .vocab = 128256, .seq_len = 8192};
+  w.layout.dp = 64;
+  w.layout.global_batch = 64;
+  w.layout.zero_stage = 3;
+  w.efficiency.gemm = 0.7;
+  w.gpu_peak_flops = 312e12;
+  const WorkloadCosts c = workload_costs(w);
+  REQUIRE(c.fsdp_units == 32);
+  // A unit is a layer and its share of the embedding and the output layer, in bf16.
+  CHECK(c.dp_bytes == Approx((c.stages[0].parameters) * 2 / 32));
+  CommFabricSpec fast = a100_fabric();
+  fast.nic_bytes_per_s = 100e9;
+  const StepBreakdown b = step_time(w, fast, {});
+  // All-gather and reduce-scatter are each half a ring all-reduce: per step 32 x (2 + 1) halves.
+  CHECK(b.dp_traffic_s == Approx(32 * 1.5 * b.dp_collective_s));
+  // Each gather hides behind the unit before it: only the first one waits.
+  CHECK(b.dp_exposed_s == Approx(b.dp_collective_s / 2));
+  // A fabric ten times slower outlasts the compute: the rest shows.
+  CommFabricSpec slow = fast;
+  slow.nic_bytes_per_s = 5e9;
+  const StepBreakdown s = step_time(w, slow, {});
+  CHECK(s.dp_exposed_s > 10 * b.dp_exposed_s);
+  CHECK(s.step_s - s.dp_exposed_s == Approx(b.step_s - b.dp_exposed_s));  // the compute is the same
+  // ZeRO-1 on the same fabric: one gradient all-reduce a step, its traffic what it takes.
+  w.layout.zero_stage = 1;
+  const StepBreakdown z1 = step_time(w, fast, {});
+  CHECK(z1.dp_traffic_s == z1.dp_collective_s);
+  CHECK(workload_costs(w).fsdp_units == 0);
+}
