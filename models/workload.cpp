@@ -120,8 +120,9 @@ WorkloadCosts workload_costs(const Workload& w) {
   c.micro_batches = (p.global_batch + p.micro_batch * p.dp - 1) / (p.micro_batch * p.dp);
   const double tokens_per_micro_batch = static_cast<double>(p.micro_batch) * s;
   const double split = static_cast<double>(p.tp) * p.cp;  // the GPUs sharing one stage's work
-  const double flop_s = w.gpu_peak_flops * w.efficiency.gemm;
-  const double gemm_flop_s = (w.gemm_peak_flops > 0 ? w.gemm_peak_flops : w.gpu_peak_flops) * w.efficiency.gemm;
+  const double achieved = w.efficiency.gemm * h / (h + w.efficiency.gemm_half_hidden);
+  const double flop_s = w.gpu_peak_flops * achieved;
+  const double gemm_flop_s = (w.gemm_peak_flops > 0 ? w.gemm_peak_flops : w.gpu_peak_flops) * achieved;
   // Seconds a token of one layer takes on one GPU at full speed.
   const double layer_s = layer_gemm / gemm_flop_s + layer_core / flop_s;
   const double layer_experts_per_gpu = m.experts > 1 ? mlp_params(m) * m.experts / (static_cast<double>(p.tp) * p.ep) : 0;

@@ -72,7 +72,11 @@ struct ParallelLayout {
 
 //! Achieved efficiencies: what the fabric model does not see.
 struct Efficiency {
-  double gemm = 0.5;        //!< achieved fraction of peak FLOP/s in the layers' kernels
+  double gemm = 0.5;        //!< achieved fraction of peak FLOP/s in the layers' kernels, asymptotically in the hidden size
+  //! The hidden size h at which the layers reach half of `gemm`: they run at gemm x h / (h + this).
+  //! A layer's matrix products grow as h², its memory-bound element-wise work (norms,
+  //! activations, residuals, casts) as h; 0: `gemm` whatever the size.
+  double gemm_half_hidden = 0;
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
   double ep_overlap = 0;    //!< share of the expert all-to-alls hidden (e.g. behind shared-expert compute)

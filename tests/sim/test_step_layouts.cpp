@@ -154,3 +154,20 @@ TEST_CASE("a flash kernel does half the causal attention core and keeps no score
   flash.layout.recompute = full.layout.recompute = Recompute::Selective;
   CHECK(memory_per_gpu(flash).activations == Approx(memory_per_gpu(full).activations));
 }
+
+TEST_CASE("GEMM efficiency by hidden size: gemm x h / (h + h_half), the same at every size when h_half is 0", "[step][layout]") {
+  Workload w = llama405b();
+  w.layout.stage_layers.assign(16, 8);
+  w.layout.stage_layers.front() = w.layout.stage_layers.back() = 7;
+  const double flat = workload_costs(w).stages[1].compute_s;
+  w.efficiency.gemm_half_hidden = 16384;  // at h = h_half, half of gemm: twice the time
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(2 * flat));
+  w.efficiency.gemm_half_hidden = 1723;   // fitted on MosaicML's MPT rows (bench/fit_gemm_law.py)
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(flat * (16384.0 + 1723) / 16384));
+  // A model a quarter as wide loses four times as much to the same law.
+  Workload small = w;
+  small.model.hidden = 4096;
+  small.model.heads = 32;
+  const double small_flat = [&] { Workload x = small; x.efficiency.gemm_half_hidden = 0; return workload_costs(x).stages[1].compute_s; }();
+  CHECK(workload_costs(small).stages[1].compute_s / small_flat - 1 == Approx(4 * (1723.0 / 16384)));
+}
