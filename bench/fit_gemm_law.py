@@ -49,10 +49,14 @@ def scenario(row, gemm):
     }
 
 
-def step(binary, row, gemm, work):
+def step(binary, row, gemm, work, attention=None):
+    """The row's step time at this GEMM efficiency (and attention efficiency, when given)."""
     path, out = os.path.join(work, "s.json"), os.path.join(work, "step.json")
+    s = scenario(row, gemm)
+    if attention is not None:
+        s["workload"]["efficiency"]["attention"] = attention
     with open(path, "w") as f:
-        json.dump(scenario(row, gemm), f)
+        json.dump(s, f)
     subprocess.run([binary, "step", path, "--json", out], check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         return json.load(f)["step_s"]
@@ -61,7 +65,7 @@ def step(binary, row, gemm, work):
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "ctwin")
     rows = [r for r in csv.DictReader(open(os.path.join(ROOT, "scenarios", "sources", "mosaicml_mpt_h100_bf16.csv")))
-            if int(r["gpus"]) == 8]
+            if int(r["gpus"]) == 8 and int(r["seq_len"]) <= 2048]
     a, rest, published, hidden = [], [], [], []
     with tempfile.TemporaryDirectory() as work:
         for r in rows:

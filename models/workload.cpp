@@ -123,8 +123,13 @@ WorkloadCosts workload_costs(const Workload& w) {
   const double achieved = w.efficiency.gemm * h / (h + w.efficiency.gemm_half_hidden);
   const double flop_s = w.gpu_peak_flops * achieved;
   const double gemm_flop_s = (w.gemm_peak_flops > 0 ? w.gemm_peak_flops : w.gpu_peak_flops) * achieved;
+  const double chunk_tokens = s / p.cp;
+  const double attention_flop_s =
+      w.efficiency.attention > 0
+          ? w.gpu_peak_flops * w.efficiency.attention * chunk_tokens / (chunk_tokens + w.efficiency.attention_half_seq)
+          : flop_s;
   // Seconds a token of one layer takes on one GPU at full speed.
-  const double layer_s = layer_gemm / gemm_flop_s + layer_core / flop_s;
+  const double layer_s = layer_gemm / gemm_flop_s + layer_core / attention_flop_s;
   const double layer_experts_per_gpu = m.experts > 1 ? mlp_params(m) * m.experts / (static_cast<double>(p.tp) * p.ep) : 0;
   const double layer_params_per_gpu = attention_params(m) / p.tp + (m.experts > 1 ? layer_experts_per_gpu : mlp_params(m) / p.tp);
   const std::vector<int> layers = stage_layers(w);
@@ -167,7 +172,7 @@ WorkloadCosts workload_costs(const Workload& w) {
     c.cp_bytes = 2 * activation_bytes / p.tp * kv_share(m);
     c.cp_passes_per_layer = 3 + recomputed;
     const double chunk = s / p.cp;
-    c.cp_chunk_attention_s = 4 * chunk * chunk * h * p.micro_batch / p.tp / flop_s;  // QK^T and AV, forward
+    c.cp_chunk_attention_s = 4 * chunk * chunk * h * p.micro_batch / p.tp / attention_flop_s;  // QK^T and AV, forward
   }
   return c;
 }

@@ -77,6 +77,11 @@ struct Efficiency {
   //! A layer's matrix products grow as h², its memory-bound element-wise work (norms,
   //! activations, residuals, casts) as h; 0: `gemm` whatever the size.
   double gemm_half_hidden = 0;
+  //! The attention core's own fraction of peak (the flash kernel's score and value products,
+  //! forward and backward, causal), reached at long sequences: it runs at attention x c / (c +
+  //! attention_half_seq) for a chunk of c tokens (the sequence over cp). 0: as the layers.
+  double attention = 0;
+  double attention_half_seq = 0;
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
   double ep_overlap = 0;    //!< share of the expert all-to-alls hidden (e.g. behind shared-expert compute)

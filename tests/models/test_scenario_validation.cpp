@@ -227,6 +227,8 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
        "/workload/efficiency/bandwidth", "at most 1"},
       {"negative half-efficiency width", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["gemm_half_hidden"] = -1; },
        "/workload/efficiency/gemm_half_hidden", "is a hidden size"},
+      {"attention's half-length without attention", [](json& d) { d["workload"] = small_workload(); d["workload"]["efficiency"]["attention_half_seq"] = 2048; },
+       "/workload/efficiency/attention_half_seq", "needs attention"},
       {"zero trials", [](json& d) { d["simulation"]["trials"] = 0; }, "/simulation/trials", "between 1"},
       {"faults during recovery not a boolean", [](json& d) { d["simulation"]["faults_during_recovery"] = "no"; },
        "/simulation/faults_during_recovery", "expected true or false"},

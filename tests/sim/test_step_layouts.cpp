@@ -171,3 +171,32 @@ TEST_CASE("GEMM efficiency by hidden size: gemm x h / (h + h_half), the same at 
   const double small_flat = [&] { Workload x = small; x.efficiency.gemm_half_hidden = 0; return workload_costs(x).stages[1].compute_s; }();
   CHECK(workload_costs(small).stages[1].compute_s / small_flat - 1 == Approx(4 * (1723.0 / 16384)));
 }
+
+TEST_CASE("the attention core at its own efficiency, rising with the chunk of sequence a kernel sees", "[step][layout]") {
+  Workload w = llama405b();
+  w.layout.stage_layers.assign(16, 8);
+  w.layout.stage_layers.front() = w.layout.stage_layers.back() = 7;
+  w.efficiency.gemm = 0.5;
+  const double base = workload_costs(w).stages[1].compute_s;
+  // As the layers (0): unchanged. At the layers' own efficiency: unchanged too.
+  w.efficiency.attention = 0.5;
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(base));
+  // At a quarter of peak the attention core takes twice as long; the products do not change.
+  w.efficiency.attention = 0.25;
+  const double slower = workload_costs(w).stages[1].compute_s;
+  w.efficiency.attention = 0.125;
+  const double slowest = workload_costs(w).stages[1].compute_s;
+  const double attention_part = slower - base;  // the core at 0.25 minus at 0.5: its time at 0.5
+  CHECK(attention_part > 0);
+  CHECK(slowest - slower == Approx(2 * attention_part));
+  // Half efficiency at a chunk of 8,192 tokens: the same as halving it.
+  w.efficiency.attention = 0.25;
+  w.efficiency.attention_half_seq = 8192;
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(slowest));
+  // Context parallelism halves the chunk a kernel sees: the core runs slower still.
+  w.layout.cp = 2;
+  w.layout.dp = 1;
+  const double chunked = workload_costs(w).stages[1].compute_s * 2;  // per GPU: half the tokens
+  w.efficiency.attention_half_seq = 0;
+  CHECK(chunked > workload_costs(w).stages[1].compute_s * 2);
+}
