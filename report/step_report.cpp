@@ -111,6 +111,10 @@ std::string sensitivity_text(const StepSensitivity& x) {
       << percent(x.min_s) << " .. " << percent(x.max_s) << ") over " << (x.over_assumed ? "the assumed fields" : "these fields (every one is stated)");
   out << (x.most.empty() ? "; none of them moves it" : "; " + x.most + " moves it most");
   out << "\n";
+  if (x.over_assumed)
+    out << "  over every field, stated ones too: " << seconds_text(x.min_all_s) << " .. " << seconds_text(x.max_all_s) << " ("
+        << percent(x.min_all_s) << " .. " << percent(x.max_all_s) << ")"
+        << (x.most_all.empty() ? "" : "; " + x.most_all + " moves it most") << "\n";
   return out.str();
 }
 
@@ -145,7 +149,9 @@ std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensi
                         {"min_s", f.min_s}, {"max_s", f.max_s}, {"fastest", f.fastest}, {"slowest", f.slowest}, {"values", points}});
     }
     j["sensitivity"] = {{"step_s", sensitivity->base_s}, {"min_s", sensitivity->min_s}, {"max_s", sensitivity->max_s},
-                        {"over", sensitivity->over_assumed ? "assumed" : "all"}, {"most", sensitivity->most}, {"fields", fields}};
+                        {"over", sensitivity->over_assumed ? "assumed" : "all"}, {"most", sensitivity->most},
+                        {"all_fields", {{"min_s", sensitivity->min_all_s}, {"max_s", sensitivity->max_all_s}, {"most", sensitivity->most_all}}},
+                        {"fields", fields}};
   }
   return j.dump(2) + "\n";
 }

@@ -55,14 +55,18 @@ StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, do
     out.fields.push_back(std::move(f));
   }
   out.over_assumed = std::any_of(out.fields.begin(), out.fields.end(), [](const FieldSensitivity& f) { return f.assumed; });
-  out.min_s = out.max_s = base.step_s;
-  double widest = 0;
-  for (const FieldSensitivity& f : out.fields) {
-    if (out.over_assumed && !f.assumed) continue;
-    out.min_s = std::min(out.min_s, f.min_s);
-    out.max_s = std::max(out.max_s, f.max_s);
-    if (f.max_s - f.min_s > widest) widest = f.max_s - f.min_s, out.most = f.field;
-  }
+  auto envelope = [&](bool assumed_only, double& lo, double& hi, std::string& most) {
+    lo = hi = base.step_s;
+    double widest = 0;
+    for (const FieldSensitivity& f : out.fields) {
+      if (assumed_only && !f.assumed) continue;
+      lo = std::min(lo, f.min_s);
+      hi = std::max(hi, f.max_s);
+      if (f.max_s - f.min_s > widest) widest = f.max_s - f.min_s, most = f.field;
+    }
+  };
+  envelope(out.over_assumed, out.min_s, out.max_s, out.most);
+  envelope(false, out.min_all_s, out.max_all_s, out.most_all);
   return out;
 }
 

@@ -35,6 +35,9 @@ struct StepSensitivity {
   double min_s = 0, max_s = 0;
   std::string most;            //!< the field of those that moves the step time most ("" if none moves it)
   bool over_assumed = false;   //!< the range is over assumed fields
+  //! Over every field, stated ones too: what a change of layout could buy or cost.
+  double min_all_s = 0, max_all_s = 0;
+  std::string most_all;
 };
 
 StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, double gpu_memory_bytes, StepCache& cache);

@@ -82,3 +82,16 @@ TEST_CASE("step sensitivity: each value prices as a full simulation of its layou
     }
   CHECK(checked >= 12);
 }
+
+TEST_CASE("step sensitivity: the range over every field covers the assumed fields' range, and names its own field", "[step][sensitivity]") {
+  WorkloadSpec spec = gpt175b_spec();
+  spec.assumed = {{"/workload/parallel/sequence_parallel", "false"}};
+  StepCache cache("");
+  const StepSensitivity s = step_sensitivity(spec, 8, 0, cache);
+  CHECK(s.most == "sequence_parallel");
+  CHECK(s.min_all_s <= s.min_s);
+  CHECK(s.max_all_s >= s.max_s);
+  // Fewer, larger micro-batches lengthen the bubble more than anything else here.
+  CHECK(s.most_all == "micro_batch");
+  CHECK(s.max_all_s > s.max_s);
+}
