@@ -67,8 +67,8 @@ class Supervision {
   void on_section(const TrainerMessage& m, Clock::time_point t);
   void on_exit(int status, Clock::time_point t);
   void check_hang(Clock::time_point t);
-  //! A time on the system clock (a worker's record of its failure) on this clock, not before the start.
-  Clock::time_point when_said(std::chrono::system_clock::time_point at, Clock::time_point now) const;
+  //! A time on the system clock (a worker's record of its failure) on this clock, between the start and now.
+  Clock::time_point when_said(std::chrono::system_clock::time_point at) const;
 
   // --- the job master's plans ---------------------------------------------------------------
   //! The first global rank of this node's trainer ranks, and the job's ranks (flash slot names).

@@ -178,15 +178,15 @@ void Supervision::on_exit(int status, Clock::time_point t) {
     // A launcher's exit code hides its worker's: the worker's own record says what failed, and when.
     if (const auto failed = first_worker_failure(trainer_->fault_dir())) {
       cause.detail += "; " + describe(*failed);
-      cause.struck = when_said(failed->at, t);
+      cause.struck = when_said(failed->at);
     }
   }
   interrupt(cause, t);
 }
 
-Supervision::Clock::time_point Supervision::when_said(std::chrono::system_clock::time_point at, Clock::time_point now) const {
-  const auto ago = std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - at);
-  return std::max(start_, now - std::max(ago, Clock::duration::zero()));
+Supervision::Clock::time_point Supervision::when_said(std::chrono::system_clock::time_point at) const {
+  const auto now = Clock::now();
+  return std::clamp(on_steady_clock(at), start_, now);  // a stamp from the future is now
 }
 
 void Supervision::check_hang(Clock::time_point t) {
@@ -205,7 +205,7 @@ void Supervision::check_hang(Clock::time_point t) {
   cause.silent = true;
   // Silent because a worker died and its launcher has not looked yet: a crash, dated by the worker.
   if (const auto failed = first_worker_failure(trainer_->fault_dir())) {
-    cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, std::string(detail) + "; " + describe(*failed), true, when_said(failed->at, t)};
+    cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, std::string(detail) + "; " + describe(*failed), true, when_said(failed->at)};
   }
   interrupt(cause, t);
 }
@@ -319,7 +319,7 @@ void Supervision::follow_plan() {
   if (failed) {  // a worker here had failed already: the master weighs it against the fault it heard of first, by their times
     const std::string detail = "a worker failed before the job stopped; " + describe(*failed);
     record(ledger_.marked(), EventKind::Health, detail);
-    coordination_->fault({classify_stop(scenario_, LiveStop::Crash), detail, -1, -1, seconds_between(when_said(failed->at, t), Clock::now()), -1,
+    coordination_->fault({classify_stop(scenario_, LiveStop::Crash), detail, -1, -1, seconds_between(when_said(failed->at), Clock::now()), -1,
                           phase_ == Phase::Launching, generation_});
   }
   if (await_run()) launch();

@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "core/event_log.hpp"
+#include "core/wall_clock.hpp"
 #include "live/job/delivery_delay.hpp"
 #include "live/job/job_master.hpp"
 #include "live/supervisor/worker_failures.hpp"
@@ -95,6 +97,20 @@ TEST_CASE("worker failures: the earliest record names the worker that failed fir
   fs::remove(f.path / "rank-1.error");
   write_record(f.path / kTorchErrorFile, "{not json", 10);
   CHECK(first_worker_failure(f.path.string())->rank == "3");
+}
+
+TEST_CASE("worker failures: a record's time on the steady clock does not move with when it is read", "[live][supervisor][unit]") {
+  // CI: node 0's agent read its worker's record, killed its trainer's tree, and then converted the
+  // stamp with a steady time taken before the kill: its collective error, after node 1's abort,
+  // was dated the kill's length early and blamed. Read twice a second apart, the date stays.
+  Folder f;
+  write_record(f.path / "rank-0.error", "RuntimeError: Connection closed by peer\n", 2.0);
+  const auto record = first_worker_failure(f.path.string());
+  REQUIRE(record);
+  const auto read_now = on_steady_clock(record->at);
+  CHECK(seconds_between(read_now, std::chrono::steady_clock::now()) == Approx(2.0).margin(0.25));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(std::abs(seconds_between(read_now, on_steady_clock(record->at))) < 0.25);
 }
 
 TEST_CASE("job master: a hang is dated at its last sign of life, a failure elsewhere before the hang was found is blamed", "[live][cluster][unit]") {
