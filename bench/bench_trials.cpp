@@ -245,8 +245,8 @@ Scenario flash_on_fabric(Scenario s) {
   s.checkpoint.size_per_gpu_bytes = 30e9;
   s.cluster.storage.write_bytes_per_s = 400e9;
   s.cluster.storage.network_bytes_per_s = 400e9;
-  s.job.dp_reduction_us = seconds_to_micros(3);
-  s.job.dp_exposed_us = seconds_to_micros(0.5);
+  s.job.traffic_us = seconds_to_micros(3);
+  s.job.traffic_exposed_us = seconds_to_micros(0.5);
   s.checkpoint_policy.interval_us = seconds_to_micros(300);
   return s;
 }

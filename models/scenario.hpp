@@ -155,10 +155,11 @@ struct Cluster {
 struct Job {
   int nodes = 0;
   Micros step_us = 0;                    //!< failure-free wall time of one step
-  //! The step's data-parallel gradient reduction, whole and its exposed part (`dp_reduction`; the
-  //! step model's with a workload): what a checkpoint crossing the compute fabric competes with.
-  Micros dp_reduction_us = 0;
-  Micros dp_exposed_us = 0;
+  //! The step's traffic on a node's scale-out link, whole and its exposed part: what a checkpoint
+  //! crossing the compute fabric competes with (`dp_reduction`; with a workload, the step model's
+  //! data-parallel, pipeline and context traffic between nodes).
+  Micros traffic_us = 0;
+  Micros traffic_exposed_us = 0;
   std::optional<double> tokens_per_step;
   std::optional<Micros> horizon_us;      //!< the run is a wall-clock window...
   std::optional<Micros> work_us;         //!< ...or a fixed amount of failure-free compute

@@ -197,10 +197,10 @@ void read_job(Reader& r, const json& root, Scenario& s) {
   if (const json* dp = r.object(*j, p, "dp_reduction", false)) {
     const std::string dp_p = p + "/dp_reduction";
     r.allow_only(*dp, dp_p, {"time", "exposed", "source"});
-    s.job.dp_reduction_us = r.duration(*dp, dp_p, "time", true).value_or(0);
-    s.job.dp_exposed_us = r.duration(*dp, dp_p, "exposed", true).value_or(0);
-    if (s.job.dp_exposed_us > s.job.dp_reduction_us) r.problem(dp_p + "/exposed", "is more than the whole reduction");
-    if (step && s.job.dp_reduction_us > *step) r.problem(dp_p + "/time", "is longer than the step");
+    s.job.traffic_us = r.duration(*dp, dp_p, "time", true).value_or(0);
+    s.job.traffic_exposed_us = r.duration(*dp, dp_p, "exposed", true).value_or(0);
+    if (s.job.traffic_exposed_us > s.job.traffic_us) r.problem(dp_p + "/exposed", "is more than the whole reduction");
+    if (step && s.job.traffic_us > *step) r.problem(dp_p + "/time", "is longer than the step");
     r.string(*dp, dp_p, "source", false);
   }
   r.string(*j, p, "notes", false);

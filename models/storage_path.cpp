@@ -28,8 +28,8 @@ StoragePath StoragePath::from(const Scenario& s) {
     p.peer_bytes_per_s = t->nics_per_node * t->nic_bytes_per_s;
     if (t->nics_per_node > 1) p.degraded_peer_bytes_per_s = (t->nics_per_node - 1) * t->nic_bytes_per_s;
     p.step_s = micros_to_seconds(s.job.step_us);
-    p.dp_collective_s = micros_to_seconds(s.job.dp_reduction_us);
-    p.dp_exposed_s = std::min(p.dp_collective_s, micros_to_seconds(s.job.dp_exposed_us));
+    p.traffic_s = micros_to_seconds(s.job.traffic_us);
+    p.traffic_exposed_s = std::min(p.traffic_s, micros_to_seconds(s.job.traffic_exposed_us));
   }
   return p;
 }
@@ -44,10 +44,10 @@ double StoragePath::live_uplink_bytes_per_s(int spines_down, int rail_leaves_dow
 std::string StoragePath::signature() const {
   char text[1024];
   std::snprintf(text, sizeof text,
-                "storage-path-v6 shard=%a node=%a degraded=%a peer=%a peer_degraded=%a group=%d uplink=%a spines=%d rails=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
-                "lat=%a step=%a dp=%a exposed=%a",
+                "storage-path-v7 shard=%a node=%a degraded=%a peer=%a peer_degraded=%a group=%d uplink=%a spines=%d rails=%d servers=%d net=%a dw=%a dr=%a chunks=%d "
+                "lat=%a step=%a traffic=%a exposed=%a",
                 shard_bytes, node_bytes_per_s, degraded_node_bytes_per_s, peer_bytes_per_s, degraded_peer_bytes_per_s, group_nodes, group_uplink_bytes_per_s, spines, group_rails, servers, server_bytes_per_s,
-                disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, dp_collective_s, dp_exposed_s);
+                disk_write_bytes_per_s, disk_read_bytes_per_s, chunks, link_latency_s, step_s, traffic_s, traffic_exposed_s);
   return text;
 }
 

@@ -1,14 +1,15 @@
 #pragma once
 //! The path a checkpoint's bytes take between the job's nodes and storage, as data: each node's
 //! link to storage, the uplinks its leaf group shares, the storage servers' links and disks, and
-//! the job's own data-parallel traffic on the node link (when storage shares the compute fabric).
+//! the job's own traffic on the node link (when storage shares the compute fabric).
 //! sim/ answers what moving shards along it costs: in closed form for the native engine, as
 //! SimGrid flows and disk I/O for the SimGrid engine.
 //!
 //! Without a `cluster.topology`, storage is a network of its own (a frontend): nodes reach the
 //! servers through their storage link only, and training traffic never meets a checkpoint. With a
 //! topology, checkpoints cross the compute fabric: a leaf group's nodes share its uplinks (one share
-//! per spine), and the node link a persist uses also carries the node's data-parallel reduction.
+//! per spine), and the node link a persist uses also carries the node's share of the step's traffic
+//! across the scale-out fabric (data-parallel, and pipeline and context transfers between nodes).
 
 #include <string>
 
@@ -34,16 +35,16 @@ struct StoragePath {
   double disk_read_bytes_per_s = 0;
   int chunks = 8;                     //!< a shard moves in equal chunks: the network and the disk overlap
   double link_latency_s = 1e-6;       //!< a node's link and a storage link (the uplinks add none)
-  // The job's data-parallel reduction each step, on the node link (a topology only; 0: none).
+  // The job's traffic each step on the node link (a topology only; 0: none).
   double step_s = 0;
-  double dp_collective_s = 0;         //!< the whole reduction, at the link's full rate
-  double dp_exposed_s = 0;            //!< the part not hidden behind backward compute
+  double traffic_s = 0;          //!< the time it holds the link, at the link's full rate
+  double traffic_exposed_s = 0;  //!< the part not hidden behind compute
 
   static StoragePath from(const Scenario& scenario);
   bool shares_fabric() const { return group_nodes > 0; }
   //! A leaf group's uplinks with some spines and some of its rail leaves out.
   double live_uplink_bytes_per_s(int spines_down, int rail_leaves_down) const;
-  bool has_training_traffic() const { return shares_fabric() && dp_collective_s > 0 && step_s > 0; }
+  bool has_training_traffic() const { return shares_fabric() && traffic_s > 0 && step_s > 0; }
   //! Everything that changes an answer, and the model's version.
   std::string signature() const;
 };

@@ -60,6 +60,12 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     if (l.ep > 1) out << ", one expert all-to-all " << seconds_text(b.ep_collective_s);
     if (l.cp > 1) out << ", one K/V ring step " << seconds_text(b.cp_transfer_s);
     out << "\n";
+    const ScaleOutTraffic t = scale_out_traffic(s.workload->workload, b, s.workload->fabric.gpus_per_node);
+    out << "  between nodes a node's link carries " << seconds_text(t.total_s()) << " a step";
+    const char* sep = ": ";
+    for (const auto& [kind, v] : {std::pair{"data-parallel", t.dp_s}, {"pipeline", t.pp_s}, {"context", t.cp_s}, {"expert", t.ep_s}})
+      if (v > 0) out << sep << kind << " " << seconds_text(v), sep = ", ";
+    out << "\n  (" << seconds_text(t.exposed_s) << " of it exposed): what a checkpoint crossing the compute fabric meets\n";
   }
   const MemoryUse mem = memory_per_gpu(s.workload->workload);
   char line[240];
@@ -128,6 +134,8 @@ std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensi
                            {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
                                               {"dp_gradients", b.dp_collective_s}, {"dp_traffic", b.dp_traffic_s}, {"ep_all_to_all", b.ep_collective_s},
                                               {"cp_ring_step", b.cp_transfer_s}}}};
+  const ScaleOutTraffic t = scale_out_traffic(s.workload->workload, b, s.workload->fabric.gpus_per_node);
+  j["scale_out_s"] = {{"dp", t.dp_s}, {"pp", t.pp_s}, {"cp", t.cp_s}, {"ep", t.ep_s}, {"total", t.total_s()}, {"exposed", t.exposed_s}};
   const MemoryUse mem = memory_per_gpu(s.workload->workload);
   j["memory_per_gpu_bytes"] = {{"stage", mem.stage},         {"weights", mem.weights},         {"gradients", mem.gradients},
                                {"optimizer", mem.optimizer}, {"activations", mem.activations}, {"total", mem.total()}};

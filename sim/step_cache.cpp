@@ -173,10 +173,11 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   // slow parts' ratios below, so one fabric model serves the step and the trial.
   const bool stated = s.job.step_us > 0;
   if (!stated) s.job.step_us = seconds_to_micros(b.step_s);
-  if (s.job.dp_reduction_us == 0) {  // what a checkpoint on the compute fabric competes with
+  if (s.job.traffic_us == 0) {  // what a checkpoint on the compute fabric competes with
     // Its bytes and link set its time, whatever the stated step (it cannot outlast the step).
-    s.job.dp_reduction_us = std::min(s.job.step_us, seconds_to_micros(b.dp_traffic_s));
-    s.job.dp_exposed_us = std::min(s.job.dp_reduction_us, seconds_to_micros(b.dp_exposed_s));
+    const ScaleOutTraffic t = scale_out_traffic(s.workload->workload, b, s.workload->fabric.gpus_per_node);
+    s.job.traffic_us = std::min(s.job.step_us, seconds_to_micros(t.total_s()));
+    s.job.traffic_exposed_us = std::min(s.job.traffic_us, seconds_to_micros(t.exposed_s));
   }
   const Workload& w = s.workload->workload;
   if (!s.job.tokens_per_step) s.job.tokens_per_step = static_cast<double>(w.layout.global_batch) * w.model.seq_len;

@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
 
 namespace ctwin {
 
@@ -300,6 +301,68 @@ StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slow
   b.tokens_per_s = b.hung ? 0 : c.tokens_per_step / b.step_s;
   b.mfu = b.hung ? 0 : c.model_flops_per_token * c.tokens_per_step / (b.step_s * c.gpus * w.gpu_peak_flops);
   return b;
+}
+
+namespace {
+
+//! The share of neighbour pairs, (a, b) GPU ids, on different nodes.
+template <typename Pairs>
+double between_nodes(int gpus_per_node, Pairs&& each_pair) {
+  long long pairs = 0, across = 0;
+  each_pair([&](int a, int b) {
+    ++pairs;
+    across += a / gpus_per_node != b / gpus_per_node;
+  });
+  return pairs > 0 ? static_cast<double>(across) / static_cast<double>(pairs) : 0.0;
+}
+
+}  // namespace
+
+ScaleOutTraffic scale_out_traffic(const Workload& w, const StepBreakdown& b, int gpus_per_node) {
+  const WorkloadCosts c = workload_costs(w);
+  const ParallelLayout& p = w.layout;
+  const Ranks ranks{p};
+  const int per_node = std::max(1, gpus_per_node);
+  // Tensor rank 0 stands for the others: their groups are the same shape on other rails.
+  const double dp_share = between_nodes(per_node, [&](auto pair) {
+    for (int s = 0; s < p.pp; ++s) {
+      std::vector<int> ring;
+      for (int d = 0; d < p.dp; ++d)
+        for (int x = 0; x < p.cp; ++x) ring.push_back(ranks.gpu(s, d, x, 0));
+      if (ring.size() > 1)
+        for (std::size_t i = 0; i < ring.size(); ++i) pair(ring[i], ring[(i + 1) % ring.size()]);
+    }
+  });
+  const double pp_share = between_nodes(per_node, [&](auto pair) {
+    for (int s = 0; s + 1 < p.pp; ++s)
+      for (int d = 0; d < p.dp; ++d)
+        for (int x = 0; x < p.cp; ++x) pair(ranks.gpu(s, d, x, 0), ranks.gpu(s + 1, d, x, 0));
+  });
+  const double cp_share = between_nodes(per_node, [&](auto pair) {
+    for (int s = 0; s < p.pp; ++s)
+      for (int d = 0; d < p.dp; ++d)
+        for (int x = 0; x < p.cp && p.cp > 1; ++x) pair(ranks.gpu(s, d, x, 0), ranks.gpu(s, d, (x + 1) % p.cp, 0));
+  });
+  const double ep_share = between_nodes(per_node, [&](auto pair) {
+    for (int first = 0; p.ep > 1 && first + p.ep <= p.dp; first += p.ep)
+      for (int a = first; a < first + p.ep; ++a)
+        for (int z = first; z < first + p.ep; ++z)
+          if (a != z) pair(ranks.gpu(0, a, 0, 0), ranks.gpu(0, z, 0, 0));
+  });
+  int layers = 0;
+  for (const StageCost& st : c.stages) layers = std::max(layers, st.layers);
+  const double m = c.micro_batches;
+  ScaleOutTraffic t;
+  t.dp_s = dp_share * b.dp_traffic_s;
+  // A stage sends each micro-batch's activations forward and its gradients back, per virtual stage.
+  if (p.pp > 1) t.pp_s = pp_share * 2 * m * p.virtual_stages * b.pp_transfer_s;
+  if (p.cp > 1) t.cp_s = cp_share * m * layers * c.cp_passes_per_layer * (p.cp - 1) * b.cp_transfer_s;
+  if (p.ep > 1) t.ep_s = ep_share * m * layers * c.ep_collectives_per_layer * b.ep_collective_s;
+  // The critical path's exposed transfers include other stages' (the pipeline's fill and drain):
+  // on this link no more of a kind is exposed than it carries.
+  t.exposed_s = std::min(t.dp_s, dp_share * b.dp_exposed_s) + std::min(t.pp_s, pp_share * b.pp_exposed_s) +
+                std::min(t.cp_s, cp_share * b.cp_exposed_s) + std::min(t.ep_s, ep_share * b.ep_exposed_s);
+  return t;
 }
 
 StepBreakdown step_time(const Workload& given, const CommFabricSpec& fabric, const StepState& state,

@@ -88,4 +88,16 @@ double slowest_speed(const StepState& state, int gpus);
 StepBreakdown step_time(const Workload& workload, const CommFabricSpec& fabric, const StepState& state,
                         AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring);
 
+//! What a step sends over a node's scale-out link: the time each kind of traffic holds it, at the
+//! link's full rate (a GPU's sends on the critical stage), and the part of it the step waits for.
+//! Only transfers between nodes count: each kind is weighed by the share of its neighbour pairs
+//! that sit on different nodes (the layout's rank order, packed `gpus_per_node` to a node).
+//! It is what a checkpoint crossing the compute fabric contends with during a trial.
+struct ScaleOutTraffic {
+  double dp_s = 0, pp_s = 0, cp_s = 0, ep_s = 0;
+  double exposed_s = 0;
+  double total_s() const { return dp_s + pp_s + cp_s + ep_s; }
+};
+ScaleOutTraffic scale_out_traffic(const Workload& workload, const StepBreakdown& step, int gpus_per_node);
+
 }  // namespace ctwin

@@ -45,9 +45,9 @@ double peer_rate(const StoragePath& p, const TransferQuestion& q) {
 //! step's reduction gets what the transfer leaves, and at least half.
 double training_speed_beside(const StoragePath& p, double rate, double link) {
   const double reduction_rate = link - std::min(rate, link / 2);
-  const double reduction = p.dp_collective_s * link / reduction_rate;  // its bytes at the link's full rate
-  const double hidden = p.dp_collective_s - p.dp_exposed_s;
-  const double step = p.step_s - p.dp_collective_s + std::max(reduction, hidden);
+  const double reduction = p.traffic_s * link / reduction_rate;  // its bytes at the link's full rate
+  const double hidden = p.traffic_s - p.traffic_exposed_s;
+  const double step = p.step_s - p.traffic_s + std::max(reduction, hidden);
   return std::min(1.0, p.step_s / step);
 }
 

@@ -140,13 +140,13 @@ void copy_from_peer(Run* run, sg4::Host* peer) {
 void train(Run* run, sg4::Host* neighbour) {
   const StoragePath& p = *run->path;
   sg4::Host* self = sg4::this_actor::get_host();
-  const double bytes = p.dp_collective_s * run->link_bytes_per_s;
+  const double bytes = p.traffic_s * run->link_bytes_per_s;
   const double start = sg4::Engine::get_clock();
   int steps = 0;
   while (run->movers_left > 0) {
-    sg4::this_actor::sleep_for(p.step_s - p.dp_collective_s);
+    sg4::this_actor::sleep_for(p.step_s - p.traffic_s);
     sg4::CommPtr reduction = sg4::Comm::sendto_async(self, neighbour, bytes);
-    sg4::this_actor::sleep_for(p.dp_collective_s - p.dp_exposed_s);
+    sg4::this_actor::sleep_for(p.traffic_s - p.traffic_exposed_s);
     reduction->wait();
     ++steps;
   }

@@ -200,3 +200,51 @@ TEST_CASE("the attention core at its own efficiency, rising with the chunk of se
   w.efficiency.attention_half_seq = 0;
   CHECK(chunked > workload_costs(w).stages[1].compute_s * 2);
 }
+
+TEST_CASE("scale-out traffic: only transfers between nodes count, each kind by its share of pairs across nodes", "[step][layout]") {
+  const CommFabricSpec f = a100_fabric();
+  // TP 8 fills a node: every data-parallel neighbour and every next stage is on another node.
+  const Workload full = gpt175b(256, 768);
+  const StepBreakdown b = step_time(full, f, {});
+  const ScaleOutTraffic t = scale_out_traffic(full, b, 8);
+  const double m = 768 / 4;
+  CHECK(t.dp_s == Approx(b.dp_traffic_s));
+  CHECK(t.pp_s == Approx(2 * m * b.pp_transfer_s));  // activations forward, gradients back
+  CHECK(t.cp_s == 0);
+  CHECK(t.ep_s == 0);
+  // The pipeline's exposed transfers include the fill and drain's, on other stages' links.
+  CHECK(b.pp_exposed_s > t.pp_s);
+  CHECK(t.exposed_s == Approx(b.dp_exposed_s + t.pp_s));
+  CHECK(t.total_s() >= t.exposed_s);
+  // TP 2 x DP 16 in rank order tensor, context, data, pipeline: a data ring steps by 2 GPUs, so 4
+  // of its 16 neighbour pairs (7 of 8 to 8, 15 to 16, 23 to 24, and 31 back to 0) cross nodes.
+  Workload narrow = full;
+  narrow.layout.tp = 2;
+  narrow.layout.dp = 16;
+  REQUIRE(check_layout(narrow, 8).empty());
+  const StepBreakdown nb = step_time(narrow, f, {});
+  const ScaleOutTraffic nt = scale_out_traffic(narrow, nb, 8);
+  CHECK(nt.dp_s == Approx(0.25 * nb.dp_traffic_s));
+  CHECK(nt.pp_s == Approx(2 * 768 / 16 * nb.pp_transfer_s));
+  // Context parallel inside a node sends nothing between nodes; across nodes, every ring step
+  // of every pass of every layer of the critical stage.
+  Workload inside = llama405b();
+  inside.model.layers = 128;
+  inside.layout.tp = 4;
+  inside.layout.cp = 2;
+  REQUIRE(check_layout(inside, 8).empty());
+  CHECK(scale_out_traffic(inside, step_time(inside, f, {}), 8).cp_s == 0);
+  Workload across = llama405b();
+  across.model.layers = 128;
+  across.layout.cp = 2;
+  REQUIRE(check_layout(across, 8).empty());
+  const StepBreakdown cb = step_time(across, f, {});
+  const WorkloadCosts c = workload_costs(across);
+  int layers = 0;
+  for (const StageCost& st : c.stages) layers = std::max(layers, st.layers);
+  const ScaleOutTraffic ct = scale_out_traffic(across, cb, 8);
+  CHECK(ct.cp_s == Approx(c.micro_batches * layers * c.cp_passes_per_layer * 1 * cb.cp_transfer_s));
+  CHECK(ct.cp_s > 0);
+  // One node per GPU: every pair crosses.
+  CHECK(scale_out_traffic(narrow, nb, 1).dp_s == Approx(nb.dp_traffic_s));
+}

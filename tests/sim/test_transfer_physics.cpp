@@ -25,8 +25,8 @@ StoragePath hand_checkable() {
   p.server_bytes_per_s = p.disk_write_bytes_per_s = p.disk_read_bytes_per_s = 1e15;
   // A 1 s step: 0.6 s of compute, then a 0.4 s reduction (4 GB at the link's rate), all exposed.
   p.step_s = 1.0;
-  p.dp_collective_s = 0.4;
-  p.dp_exposed_s = 0.4;
+  p.traffic_s = 0.4;
+  p.traffic_exposed_s = 0.4;
   return p;
 }
 
