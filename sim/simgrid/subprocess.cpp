@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ctwin {
@@ -43,12 +44,17 @@ Child start_child(const std::function<void(int fd)>& body, const char* what) {
   if (pid == 0) {
     ::close(fds[0]);
     int status = 0;
-    try {
-      body(fds[1]);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ctwin: %s failed: %s\n", what, e.what());
-      status = 1;
-    }
+    // The body runs on a thread of its own, so its allocations come from a fresh malloc arena: on
+    // the main thread they would reuse the parent's free heap chunks, each page a copy-on-write
+    // fault (half of a cold transfer simulation on a VM, where a fault also flushes the TLB).
+    std::thread([&] {
+      try {
+        body(fds[1]);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ctwin: %s failed: %s\n", what, e.what());
+        status = 1;
+      }
+    }).join();
     ::close(fds[1]);
     std::fflush(nullptr);
     ::_exit(status);

@@ -167,7 +167,7 @@ TransferCost run_to_end(const Run& run, int movers, bool training) {
 TransferCost simulate_peer(const StoragePath& p, const TransferQuestion& q) {
   const int n = std::max(1, q.movers);
   const int movers = p.shares_fabric() ? std::min(n, p.group_nodes) : std::min(n, 2);
-  init_simgrid_engine();
+  init_simgrid_engine(false);  // a slice: a few actors
   const Slice slice = build_peer_slice(p, q, movers);
   Run run;
   run.path = &p;
@@ -196,7 +196,7 @@ TransferCost simulate(const StoragePath& p, const TransferQuestion& q) {
     movers = std::min(n, p.group_nodes);
     share = static_cast<double>(movers) / writers;
   }
-  init_simgrid_engine();
+  init_simgrid_engine(false);  // a slice: a few actors
   const Slice slice = build_slice(p, q, movers, share);
   Run run;
   run.path = &p;
