@@ -111,11 +111,15 @@ WorkloadCosts workload_costs(const Workload& w) {
   // What the GPUs run per token: a layer's model FLOPs and its recomputation, split into the
   // projections and MLP (the GEMMs FP8 training speeds up) and the attention core (bf16 either
   // way); the output layer (6·V·h, bf16) runs once, on the last stage.
-  double layer_gemm = 6 * (attention_params(m) + mlp_params(m) * m.top_k), layer_core = 12 * s * h;
-  if (p.recompute == Recompute::Selective) layer_core += 4 * s * h;
-  if (w.attention == AttentionKernel::Flash) layer_core /= 2;  // causal: the masked half is skipped
-  if (p.recompute == Recompute::Full) layer_gemm *= 4.0 / 3, layer_core *= 4.0 / 3;
-  c.hardware_flops_per_token = l * (layer_gemm + layer_core) + 6 * logits;
+  // The core's forward (scores and values) and backward (twice its products), apart: a kernel
+  // runs them at different efficiencies. A recomputed forward (selective or full) runs again.
+  const double causal = w.attention == AttentionKernel::Flash ? 0.5 : 1.0;  // flash skips the masked half
+  double layer_gemm = 6 * (attention_params(m) + mlp_params(m) * m.top_k);
+  double core_forward = 4 * s * h * causal;
+  const double core_backward = 8 * s * h * causal;
+  if (p.recompute == Recompute::Selective) core_forward += 4 * s * h * causal;
+  if (p.recompute == Recompute::Full) layer_gemm *= 4.0 / 3, core_forward += 4 * s * h * causal;
+  c.hardware_flops_per_token = l * (layer_gemm + core_forward + core_backward) + 6 * logits;
   c.tokens_per_step = static_cast<double>(p.global_batch) * s;
   c.micro_batches = (p.global_batch + p.micro_batch * p.dp - 1) / (p.micro_batch * p.dp);
   const double tokens_per_micro_batch = static_cast<double>(p.micro_batch) * s;
@@ -124,12 +128,13 @@ WorkloadCosts workload_costs(const Workload& w) {
   const double flop_s = w.gpu_peak_flops * achieved;
   const double gemm_flop_s = (w.gemm_peak_flops > 0 ? w.gemm_peak_flops : w.gpu_peak_flops) * achieved;
   const double chunk_tokens = s / p.cp;
-  const double attention_flop_s =
-      w.efficiency.attention > 0
-          ? w.gpu_peak_flops * w.efficiency.attention * chunk_tokens / (chunk_tokens + w.efficiency.attention_half_seq)
-          : flop_s;
+  auto at_chunk = [&](double efficiency, double half) { return w.gpu_peak_flops * efficiency * chunk_tokens / (chunk_tokens + half); };
+  const double attention_flop_s = w.efficiency.attention > 0 ? at_chunk(w.efficiency.attention, w.efficiency.attention_half_seq) : flop_s;
+  const double backward_flop_s = w.efficiency.attention_backward > 0
+                                     ? at_chunk(w.efficiency.attention_backward, w.efficiency.attention_backward_half_seq)
+                                     : attention_flop_s;
   // Seconds a token of one layer takes on one GPU at full speed.
-  const double layer_s = layer_gemm / gemm_flop_s + layer_core / attention_flop_s;
+  const double layer_s = layer_gemm / gemm_flop_s + core_forward / attention_flop_s + core_backward / backward_flop_s;
   const double layer_experts_per_gpu = m.experts > 1 ? mlp_params(m) * m.experts / (static_cast<double>(p.tp) * p.ep) : 0;
   const double layer_params_per_gpu = attention_params(m) / p.tp + (m.experts > 1 ? layer_experts_per_gpu : mlp_params(m) / p.tp);
   const std::vector<int> layers = stage_layers(w);

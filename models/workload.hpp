@@ -82,6 +82,12 @@ struct Efficiency {
   //! attention_half_seq) for a chunk of c tokens (the sequence over cp). 0: as the layers.
   double attention = 0;
   double attention_half_seq = 0;
+  //! The backward pass's own (dQ, dK and dV: twice the forward's products) at long chunks, and
+  //! its half-length: kernels publish the two apart (FlashAttention-3 on H100 at head dim 128:
+  //! backward 0.57 of peak, forward 0.66). Then `attention` is the forward's (and a recomputed
+  //! forward's). 0: as the forward.
+  double attention_backward = 0;
+  double attention_backward_half_seq = 0;
   double tp_overlap = 0;    //!< share of tensor-parallel communication hidden behind compute
   double dp_overlap = 0;    //!< share of data-parallel communication hidden behind backward compute
   double ep_overlap = 0;    //!< share of the expert all-to-alls hidden (e.g. behind shared-expert compute)

@@ -118,17 +118,20 @@ void read_efficiency(Reader& r, const json& wl, const std::string& p, const std:
     spec.efficiency_preset = preset->name;
   }
   if (!e) return;
-  r.allow_only(*e, ep, {"preset", "gemm", "gemm_half_hidden", "attention", "attention_half_seq", "tp_overlap", "dp_overlap", "ep_overlap", "cp_overlap", "grad_bytes", "bandwidth", "source"});
+  r.allow_only(*e, ep, {"preset", "gemm", "gemm_half_hidden", "attention", "attention_half_seq", "attention_backward", "attention_backward_half_seq", "tp_overlap", "dp_overlap", "ep_overlap", "cp_overlap", "grad_bytes", "bandwidth", "source"});
   eff.gemm = r.probability(*e, ep, "gemm").value_or(eff.gemm);
   eff.gemm_half_hidden = r.number(*e, ep, "gemm_half_hidden", false).value_or(eff.gemm_half_hidden);
   if (eff.gemm_half_hidden < 0 || eff.gemm_half_hidden > 1e7)
     r.problem(ep + "/gemm_half_hidden", "is a hidden size: between 0 and 10,000,000");
-  eff.attention = r.probability(*e, ep, "attention").value_or(eff.attention);
-  eff.attention_half_seq = r.number(*e, ep, "attention_half_seq", false).value_or(eff.attention_half_seq);
-  if (eff.attention_half_seq < 0 || eff.attention_half_seq > 1e9)
-    r.problem(ep + "/attention_half_seq", "is a sequence length in tokens: between 0 and 1,000,000,000");
-  if (eff.attention_half_seq > 0 && eff.attention == 0)
-    r.problem(ep + "/attention_half_seq", "needs attention (the efficiency it is half of)");
+  // An efficiency that rises with the chunk a kernel sees, and the chunk at which it is half.
+  auto by_chunk = [&](const char* key, double& efficiency, const char* half_key, double& half) {
+    efficiency = r.probability(*e, ep, key).value_or(efficiency);
+    half = r.number(*e, ep, half_key, false).value_or(half);
+    if (half < 0 || half > 1e9) r.problem(ep + "/" + half_key, "is a sequence length in tokens: between 0 and 1,000,000,000");
+    if (half > 0 && efficiency == 0) r.problem(ep + "/" + half_key, std::string("needs ") + key + " (the efficiency it is half of)");
+  };
+  by_chunk("attention", eff.attention, "attention_half_seq", eff.attention_half_seq);
+  by_chunk("attention_backward", eff.attention_backward, "attention_backward_half_seq", eff.attention_backward_half_seq);
   eff.tp_overlap = share(r, *e, ep, "tp_overlap", eff.tp_overlap);
   eff.dp_overlap = share(r, *e, ep, "dp_overlap", eff.dp_overlap);
   eff.ep_overlap = share(r, *e, ep, "ep_overlap", eff.ep_overlap);

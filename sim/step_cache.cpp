@@ -69,7 +69,7 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
   for (RankDim d : l.rank_order) out << ' ' << static_cast<int>(d);
   out << " stages";
   for (int n : l.stage_layers) out << ' ' << n;
-  out << " eff " << e.gemm << ' ' << e.gemm_half_hidden << ' ' << e.attention << ' ' << e.attention_half_seq << ' '
+  out << " eff " << e.gemm << ' ' << e.gemm_half_hidden << ' ' << e.attention << ' ' << e.attention_half_seq << ' ' << e.attention_backward << ' ' << e.attention_backward_half_seq << ' '
       << e.tp_overlap << ' ' << e.dp_overlap << ' ' << e.ep_overlap << ' ' << e.cp_overlap << ' ' << e.grad_bytes << ' ' << e.bandwidth << " peak " << w.gpu_peak_flops << ' ' << w.gemm_peak_flops << " attention " << static_cast<int>(w.attention) << " fabric "
       << f.gpus_per_node << ' ' << f.nvlink_bytes_per_s << ' ' << f.nvlink_latency_s << ' ' << f.nic_bytes_per_s << ' '
       << f.nic_latency_s << ' ' << f.nodes_per_leaf << ' ' << f.oversubscription << " dp " << static_cast<int>(spec.dp_algorithm)

@@ -10,6 +10,16 @@
 using namespace ctwin;
 using namespace ctwin::test;
 
+namespace {
+//! Llama 3 405B on its 16 stages: one layer fewer on the first and the last.
+Workload llama405b_on_16_stages() {
+  Workload w = llama405b();
+  w.layout.stage_layers.assign(16, 8);
+  w.layout.stage_layers.front() = w.layout.stage_layers.back() = 7;
+  return w;
+}
+}  // namespace
+
 TEST_CASE("126 layers on 16 stages: refused evenly, placed with lighter first and last stages", "[step][layout]") {
   Workload w = llama405b();
   CHECK(check_layout(w, 8).find("pp must divide the layers") != std::string::npos);
@@ -156,9 +166,7 @@ TEST_CASE("a flash kernel does half the causal attention core and keeps no score
 }
 
 TEST_CASE("GEMM efficiency by hidden size: gemm x h / (h + h_half), the same at every size when h_half is 0", "[step][layout]") {
-  Workload w = llama405b();
-  w.layout.stage_layers.assign(16, 8);
-  w.layout.stage_layers.front() = w.layout.stage_layers.back() = 7;
+  Workload w = llama405b_on_16_stages();
   const double flat = workload_costs(w).stages[1].compute_s;
   w.efficiency.gemm_half_hidden = 16384;  // at h = h_half, half of gemm: twice the time
   CHECK(workload_costs(w).stages[1].compute_s == Approx(2 * flat));
@@ -173,9 +181,7 @@ TEST_CASE("GEMM efficiency by hidden size: gemm x h / (h + h_half), the same at 
 }
 
 TEST_CASE("the attention core at its own efficiency, rising with the chunk of sequence a kernel sees", "[step][layout]") {
-  Workload w = llama405b();
-  w.layout.stage_layers.assign(16, 8);
-  w.layout.stage_layers.front() = w.layout.stage_layers.back() = 7;
+  Workload w = llama405b_on_16_stages();
   w.efficiency.gemm = 0.5;
   const double base = workload_costs(w).stages[1].compute_s;
   // As the layers (0): unchanged. At the layers' own efficiency: unchanged too.
@@ -247,4 +253,34 @@ TEST_CASE("scale-out traffic: only transfers between nodes count, each kind by i
   CHECK(ct.cp_s > 0);
   // One node per GPU: every pair crosses.
   CHECK(scale_out_traffic(narrow, nb, 1).dp_s == Approx(nb.dp_traffic_s));
+}
+
+TEST_CASE("the attention core's backward at its own efficiency: twice the forward's products, the forward's when not given", "[step][layout]") {
+  Workload w = llama405b_on_16_stages();
+  w.efficiency.attention = 0.5;
+  const double same = workload_costs(w).stages[1].compute_s;
+  w.efficiency.attention_backward = 0.5;  // stated as the forward's: nothing moves
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(same).epsilon(1e-12));
+  // The forward alone at half speed costs its time again; the backward alone, twice that.
+  w.efficiency.attention = 0.25;
+  const double forward_slow = workload_costs(w).stages[1].compute_s - same;
+  w.efficiency.attention = 0.5;
+  w.efficiency.attention_backward = 0.25;
+  const double backward_slow = workload_costs(w).stages[1].compute_s - same;
+  CHECK(forward_slow > 0);
+  CHECK(backward_slow == Approx(2 * forward_slow));
+  // Selective recomputation runs the forward again: it weighs half the backward.
+  w.efficiency.attention_backward = 0.5;
+  w.layout.recompute = Recompute::Selective;
+  const double recomputed = workload_costs(w).stages[1].compute_s;
+  w.efficiency.attention = 0.25;
+  CHECK(workload_costs(w).stages[1].compute_s - recomputed == Approx(2 * forward_slow));
+  // Its half-length: half of the efficiency at that chunk.
+  w.efficiency.attention = 0.5;
+  w.efficiency.attention_backward = 0.5;
+  w.efficiency.attention_backward_half_seq = 8192;  // at a chunk of 8,192: 0.25
+  const double halved = workload_costs(w).stages[1].compute_s;
+  w.efficiency.attention_backward = 0.25;
+  w.efficiency.attention_backward_half_seq = 0;
+  CHECK(workload_costs(w).stages[1].compute_s == Approx(halved));
 }
