@@ -14,6 +14,13 @@
 
 namespace ctwin {
 
+//! The question SimGrid is asked for `question`: the smallest one whose slice of the platform
+//! (sim/simgrid/transfer_fabric.cpp: a leaf group's movers, the busiest server's share, the
+//! movers that lost a rail among them, the uplinks when storage shares the fabric, training
+//! beside a background transfer) is the same, so that states alike on the fabric share one
+//! simulation (2,048 movers with 40 or 64 of them on a rail short: the same 32-node slice).
+TransferQuestion slice_question(const StoragePath& path, const TransferQuestion& question);
+
 class FabricPhysics final : public Physics {
  public:
   explicit FabricPhysics(StoragePath path, std::string cache_directory = default_cache_directory());
@@ -27,7 +34,7 @@ class FabricPhysics final : public Physics {
   std::string path_signature_;
   DiskMemo disk_;
   mutable std::mutex mutex_;
-  mutable std::map<std::string, TransferCost> memory_;
+  mutable std::map<TransferQuestion, TransferCost> memory_;  //!< by the slice's question
   mutable int simulated_ = 0, read_from_disk_ = 0;
 };
 

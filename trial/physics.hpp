@@ -28,7 +28,7 @@ struct TransferQuestion {
   bool contention = true;   //!< a persist shares the links with the job's data-parallel traffic
   int degraded_movers = 0;  //!< movers that lost a rail (a cable or a rail leaf out): a narrower node link
   int rail_leaves_down = 0; //!< rail leaves out (assumed in one leaf group): that group's uplinks are narrower
-  bool operator==(const TransferQuestion&) const = default;
+  auto operator<=>(const TransferQuestion&) const = default;
   std::string signature() const;
 };
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <vector>
 
 #include "sim/fabric_physics.hpp"
 #include "sim/simgrid/transfer_fabric.hpp"
@@ -113,6 +114,38 @@ TEST_CASE("the SimGrid physics simulates a state once, then reads it from memory
   // A different state is a different question.
   CHECK(again.cost({Transfer::Persist, 2, 0, false}).us != first.us);
   CHECK(again.simulated() == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("states alike on the fabric share one simulation, which answers as each would alone", "[physics][simgrid]") {
+  StoragePath p = hand_checkable();
+  p.group_nodes = 4;  // a slice is one leaf group of 4 movers...
+  p.servers = 4;      // ...with the busiest server's share
+  p.degraded_node_bytes_per_s = 5e9;
+  p.degraded_peer_bytes_per_s = p.peer_bytes_per_s = 10e9;
+  const std::string dir = (std::filesystem::temp_directory_path() / "ctwin-slice-question-test").string();
+  std::filesystem::remove_all(dir);
+  const FabricPhysics physics(p, dir);
+  // Pairs that build the same slice: more rail-short movers than the slice holds; mover counts
+  // with as many on the busiest server; contention where no training runs beside (a restore).
+  const std::vector<std::pair<TransferQuestion, TransferQuestion>> alike{
+      {{Transfer::Persist, 64, 0, true, 10, 1}, {Transfer::Persist, 64, 0, true, 30, 1}},
+      {{Transfer::Persist, 61, 0, true, 0, 0}, {Transfer::Persist, 64, 0, true, 0, 0}},
+      {{Transfer::Restore, 64, 1, true, 2, 0}, {Transfer::Restore, 63, 1, false, 2, 0}},
+      {{Transfer::Replicate, 64, 0, true, 9, 1}, {Transfer::Replicate, 5, 0, true, 4, 1}},
+  };
+  for (const auto& [a, b] : alike) {
+    CHECK(slice_question(p, a) == slice_question(p, b));
+    const TransferCost alone_a = simulate_transfer(p, a), alone_b = simulate_transfer(p, b);
+    CHECK(alone_a.us == alone_b.us);
+    CHECK(alone_a.training_speed == alone_b.training_speed);
+    CHECK(physics.cost(a).us == alone_a.us);
+    CHECK(physics.cost(b).us == alone_a.us);
+  }
+  CHECK(physics.simulated() == 4);
+  // Not alike: a rail-short mover fewer inside the slice, a writer more on the busiest server.
+  CHECK_FALSE(slice_question(p, {Transfer::Persist, 64, 0, true, 3, 1}) == slice_question(p, {Transfer::Persist, 64, 0, true, 2, 1}));
+  CHECK_FALSE(slice_question(p, {Transfer::Persist, 60, 0, true, 0, 0}) == slice_question(p, {Transfer::Persist, 61, 0, true, 0, 0}));
   std::filesystem::remove_all(dir);
 }
 
