@@ -56,39 +56,14 @@ bool receive_message(int fd, std::string& bytes) {
   return receive_exactly(fd, bytes.data(), size);
 }
 
-//! One question: a child of the server runs the handler; its answer or why it failed.
-std::pair<std::int32_t, std::string> answer_in_child(SimulationServer::Handler handler, const std::string& request, int socket) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {1, "pipe failed"};
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::close(fds[0]);
-    ::close(socket);
-    int status = 0;
-    try {
-      write_all(fds[1], handler(request));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "ctwin: simulation failed: %s\n", e.what());
-      status = 1;
-    }
-    ::close(fds[1]);
-    std::fflush(nullptr);
-    ::_exit(status);
-  }
-  ::close(fds[1]);
-  if (child < 0) return ::close(fds[0]), std::pair<std::int32_t, std::string>{1, "fork failed"};
-  std::string answer;
+//! One question: a child of the server runs the handler (on the server's thread, which holds the
+//! engine); its answer, or why it failed.
+std::pair<std::int32_t, std::string> answer_in_child(SimulationServer::Handler handler, const std::string& request) {
   try {
-    answer = read_all(fds[0]);
-  } catch (const std::exception&) {
+    return {0, run_in_child([&](int fd) { write_all(fd, handler(request)); }, "simulation", false)};
+  } catch (const std::exception& e) {
+    return {1, e.what()};
   }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {0, answer};
-  return {1, "simulation process failed (" +
-                 (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status))) + ")"};
 }
 
 [[noreturn]] void serve(int socket, SimulationServer::Handler handler, bool many_actors) {
@@ -110,7 +85,7 @@ std::pair<std::int32_t, std::string> answer_in_child(SimulationServer::Handler h
     }
     std::string request;
     while (receive_message(socket, request)) {
-      const auto [status, reply] = answer_in_child(handler, request, socket);
+      const auto [status, reply] = answer_in_child(handler, request);
       if (!send_message(socket, status, reply, true)) return;
     }
   }).join();

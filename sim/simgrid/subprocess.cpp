@@ -35,7 +35,7 @@ std::string read_all(int fd) {
   return out;
 }
 
-Child start_child(const std::function<void(int fd)>& body, const char* what) {
+Child start_child(const std::function<void(int fd)>& body, const char* what, bool own_thread) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // the child must not flush the parent's buffered output a second time
@@ -44,17 +44,19 @@ Child start_child(const std::function<void(int fd)>& body, const char* what) {
   if (pid == 0) {
     ::close(fds[0]);
     int status = 0;
-    // The body runs on a thread of its own, so its allocations come from a fresh malloc arena: on
-    // the main thread they would reuse the parent's free heap chunks, each page a copy-on-write
-    // fault (half of a cold transfer simulation on a VM, where a fault also flushes the TLB).
-    std::thread([&] {
+    auto run = [&] {
       try {
         body(fds[1]);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ctwin: %s failed: %s\n", what, e.what());
         status = 1;
       }
-    }).join();
+    };
+    // On a thread of its own the body's allocations come from a fresh malloc arena: on the main
+    // thread they would reuse the parent's free heap chunks, each page a copy-on-write fault (half
+    // of a cold transfer simulation on a VM, where a fault also flushes the TLB).
+    if (own_thread) std::thread(run).join();
+    else run();
     ::close(fds[1]);
     std::fflush(nullptr);
     ::_exit(status);

@@ -18,11 +18,13 @@ struct Child {
 };
 
 //! Forks; the child runs `body(fd)` writing its answer to fd, then _exits (status 1 if it threw).
-Child start_child(const std::function<void(int fd)>& body, const char* what);
+//! `own_thread`: on a new thread of the child (a fresh malloc arena); false keeps the forking
+//! thread, whose SimGrid engine (simulation_server.hpp) is bound to it.
+Child start_child(const std::function<void(int fd)>& body, const char* what, bool own_thread = true);
 //! Reads the child's whole answer and reaps it; throws if it failed (its exit status in the message).
 std::string finish_child(const Child& child, const char* what);
-inline std::string run_in_child(const std::function<void(int fd)>& body, const char* what) {
-  return finish_child(start_child(body, what), what);
+inline std::string run_in_child(const std::function<void(int fd)>& body, const char* what, bool own_thread = true) {
+  return finish_child(start_child(body, what, own_thread), what);
 }
 
 void write_all(int fd, const void* data, std::size_t size);
