@@ -11,6 +11,7 @@
 #include <boost/math/special_functions/gamma.hpp>
 
 #include "calibration/evidence.hpp"
+#include "calibration/fleet_pooling.hpp"
 #include "calibration/scenario_update.hpp"
 #include "calibration/step_times.hpp"
 #include "core/event_log.hpp"
@@ -267,6 +268,16 @@ std::vector<ClassEstimate> fit_classes(const Evidence& evidence, const Calibrate
                              {"rate_per_" + c.component + "_year", interval_json(e.rate_per_hour, kHoursPerYear)},
                              {"provenance", c.provenance}};
     if (c.xid > 0) j["xid"] = c.xid;
+    if (c.count > 0 && !(c.exposure_hours > 0)) {
+      // Faults with no time they were seen over (a kernel log of one line: no window): no rate
+      // follows from them, and 0 would say the opposite of what they show.
+      j.erase("rate_per_" + c.component + "_year");
+      j["warning"] = number(c.count) + " faults but no exposure (the traces give no time span over which they were seen): no rate "
+                     "written; give the logs that cover the period, or a clean log per host";
+      classes.push_back(j);
+      estimates.push_back(std::move(e));
+      continue;
+    }
     if (std::count_if(c.lives.begin(), c.lives.end(), [](const Life& l) { return l.failed; }) >= 2) {
       e.lifetimes = fit_weibull(c.lives, options.confidence);
       j["weibull"] = {{"shape", interval_json(e.lifetimes->shape)},
@@ -407,6 +418,8 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   // The scenario: the base (or a skeleton) with each class's rate replaced by the fit.
   nlohmann::ordered_json doc = base_document(options, evidence);
   const nlohmann::ordered_json added = apply_class_fits(doc, estimates, options);
+  const bool grouped = base && std::any_of(base->faults.begin(), base->faults.end(), [](const FaultClass& f) { return f.group.has_value(); });
+  if (grouped && options.prior) apply_population_prior(doc, *base, estimates, PopulationPrior::read(*options.prior), *options.prior, report);
   apply_repairs(doc, fits.repair);
   apply_row_remaps(doc, evidence, options, report);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
@@ -434,14 +447,20 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
     // instants) are the traces' doing: bad input. Anything else that does not load is this
     // program's fault.
     const auto& problems = e.problems();
-    const bool rates_only = std::all_of(problems.begin(), problems.end(), [](const ScenarioProblem& p) {
-      return p.pointer.rfind("/faults/", 0) == 0 && p.pointer.size() > 5 && p.pointer.compare(p.pointer.size() - 5, 5, "/rate") == 0;
-    });
-    if (rates_only) {
+    auto ends_with = [](const std::string& text, std::string_view tail) {
+      return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    // The numbers calibrate writes from the traces: the rates, the step time, the repairs.
+    auto from_traces = [&](const ScenarioProblem& p) {
+      return (p.pointer.rfind("/faults/", 0) == 0 && ends_with(p.pointer, "/rate")) || p.pointer == "/job/step_time" ||
+             p.pointer.rfind("/spares/repair", 0) == 0;
+    };
+    if (std::all_of(problems.begin(), problems.end(), from_traces)) {
       std::string files;
       for (const auto& t : traces) files += (files.empty() ? "" : ", ") + t;
-      throw TraceUnreadable(files + ": the traces give rates no forecast can simulate (too many faults over too little exposure): " +
-                            problems.front().reason);
+      const ScenarioProblem& first = problems.front();
+      throw TraceUnreadable(files + ": the traces give a scenario no forecast can simulate (" + first.pointer + " " + first.reason +
+                            (ends_with(first.pointer, "/rate") ? ": too many faults over too little exposure" : "") + ")");
     }
     throw std::logic_error(std::string("internal error: calibration produced a scenario that does not load: ") + e.what());
   }

@@ -21,6 +21,9 @@ namespace ctwin::calib {
 
 struct CalibrateOptions {
   std::optional<std::string> base;  //!< scenario whose classes, cluster and job the fit updates
+  //! A population prior file (ctwin prior) the base's grouped classes are pooled with; none: each
+  //! class from its own count alone, as without groups.
+  std::optional<std::string> prior;
   int gpus_per_node = 8;            //!< without a base
   int year = 1970;                  //!< for syslog lines, which carry no year
   double dedupe_s = 60;             //!< repeats of an Xid on one GPU within this are one fault

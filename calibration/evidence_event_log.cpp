@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "calibration/scenario_update.hpp"
+#include "models/network_domains.hpp"
+
 #include "calibration/evidence.hpp"
 
 namespace ctwin::calib {
@@ -11,7 +14,19 @@ namespace {
 
 constexpr double kHour = 3600;
 
-const char* component_name(Component c) { return c == Component::Gpu ? "gpu" : "node"; }
+//! A fabric class (leaf, spine, cable, NVLink tray): its strikes over every part of it the
+//! topology has, for the log's whole span (parts never leave the fabric the way nodes leave a job).
+void add_network_class(Evidence& into, const FaultClass& fc, std::int64_t parts, const std::vector<double>& times, double end,
+                       const std::string& file) {
+  ClassEvidence& c = into.classes[fc.name];
+  c.component = to_string(fc.rate.component);
+  c.count += static_cast<double>(times.size());
+  const double part_hours = static_cast<double>(parts) * end / kHour;
+  c.exposure_hours += part_hours;
+  add_trend_evidence(c, "run", times, {{0.0, end}});
+  c.provenance.push_back(file + ": " + std::to_string(times.size()) + " strikes over " + std::to_string(parts) + " " + c.component +
+                         (parts == 1 ? "" : "s") + " x " + number(end / kHour) + " h");
+}
 
 }  // namespace
 
@@ -24,22 +39,31 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   std::map<int, std::vector<std::pair<double, double>>> spells;
   std::map<int, double> since;
   for (int n = 0; n < job_nodes; ++n) since[n] = 0;
-  // Faults by class and part (node, gpu), and the events that time repairs and recoveries.
+  // Faults by class and part (node, gpu), and the events that time repairs and recoveries. A
+  // network class strikes the fabric's parts whether or not a job node sits behind them (a strike
+  // on an unused part is `fault_ignored`): all of them count, over every part's time.
   std::map<std::string, std::map<std::pair<int, int>, std::vector<double>>> faults;
+  std::map<std::string, std::vector<double>> network_faults;
   std::map<int, double> sent_to_repair;
   double interrupted = -1, last_interruption = 0;  // -1: the job is running
-  std::set<std::string> unknown;
+  std::map<std::string, int> unknown;  // class -> rows
   int first_line = 0, last_line = 0;
   for (const LoggedEvent& e : log.events) {
-    if (e.kind == EventKind::Fault) {
+    if (e.kind == EventKind::Fault || e.kind == EventKind::FaultIgnored) {
+      const std::string name(logged_class(e));
       const FaultClass* fc = nullptr;
       for (const FaultClass& f : base.faults)
-        if (f.name == e.detail) fc = &f;
-      if (!fc || is_network(fc->rate.component)) {
-        unknown.insert(e.detail);
+        if (f.name == name) fc = &f;
+      if (!fc) {
+        ++unknown[name.empty() ? std::string("(none)") : name];
         continue;
       }
-      faults[e.detail][{e.node, fc->rate.component == Component::Gpu ? std::max(0, e.gpu) : -1}].push_back(e.time_s);
+      if (is_network(fc->rate.component)) {
+        network_faults[name].push_back(e.time_s);
+        continue;
+      }
+      if (e.kind == EventKind::FaultIgnored) continue;  // a slot out waiting for a spare: no node's time in the job
+      faults[name][{e.node, fc->rate.component == Component::Gpu ? std::max(0, e.gpu) : -1}].push_back(e.time_s);
       if (!first_line) first_line = e.line;
       last_line = e.line;
       auto& node = into.nodes["node-" + std::to_string(e.node)];
@@ -84,9 +108,12 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   // Lifetimes: within each spell a part's life runs from the spell's start or its last fault to
   // its next fault (failed) or the spell's end (censored).
   for (const FaultClass& fc : base.faults) {
-    if (is_network(fc.rate.component)) continue;
+    if (is_network(fc.rate.component)) {
+      add_network_class(into, fc, component_count(base, fc), network_faults[fc.name], end, log.report.file);
+      continue;
+    }
     ClassEvidence& c = into.classes[fc.name];
-    c.component = component_name(fc.rate.component);
+    c.component = to_string(fc.rate.component);
     c.xid = fc.xid.value_or(-1);
     const auto& by_part = faults[fc.name];
     const int parts = fc.rate.component == Component::Gpu ? gpus : 1;
@@ -117,7 +144,12 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   nlohmann::ordered_json j = report_json(log.report);
   j["span_hours"] = end / kHour;
   j["node_hours"] = node_hours;
-  if (!unknown.empty()) j["classes_not_in_base"] = unknown;
+  // What was left out, and why: a row whose class the base lacks has no component or exposure.
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+  for (const auto& [name, rows] : unknown)
+    skipped.push_back({{"class", name}, {"rows", rows},
+                       {"why", name == "(none)" ? "the fault row names no class" : "not a class of the base scenario: no component or exposure to count it over"}});
+  if (!skipped.empty()) j["classes_skipped"] = skipped;
   into.traces.push_back(j);
 }
 

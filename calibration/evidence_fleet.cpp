@@ -32,14 +32,13 @@ nlohmann::ordered_json report_json(const ReadReport& r) {
 void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::vector<std::size_t>& trace_slots, const Scenario* base,
                   const CalibrateOptions& options) {
   const int gpus = base ? std::max(1, base->cluster.gpus_per_node) : options.gpus_per_node;
-  // Class of an Xid: the base's class naming it, else the catalogue's (the Xid table names it),
-  // else xid_<code>.
+  // Class of an Xid: the base's first class holding it (its own xid, or a category's covers: the
+  // live side's rule, policies/fault_classes), else the catalogue's, else xid_<code>.
   auto class_of = [&](int xid) -> std::string {
     if (base)
       for (const FaultClass& f : base->faults)
-        if (f.xid == xid && !is_network(f.rate.component)) return f.name;
-    if (const XidInfo* x = xid_info(xid); x && x->catalog_class) return x->catalog_class;
-    return "xid_" + std::to_string(xid);
+        if (f.holds_xid(xid) && !is_network(f.rate.component)) return f.name;
+    return xid_class_name(xid);
   };
   // Every host's window over all the logs: the fleet's exposure. A clean node is exposure too.
   std::map<std::string, std::pair<double, double>> window;

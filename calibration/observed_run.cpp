@@ -14,13 +14,6 @@ long ObservedRun::total_interruptions() const {
   return total;
 }
 
-namespace {
-
-//! The class a row names: the detail's first word ("leaf_switch leaf=12" → "leaf_switch").
-std::string class_of(const std::string& detail) { return detail.substr(0, detail.find(' ')); }
-
-}  // namespace
-
 ObservedRun observe_run(const EventLog& log) {
   ObservedRun run;
   run.file = log.report.file;
@@ -52,11 +45,11 @@ ObservedRun observe_run(const EventLog& log) {
     }
     if (e.kind == EventKind::End) run.has_end = true;
     if (e.kind == EventKind::Interrupted) {
-      const std::string name = class_of(e.detail);
+      const std::string name(logged_class(e));
       if (name.empty()) ++run.unattributed_interruptions;
       else ++run.interruptions[name];
     } else if (e.kind == EventKind::Fault) {
-      ++run.faults[class_of(e.detail)];
+      ++run.faults[std::string(logged_class(e))];
     }
   }
   const auto present = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), true));

@@ -69,6 +69,7 @@ nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::
   auto& faults = doc["faults"];
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (const ClassEstimate& e : estimates) {
+    if (e.count > 0 && !(e.exposure_hours > 0)) continue;  // no rate follows (the report says so)
     nlohmann::ordered_json* target = nullptr;
     for (auto& f : faults)
       if (class_name(f) == e.name) target = &f;

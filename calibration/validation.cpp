@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/version.hpp"
+#include "models/fault_timeline.hpp"
 #include "report/run_report.hpp"
 #include "policies/robust_statistics.hpp"
 #include "sim/statistics.hpp"
@@ -86,8 +87,11 @@ Scenario over_traced_period(Scenario scenario, const calib::ObservedRun& observe
   return scenario;
 }
 
-ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun& observed, const ValidateOptions& options) {
-  const RunResult result = run_trials(scenario, options.run);
+namespace {
+
+//! Every figure of the run judged against one simulation of it: the rows of one verdict.
+std::vector<ordered_json> judged_rows(const Scenario& scenario, const calib::ObservedRun& observed, const RunResult& result,
+                                      const ValidateOptions& options) {
   const double wall_days = observed.wall_s / kDay;
   const double gpus = static_cast<double>(scenario.job.nodes) * scenario.cluster.gpus_per_node;
   auto per_trial = [&](auto f) {
@@ -126,10 +130,8 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                            options.confidence));
   }
   // A class the scenario lacks never happens in it.
-  ordered_json unknown = ordered_json::array();
   for (const auto& [name, n] : observed.interruptions)
     if (!known.count(name)) {
-      unknown.push_back({{"class", name}, {"interruptions", n}});
       rows.push_back(judge({"interruptions per day", "interruptions_per_day", name, "per day", std::vector<double>(result.trials.size(), 0.0),
                             static_cast<double>(n) / wall_days, ""},
                            options.confidence));
@@ -174,6 +176,42 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
                               per_trial([&](const TrialResult& t) { return static_cast<double>(t.ledger.us[c]) / 1e6 / kHour; }),
                               (*ledger)[c] / kHour, ""},
                              options.confidence));
+  return rows;
+}
+
+ordered_json summary_of(const std::vector<ordered_json>& rows, double confidence) {
+  int judged = 0, outside = 0;
+  for (const auto& r : rows) {
+    judged += r["verdict"] != "not in trace";
+    outside += r["verdict"] == "outside";
+  }
+  return {{"judged", judged}, {"outside", outside}, {"expected_outside_by_chance", judged * (1 - confidence)}};
+}
+
+}  // namespace
+
+ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun& observed, const ValidateOptions& options) {
+  const double wall_days = observed.wall_s / kDay;
+  const int trace_nodes = job_nodes_of(observed);
+  // Each question its own simulation; with no rate uncertain the two are one.
+  const bool uncertain = FaultTimelineModel::from(scenario).rates_uncertain();
+  ordered_json verdicts = ordered_json::array();
+  for (const ValidationQuestion q : options.questions) {
+    RunOptions run = options.run;
+    run.rate_uncertainty = q == ValidationQuestion::Produced;
+    if (!uncertain && !verdicts.empty()) {
+      verdicts.back()["questions"].push_back(q == ValidationQuestion::Produced ? "produced" : "behaves");
+      continue;
+    }
+    const RunResult result = run_trials(scenario, run);
+    std::vector<ordered_json> rows = judged_rows(scenario, observed, result, options);
+    ordered_json v;
+    v["questions"] = ordered_json::array({q == ValidationQuestion::Produced ? "produced" : "behaves"});
+    v["rates"] = result.rates_drawn ? "drawn" : "exact";
+    v["summary"] = summary_of(rows, options.confidence);
+    v["rows"] = std::move(rows);
+    verdicts.push_back(std::move(v));
+  }
 
   ordered_json report;
   report["schema_version"] = 1;
@@ -183,10 +221,14 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
   report["trace"] = {{"file", observed.file},
                      {"wall_days", wall_days},
                      {"ends_with_end_row", observed.has_end},
-                     {"has_ledger", ledger.has_value()},
+                     {"has_ledger", observed.ledger_s.has_value()},
                      {"interruptions", observed.total_interruptions()},
                      {"unattributed_interruptions", observed.unattributed_interruptions}};
   if (observed.startup_s > 0) report["trace"]["startup_s_left_out"] = observed.startup_s;
+  ordered_json unknown = ordered_json::array();  // a class the scenario lacks never happens in it
+  for (const auto& [name, n] : observed.interruptions)
+    if (std::none_of(scenario.faults.begin(), scenario.faults.end(), [&](const FaultClass& f) { return f.name == name; }))
+      unknown.push_back({{"class", name}, {"interruptions", n}});
   if (!unknown.empty()) report["trace"]["classes_not_in_scenario"] = unknown;
   // The scope: a log and a scenario of different jobs compare a part with a whole.
   std::vector<std::string> warnings;
@@ -214,13 +256,8 @@ ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun
   report["seed"] = options.run.seed;
   report["engine"] = engine_name(options.run.engine);
   report["confidence"] = options.confidence;
-  report["rows"] = rows;
-  int judged = 0, outside = 0;
-  for (const auto& r : rows) {
-    judged += r["verdict"] != "not in trace";
-    outside += r["verdict"] == "outside";
-  }
-  report["summary"] = {{"judged", judged}, {"outside", outside}, {"expected_outside_by_chance", judged * (1 - options.confidence)}};
+  report["rates_uncertain"] = uncertain;
+  report["verdicts"] = std::move(verdicts);
   return report;
 }
 

@@ -4,6 +4,7 @@
 //! spread of single trials, because the trace is one run, not a mean.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,9 +14,18 @@
 
 namespace ctwin {
 
+//! The two questions a run answers against a scenario whose rates are uncertain, each its own
+//! simulation on the same seeds (docs/calibration.md):
+//!  - Produced: could this scenario have produced this run? Each trial draws its rates from every
+//!    uncertainty the scenario states (its evidence, the fleets' spread): wide, hard to fail.
+//!  - Behaves: does this fleet behave as the scenario's rates say? The rates held exact: the test a
+//!    fleet whose rates differ from the scenario's fails.
+enum class ValidationQuestion { Produced, Behaves };
+
 struct ValidateOptions {
-  RunOptions run;            //!< trials, seed, jobs, engine
+  RunOptions run;            //!< trials, seed, jobs, engine (its rate_uncertainty is set per question)
   double confidence = 0.95;  //!< of the interval of single trials that decides a verdict
+  std::vector<ValidationQuestion> questions{ValidationQuestion::Produced, ValidationQuestion::Behaves};
 };
 
 //! The scenario cut to the traced period: a wall-clock horizon of the run's length.

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "calibration/calibrate.hpp"
+#include "cli/data_paths.hpp"
 #include "core/text_records.hpp"
 #include "core/command_line.hpp"
 #include "core/atomic_file.hpp"
@@ -16,6 +17,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   cmd_->add_option("traces", traces_, "trace files (the kind is recognised from the first line)")->required();
   cmd_->add_option("--base", base_, "scenario whose classes, cluster and job the fit updates");
   cmd_->add_option("--out", out_, "write the calibrated scenario here")->required();
+  cmd_->add_option("--prior", prior_,
+                   "population prior the base's grouped classes are pooled with (default: the shipped scenarios/priors/public_fleets.json); "
+                   "none: each class from its own count")->default_str(cli::kShippedPrior);
   cmd_->add_option("--report", report_, "write the fits (JSON) here");
   cmd_->add_option("--plots", plots_, "write SVG plots here (an existing directory): rates by class, fitted against empirical CDFs");
   cmd_->add_option("--year", year_, "year of syslog lines, which carry none")->check(CLI::Range(1970, 9999));
@@ -36,6 +40,7 @@ std::optional<int> CalibrateCommand::dispatch() {
 int CalibrateCommand::run() {
   calib::CalibrateOptions options;
   if (!base_.empty()) options.base = base_;
+  if (prior_ != "none") options.prior = prior_.empty() ? cli::shipped_file(cli::kShippedPrior) : prior_;
   options.year = year_;
   options.gpus_per_node = gpus_per_node_;
   options.dedupe_s = dedupe_s_;

@@ -20,7 +20,7 @@ class CalibrateCommand {
   int run();
   CLI::App* cmd_ = nullptr;
   std::vector<std::string> traces_;
-  std::string base_, out_, report_, plots_;
+  std::string base_, out_, report_, plots_, prior_;
   int year_ = 1970, gpus_per_node_ = 8;
   double dedupe_s_ = 60, confidence_ = 0.95;
   bool slow_nodes_without_stages_ = false;

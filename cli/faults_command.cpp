@@ -21,6 +21,9 @@ FaultsCommand::FaultsCommand(CLI::App& app) {
   cmd_->add_option("--seed", seed_, "run seed (as `run --seed` and `validate --seed`; default 1)");
   cmd_->add_option("--trial", trial_, "trial index (default 0): seed splitmix64(splitmix64(S) + i)");
   cmd_->add_option("--until", until_, "strikes up to this time (default: the scenario's horizon, else 1 h)");
+  cmd_->add_option("--rate-uncertainty", rate_uncertainty_,
+                   "on (default, as run and validate): the trial first draws its rates from their uncertainty; off: held exact")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd_->add_option("--json", json_, "write the timeline (JSON) here");
 }
 
@@ -34,8 +37,11 @@ int FaultsCommand::run() {
   const Scenario scenario = load_scenario(scenario_);
   double until_s = scenario.job.horizon_us ? static_cast<double>(*scenario.job.horizon_us) / 1e6 : 3600.0;
   if (!cli::parse_positive_seconds(until_, "--until", until_s)) return cli::kExitBadInput;
-  const FaultTimelineModel model = FaultTimelineModel::from(scenario);
   const std::uint64_t seed = trial_seed(seed_, trial_);
+  // The trial's own rates first, as run and validate draw them (the same seed, the same draw).
+  const FaultTimelineModel nominal = FaultTimelineModel::from(scenario);
+  const bool drawn = rate_uncertainty_ == "on" && nominal.rates_uncertain();
+  const FaultTimelineModel model = drawn ? nominal.with_rates_drawn(seed) : nominal;
   FaultTimeline timeline(model, seed);
   nlohmann::ordered_json strikes = nlohmann::ordered_json::array();
   std::cout << "time_s      class                 effect  action      slot  gpu\n";
@@ -51,10 +57,11 @@ int FaultsCommand::run() {
     std::snprintf(line, sizeof line, "%-11.3f %-21s %-7s %-11s %4d %4d\n", t, fc.name.c_str(), to_string(fc.effect), to_string(fc.action), s.slot, s.gpu);
     std::cout << line;
   }
-  std::cout << strikes.size() << " strikes in " << until_s << " s (scenario \"" << scenario.name << "\", seed " << seed_ << ", trial " << trial_ << ")\n";
+  std::cout << strikes.size() << " strikes in " << until_s << " s (scenario \"" << scenario.name << "\", seed " << seed_ << ", trial " << trial_
+            << (drawn ? ", rates drawn" : "") << ")\n";
   if (!json_.empty()) {
     const nlohmann::ordered_json report{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "faults"}, {"scenario", scenario.name}, {"content_hash", scenario.content_hash},
-                                        {"seed", seed_},               {"trial", trial_},           {"until_s", until_s},
+                                        {"seed", seed_},               {"trial", trial_},           {"until_s", until_s}, {"rates_drawn", drawn},
                                         {"job_nodes", scenario.job.nodes}, {"strikes", strikes}};
     write_file_atomically(json_, report.dump(2) + "\n");
   }

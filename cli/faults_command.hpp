@@ -19,7 +19,7 @@ class FaultsCommand {
  private:
   int run();
   CLI::App* cmd_ = nullptr;
-  std::string scenario_, json_;
+  std::string scenario_, json_, rate_uncertainty_ = "on";
   std::optional<std::string> until_;
   std::uint64_t seed_ = 1, trial_ = 0;
 };

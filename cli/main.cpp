@@ -16,6 +16,8 @@
 #include "core/version.hpp"
 #include "cli/experiment_commands.hpp"
 #include "cli/calibrate_command.hpp"
+#include "cli/prior_command.hpp"
+#include "cli/data_paths.hpp"
 #include "cli/faults_command.hpp"
 #include "cli/timeline_command.hpp"
 #include "cli/step_command.hpp"
@@ -33,9 +35,6 @@
 #include "report/run_report.hpp"
 #include "report/timeline.hpp"
 
-#ifndef CTWIN_SOURCE_DIR
-#define CTWIN_SOURCE_DIR "."
-#endif
 
 namespace fs = std::filesystem;
 using namespace ctwin;
@@ -45,19 +44,7 @@ namespace {
 using cli::check_output_path;
 using cli::kExitBadInput;
 
-//! scenarios/default.json from the working directory, else beside an installed ctwin
-//! (PREFIX/bin/ctwin -> PREFIX/share/ctwin/scenarios), else from the source tree it was built from.
-std::string default_scenario_path() {
-  const fs::path here = "scenarios/default.json";
-  if (fs::exists(here)) return here.string();
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "ctwin" / "scenarios" / "default.json";
-    if (fs::exists(installed, ec)) return installed.string();
-  }
-  return (fs::path(CTWIN_SOURCE_DIR) / "scenarios" / "default.json").string();
-}
+std::string default_scenario_path() { return cli::shipped_file("scenarios/default.json"); }
 
 struct RunArgs {
   std::string scenario;
@@ -257,6 +244,7 @@ int main(int argc, char** argv) {
   ExperimentCommands experiments(app);
   StepCommand step(app);
   CalibrateCommand calibrate(app);
+  PriorCommand prior(app);
   ValidateCommand validate(app);
   FaultsCommand faults(app);
   TimelineCommand timeline(app);
@@ -292,6 +280,7 @@ int main(int argc, char** argv) {
     if (auto code = experiments.dispatch()) return *code;
     if (auto code = step.dispatch()) return *code;
     if (auto code = calibrate.dispatch()) return *code;
+    if (auto code = prior.dispatch()) return *code;
     if (auto code = validate.dispatch()) return *code;
     if (auto code = faults.dispatch()) return *code;
     if (auto code = timeline.dispatch()) return *code;

@@ -24,6 +24,10 @@ ValidateCommand::ValidateCommand(CLI::App& app) {
   cmd_->add_option("--jobs", jobs_, "parallel workers (results do not depend on it)")->check(CLI::Range(1, 4096));
   cmd_->add_option("--engine", engine_, "native (default) or simgrid")->check(CLI::IsMember({"native", "simgrid"}));
   cmd_->add_option("--confidence", confidence_, "share of single trials an observed figure must fall among")->check(CLI::Range(0.5, 0.9999));
+  cmd_->add_option("--rate-uncertainty", rate_uncertainty_,
+                   "both (default): two verdicts, 'could this scenario have produced this run' (on: rates drawn from their "
+                   "uncertainty) and 'does this fleet behave as the scenario's rates say' (off: rates held exact)")
+      ->check(CLI::IsMember({"on", "off", "both"}));
   cmd_->add_option("--json", json_, "write the comparison (JSON) here");
   jobs_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -55,6 +59,8 @@ int ValidateCommand::run() {
   options.run.jobs = jobs_;
   options.run.engine = engine_ == "simgrid" ? EngineKind::Simgrid : EngineKind::Native;
   options.confidence = confidence_;
+  if (rate_uncertainty_ == "on") options.questions = {ValidationQuestion::Produced};
+  if (rate_uncertainty_ == "off") options.questions = {ValidationQuestion::Behaves};
   const nlohmann::ordered_json report = validate_against(scenario, observed, options);
   if (!log.report.malformed.empty())
     std::cerr << "ctwin: " << against_ << ": " << log.report.malformed.size() << " malformed line(s) skipped (first at line "

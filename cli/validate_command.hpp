@@ -17,7 +17,7 @@ class ValidateCommand {
  private:
   int run();
   CLI::App* cmd_ = nullptr;
-  std::string scenario_, against_, json_, engine_ = "native";
+  std::string scenario_, against_, json_, engine_ = "native", rate_uncertainty_ = "both";
   int trials_ = 200, jobs_ = 1;
   std::uint64_t seed_ = 1;
   double confidence_ = 0.95;

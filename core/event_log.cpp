@@ -122,4 +122,18 @@ EventLog read_event_log(std::istream& in, const std::string& file) {
   return log;
 }
 
+std::string_view logged_class(const LoggedEvent& event) {
+  switch (event.kind) {
+    case EventKind::Fault: case EventKind::FaultIgnored: case EventKind::Interrupted: case EventKind::Detected:
+    case EventKind::Diagnosed: case EventKind::SlowBegin: case EventKind::SlowEnd: case EventKind::Escalated:
+    case EventKind::Rollback: case EventKind::Misdiagnosed:
+      break;
+    default:
+      return {};
+  }
+  const std::string_view detail = event.detail;
+  const std::string_view word = detail.substr(0, detail.find(' '));
+  return word.find('=') == std::string_view::npos ? word : std::string_view{};
+}
+
 }  // namespace ctwin

@@ -55,4 +55,9 @@ struct EventLog {
 //! Malformed rows (an unknown kind, a bad number) are reported by line and skipped.
 EventLog read_event_log(std::istream& in, const std::string& file);
 
+//! The fault class a row names: the detail's first word, on the kinds the writer puts a class on
+//! (a live row's note follows it: "software signal 9 (Killed)" is class "software"); empty where
+//! the row names none (a key=value such as step=5, or a kind without a class).
+std::string_view logged_class(const LoggedEvent& event);
+
 }  // namespace ctwin

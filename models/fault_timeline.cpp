@@ -53,6 +53,7 @@ FaultTimelineModel FaultTimelineModel::from(const Scenario& scenario) {
       info.sigma = *f.uncertainty->sigma;
     }
     if (f.uncertainty) info.fleet_sigma = f.uncertainty->fleet_sigma;
+    if (f.group) info.group = static_cast<int>(*f.group);
     m.classes.push_back(info);
   }
   m.tracked_nodes = scenario.job.nodes + scenario.cluster.spare_nodes;
@@ -99,9 +100,7 @@ double FaultTimelineModel::expected_strikes(Micros span_us) const {
   for (const auto& c : classes) {
     const double r = c.nominal_rate_per_us * static_cast<double>(c.components);
     if (c.trend_age_us <= 0) per_us += r;
-    else  // the power law's cumulative intensity over the span
-      strikes += r * c.trend_age_us / c.trend_shape *
-                 (std::pow(1 + static_cast<double>(span_us) / c.trend_age_us, c.trend_shape) - 1);
+    else strikes += expected_over(r, static_cast<double>(span_us), c.trend_shape, c.trend_age_us);
   }
   return strikes + per_us * static_cast<double>(span_us);
 }
@@ -119,7 +118,9 @@ std::vector<double> FaultTimelineModel::rate_factors(std::uint64_t trial_seed) c
     const ClassInfo& c = classes[i];
     if (c.fleet_sigma > 0) factors[i] = std::exp(c.fleet_sigma * fleet_z);
     if (c.gamma_shape <= 0 && c.sigma <= 0) continue;
-    Rng rng(splitmix64(trial_seed ^ splitmix64(0x52415445ULL + i)));  // "RATE", a stream per class
+    // "RATE", a stream per class; a group's sigma draws one stream between its classes ("GROUP").
+    const bool shared = c.sigma > 0 && c.group >= 0;
+    Rng rng(splitmix64(trial_seed ^ splitmix64(shared ? 0x47524F5550ULL + static_cast<std::uint64_t>(c.group) : 0x52415445ULL + i)));
     if (c.gamma_shape > 0) factors[i] *= boost::random::gamma_distribution<double>(c.gamma_shape)(rng) / c.gamma_median;
     else factors[i] *= std::exp(c.sigma * boost::random::normal_distribution<double>()(rng));
   }

@@ -50,6 +50,7 @@ struct FaultTimelineModel {
     //! or exp(sigma Z); neither (both 0): the rate is held exact.
     double gamma_shape = 0, gamma_median = 1, sigma = 0;
     double fleet_sigma = 0;  //!< times exp(fleet_sigma Z), Z one draw a trial shared by the classes
+    int group = -1;          //!< ClassGroup: a sigma draw shared with the group's other classes; -1: its own
 
     //! A power law in time (RateTrend): the rate is the intensity at the start; 0: no trend.
     double trend_shape = 1, trend_age_us = 0;

@@ -19,7 +19,8 @@ std::optional<RateUncertainty> read_rate_uncertainty(Reader& r, const json& u, c
     r.problem(p, std::string("expected an object ({\"events\": N, \"exposure\": \"884736 gpu-days\"} or {\"sigma\": 0.5}), got ") + u.type_name());
     return std::nullopt;
   }
-  r.allow_only(u, p, {"events", "exposure", "sigma", "fleet_sigma", "source"});
+  r.allow_only(u, p, {"events", "exposure", "sigma", "fleet_sigma", "prior", "source"});
+  r.string(u, p, "prior", false);  // the population prior a calibrated posterior came from (its name)
   RateUncertainty out;
   out.events = r.number(u, p, "events", false);
   out.sigma = r.number(u, p, "sigma", false);
@@ -59,6 +60,45 @@ std::optional<RateUncertainty> read_rate_uncertainty(Reader& r, const json& u, c
   return out;
 }
 
+//! `covers`: the Xids and live stops a class that names a diagnosis category holds.
+FaultClass::Covers read_covers(Reader& r, const json& c, const std::string& p) {
+  r.allow_only(c, p, {"xids", "signals", "category", "source", "notes"});
+  FaultClass::Covers covers;
+  if (auto x = c.find("xids"); x != c.end()) {
+    if (!x->is_array()) {
+      r.problem(p + "/xids", std::string("expected an array of Xid codes, got ") + x->type_name());
+    } else {
+      covers.xids.emplace();
+      for (std::size_t i = 0; i < x->size(); ++i) {
+        const std::string at = p + "/xids/" + std::to_string(i);
+        const json& v = (*x)[i];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > kLargestXid) {
+          r.problem(at, "expected an Xid code, a whole number from 1 to " + std::to_string(kLargestXid));
+          continue;
+        }
+        const int code = v.get<int>();
+        if (std::find(covers.xids->begin(), covers.xids->end(), code) != covers.xids->end()) r.problem(at, "Xid " + std::to_string(code) + " twice");
+        else covers.xids->push_back(code);
+      }
+    }
+  }
+  if (auto sig = c.find("signals"); sig != c.end()) {
+    if (!sig->is_array()) r.problem(p + "/signals", std::string("expected an array, got ") + sig->type_name());
+    else
+      for (std::size_t i = 0; i < sig->size(); ++i) {
+        const json& v = (*sig)[i];
+        const std::string at = p + "/signals/" + std::to_string(i);
+        if (!v.is_string() || !live_stop_key(v.get<std::string>()))
+          r.problem(at, "expected one of \"crash\", \"hang\", \"nan_loss\", \"node_lost\" (a live stop with no hardware signal)");
+        else covers.signals.push_back(v.get<std::string>());
+      }
+  }
+  covers.category = r.string(c, p, "category", false).value_or("");
+  r.string(c, p, "source", false);
+  r.string(c, p, "notes", false);
+  return covers;
+}
+
 void read_fault(Reader& r, const json& root, const json& given, const std::string& p, Scenario& s, std::set<std::string>& names) {
   if (!given.is_object()) {
     r.problem(p, std::string("expected an object, got ") + given.type_name());
@@ -86,12 +126,16 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
   }
   r.allow_only(f, p,
                {"use", "name", "rate", "rate_uncertainty", "trend", "distribution", "weibull_shape", "lognormal_sigma", "effect", "speed_factor", "slows", "detection", "diagnosis",
-                "recovery", "escalation", "remap", "xid", "source", "notes", "calibration"});
+                "recovery", "escalation", "remap", "xid", "covers", "group", "source", "notes", "calibration"});
   FaultClass fc;
   fc.name = r.string(f, p, "name", true).value_or("");
   if (!fc.name.empty() && !names.insert(fc.name).second) r.problem(p + "/name", "duplicate fault class \"" + fc.name + "\"");
   if (auto rate = r.with_unit(f, p, "rate", true, parse_rate, "0.17/gpu-year")) fc.rate = *rate;
   if (auto u = f.find("rate_uncertainty"); u != f.end()) fc.uncertainty = read_rate_uncertainty(r, *u, p + "/rate_uncertainty", fc.rate);
+  if (const auto group = r.string(f, p, "group", false)) {
+    fc.group = class_group_named(*group);
+    if (!fc.group) r.problem(p + "/group", "expected one of \"gpu\", \"gpu_memory\", \"network\", \"host\", \"software\", got \"" + *group + "\"");
+  }
   fc.distribution = choose<Distribution>(r, f, p, "distribution", false,
                                          {{"exponential", Distribution::Exponential},
                                           {"weibull", Distribution::Weibull},
@@ -226,6 +270,7 @@ void read_fault(Reader& r, const json& root, const json& given, const std::strin
       r.problem(p + "/rate", "an NVLink switch tray belongs to a multi-node NVLink domain: add /cluster/topology/nvlink_domain");
   }
   if (auto xid = r.integer(f, p, "xid", false, 1, kLargestXid)) fc.xid = static_cast<int>(*xid);
+  if (const json* c = r.object(f, p, "covers", false)) fc.covers = read_covers(r, *c, p + "/covers");
   r.string(f, p, "source", false);
   r.string(f, p, "notes", false);
   if (fc.rate.component == Component::Gpu && s.cluster.gpus_per_node < 1) return;
@@ -254,8 +299,10 @@ void check_fault_volume(Reader& r, const Scenario& s) {
   double total = 0, largest = 0;
   std::size_t largest_at = 0;
   for (std::size_t i = 0; i < s.faults.size(); ++i) {
-    const double expected =
-        s.faults[i].rate.per_component_second * static_cast<double>(component_count(s, s.faults[i])) * span_s;
+    const FaultClass& f = s.faults[i];
+    // A trend's power law too: its cumulative intensity over the span, not its starting rate's.
+    const double expected = expected_over(f.rate.per_component_second * static_cast<double>(component_count(s, f)), span_s,
+                                          f.trend ? f.trend->shape : 1, f.trend ? micros_to_seconds(f.trend->age_us) : 0);
     total += expected;
     if (expected > largest) largest = expected, largest_at = i;
   }

@@ -1,6 +1,7 @@
 // The scenario's `policies` section: the one file format the simulator and the live controller both
 // read (docs/scenario.md). Checkpoint intervals, Xid -> action, elastic shrink/regrow, the precheck
 // and run-time straggler eviction.
+#include <map>
 #include <string>
 
 #include "models/json_reader.hpp"
@@ -134,6 +135,28 @@ void read_live_stops(Reader& r, const json& c, Scenario& s) {
   }
 }
 
+//! A class that covers a live stop (covers.signals) is that stop's class, unless
+//! policies.live_stops names it; two classes covering one stop, or a stated name that is not the
+//! class covering it, are problems.
+void stops_from_covers(Reader& r, Scenario& s) {
+  std::map<std::string, std::size_t> covering;  // stop -> class index
+  for (std::size_t i = 0; i < s.faults.size(); ++i) {
+    if (!s.faults[i].covers) continue;
+    const auto& signals = s.faults[i].covers->signals;
+    for (std::size_t k = 0; k < signals.size(); ++k) {
+      const std::string at = "/faults/" + std::to_string(i) + "/covers/signals/" + std::to_string(k);
+      if (const auto [it, added] = covering.try_emplace(signals[k], i); !added) {
+        r.problem(at, "the live stop \"" + signals[k] + "\" is covered by \"" + s.faults[it->second].name + "\" too: a stop is one class");
+        continue;
+      }
+      std::optional<std::string>& stated = *s.live_stops.named(signals[k]);
+      if (stated && *stated != s.faults[i].name)
+        r.problem(at, "policies.live_stops." + signals[k] + " names \"" + *stated + "\", not this class");
+      else stated = s.faults[i].name;
+    }
+  }
+}
+
 }  // namespace
 
 void read_policies(Reader& r, const json& root, Scenario& s) {
@@ -150,6 +173,7 @@ void read_policies(Reader& r, const json& root, Scenario& s) {
   if (const json* c = r.object(*pol, "/policies", "hang_detection", false)) read_hang_detection(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "loss_spike", false)) read_loss_spike(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "live_stops", false)) read_live_stops(r, *c, s);
+  stops_from_covers(r, s);
 }
 
 }  // namespace ctwin::json_reader

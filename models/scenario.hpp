@@ -2,6 +2,8 @@
 //! Scenario format v1, parsed and validated: every quantity in SI units or integer microseconds.
 //! The JSON form is documented in docs/scenario.md; `load_scenario` (scenario_loader.hpp) builds this.
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -54,6 +56,19 @@ struct RateUncertainty {
   double fleet_sigma = 0;
 };
 
+//! The class groups a population prior pools fleets by (models/fleet_prior.hpp): a fleet's GPU
+//! faults, its GPU memory's (HBM, SRAM ECC), its network's (NVLink, NIC, switch, cable), its
+//! hosts' (CPU, memory, power, disk, unplanned maintenance) and its software's.
+enum class ClassGroup { Gpu, GpuMemory, Network, Host, Software };
+inline constexpr int kClassGroups = 5;
+const char* to_string(ClassGroup g);
+std::optional<ClassGroup> class_group_named(std::string_view name);
+//! What a group's rates are per in a prior: GPU-days for the GPU groups, node-days for the rest.
+inline Component group_component(ClassGroup g) { return g == ClassGroup::Gpu || g == ClassGroup::GpuMemory ? Component::Gpu : Component::Node; }
+
+//! The live stops with no hardware signal, as policies.live_stops and a class's covers.signals name them.
+inline bool live_stop_key(std::string_view key) { return key == "crash" || key == "hang" || key == "nan_loss" || key == "node_lost"; }
+
 //! A class whose rate changes in time as a power law (Crow-AMSAA, MIL-HDBK-189): the rate given is
 //! its intensity at the trial's start, and at t it is rate x ((age + t) / age)^(shape - 1), `age`
 //! the time the trend has run (the calibrated traces' span). shape > 1: rising; < 1: falling.
@@ -61,6 +76,13 @@ struct RateTrend {
   double shape = 1;
   Micros age_us = 0;
 };
+
+//! Faults expected over `span` from a starting intensity `rate` (per unit of span's time), flat or
+//! following the power law of `shape` begun `age` earlier: its cumulative intensity.
+inline double expected_over(double rate, double span, double shape = 1, double age = 0) {
+  if (age <= 0 || shape == 1) return rate * span;
+  return rate * age / shape * (std::pow(1 + span / age, shape) - 1);
+}
 
 //! The most trials a run takes. Memory does not grow with them (sim/run_tally.hpp); time does: a
 //! million trials of the default scenario take about 30 s on 2 cores (BENCHMARKS.md).
@@ -71,6 +93,9 @@ struct FaultClass {
   Rate rate;  //!< per component: 1 / mean time to failure of one component
   std::optional<RateUncertainty> uncertainty;
   std::optional<RateTrend> trend;  //!< exponential classes only
+  //! The group a population prior pools this class in; classes of one group whose uncertainty is a
+  //! sigma draw one factor between them a trial (the group's), not one each.
+  std::optional<ClassGroup> group;
   Distribution distribution = Distribution::Exponential;
   double weibull_shape = 1.0;
   double lognormal_sigma = 1.0;  //!< of log(time to failure); the median follows from the mean
@@ -82,6 +107,22 @@ struct FaultClass {
   Act action = Act::Restart;  //!< what brings the job back (kFaultActions); only Replace needs a spare
   Micros action_us = 0;       //!< the action itself (reboot, reset, swap in a spare); Slow+None: how long it lasts
   std::optional<int> xid;     //!< NVIDIA Xid code, written as the event log's `code`
+
+  //! What the class stands for, where it is a diagnosis category rather than one signal (Llama 3's
+  //! "Faulty GPU" holds more than Xid 79): the Xids that count as it in a kernel log or a live run,
+  //! and the live stops with no hardware signal it is (crash, hang, nan_loss, node_lost). Without
+  //! `covers`, a class holds its own `xid` only.
+  struct Covers {
+    std::optional<std::vector<int>> xids;
+    std::vector<std::string> signals;
+    std::string category;
+  };
+  std::optional<Covers> covers;
+  //! Whether an Xid in a kernel log or a live run is this class's.
+  bool holds_xid(int code) const {
+    if (covers && covers->xids) return std::find(covers->xids->begin(), covers->xids->end(), code) != covers->xids->end();
+    return xid && *xid == code;
+  }
 
   //! Repeated faults on the same part escalate: the `after`-th within `within` takes this action.
   struct Escalation {
@@ -291,6 +332,10 @@ struct Scenario {
   //! Empty: the catalogue's names (software_bug, nccl_hang, sdc; policies/fault_classes).
   struct LiveStopClasses {
     std::optional<std::string> crash, hang, nan_loss, node_lost;
+    //! The entry for a stop by its name in policies.live_stops and covers.signals; null for another.
+    std::optional<std::string>* named(std::string_view key) {
+      return key == "crash" ? &crash : key == "hang" ? &hang : key == "nan_loss" ? &nan_loss : key == "node_lost" ? &node_lost : nullptr;
+    }
   } live_stops;
 };
 

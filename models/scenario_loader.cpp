@@ -38,6 +38,23 @@ const char* to_string(Effect e) {
   return "?";
 }
 
+const char* to_string(ClassGroup g) {
+  switch (g) {
+    case ClassGroup::Gpu: return "gpu";
+    case ClassGroup::GpuMemory: return "gpu_memory";
+    case ClassGroup::Network: return "network";
+    case ClassGroup::Host: return "host";
+    case ClassGroup::Software: return "software";
+  }
+  return "?";
+}
+
+std::optional<ClassGroup> class_group_named(std::string_view name) {
+  for (int g = 0; g < kClassGroups; ++g)
+    if (name == to_string(static_cast<ClassGroup>(g))) return static_cast<ClassGroup>(g);
+  return std::nullopt;
+}
+
 std::optional<Effect> effect_named(std::string_view name) {
   for (Effect e : {Effect::Crash, Effect::Hang, Effect::Slow, Effect::Sdc, Effect::Flap, Effect::None})
     if (name == to_string(e)) return e;
@@ -413,9 +430,11 @@ void read_schema_version(Reader& r, const json& root) {
   }
 }
 
-//! The file's text, refused before it is read when it is over the cap: a file of gigabytes took 31 s
-//! and 3.6 GB of memory to be told it is too large. A pipe or FIFO is read up to the cap and one byte.
-std::string read_text(const std::string& path) {
+}  // namespace
+
+//! Refused before it is read when it is over the cap: a file of gigabytes took 31 s and 3.6 GB of
+//! memory to be told it is too large. A pipe or FIFO is read up to the cap and one byte.
+std::string read_capped_text(const std::string& path) {
   auto too_large = [&](std::uintmax_t bytes) {
     return ScenarioInvalid(path, {{"", "is " + std::to_string(bytes >> 20) + " MiB: a scenario is at most " +
                                            std::to_string(kLargestScenarioBytes >> 20) + " MiB"}});
@@ -432,8 +451,6 @@ std::string read_text(const std::string& path) {
   }
   return text;
 }
-
-}  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& display_name) {
   if (text.size() > kLargestScenarioBytes)
@@ -469,7 +486,7 @@ Scenario parse_scenario(const std::string& text, const std::string& display_name
   return s;
 }
 
-Scenario load_scenario(const std::string& path) { return parse_scenario(read_text(path), path); }
+Scenario load_scenario(const std::string& path) { return parse_scenario(read_capped_text(path), path); }
 
 Scenario parse_policies_or_scenario(const std::string& text, const std::string& display_name) {
   const json root = parse_root(text, display_name);
@@ -485,6 +502,6 @@ Scenario parse_policies_or_scenario(const std::string& text, const std::string& 
   return s;
 }
 
-Scenario load_policies_or_scenario(const std::string& path) { return parse_policies_or_scenario(read_text(path), path); }
+Scenario load_policies_or_scenario(const std::string& path) { return parse_policies_or_scenario(read_capped_text(path), path); }
 
 }  // namespace ctwin

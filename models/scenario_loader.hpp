@@ -13,6 +13,8 @@ namespace ctwin {
 //! Parses and validates; `display_name` is what error lines start with (usually the path).
 Scenario parse_scenario(const std::string& text, const std::string& display_name);
 Scenario load_scenario(const std::string& path);
+//! A JSON input's text (a scenario, a prior), refused past kLargestScenarioBytes (ScenarioInvalid).
+std::string read_capped_text(const std::string& path);
 
 //! A whole scenario, or a policy file: `schema_version` and the `policies` section alone (what the
 //! live supervisor needs). A file with a `cluster` is read as a scenario.

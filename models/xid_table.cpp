@@ -58,4 +58,9 @@ const XidInfo* xid_info(int xid) {
   return it == std::end(kTable) ? nullptr : &*it;
 }
 
+std::string xid_class_name(int xid) {
+  if (const XidInfo* x = xid_info(xid); x && x->catalog_class) return x->catalog_class;
+  return "xid_" + std::to_string(xid);
+}
+
 }  // namespace ctwin

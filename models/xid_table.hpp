@@ -7,6 +7,7 @@
 //! (scenarios/sources/nvidia_xid_actions.csv).
 
 #include <span>
+#include <string>
 
 #include "models/remediation.hpp"
 #include "models/scenario.hpp"
@@ -26,5 +27,8 @@ struct XidInfo {
 std::span<const XidInfo> xid_table();
 //! Null for a code the table does not have.
 const XidInfo* xid_info(int xid);
+//! The class an Xid counts as when no scenario class holds it: the catalogue's class the table
+//! names, else "xid_<code>". The live side and calibration name it alike, so they compare.
+std::string xid_class_name(int xid);
 
 }  // namespace ctwin

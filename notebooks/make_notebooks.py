@@ -111,7 +111,7 @@ fig.tight_layout(); fig.savefig(OUT / "public_rates.png", dpi=80)
 plt.show()'''),
     ("code", '''\
 print(ctwin("validate", OUT / "calibrated.json", "--against", OUT / "events.csv", "--trials", 100, "--json", OUT / "validate.json"))
-rows = load(OUT / "validate.json")["rows"]
+rows = load(OUT / "validate.json")["verdicts"][0]["rows"]  # the first question's: could the twin have produced it
 total = next(r for r in rows if r["metric"] == "interruptions_per_day" and "class" not in r)
 assert total["verdict"] == "inside", total'''),
 ]

@@ -14,16 +14,16 @@ LiveFaultClass from_scenario(const FaultClass& fc) { return {fc.name, fc.effect,
 }  // namespace
 
 LiveFaultClass classify_xid(const Scenario& scenario, int xid) {
-  for (const auto& fc : scenario.faults)
-    if (fc.xid && *fc.xid == xid) return from_scenario(fc);
+  for (const auto& fc : scenario.faults)  // the first class that holds it (its own xid, or its covers)
+    if (!is_network(fc.rate.component) && fc.holds_xid(xid)) return from_scenario(fc);
   // The Xid table: the catalogue's class for it, else NVIDIA's documented effect and action.
   if (const XidInfo* x = xid_info(xid)) {
     if (x->catalog_class) return from_catalogue(*catalog_class(x->catalog_class));
-    return {"xid" + std::to_string(xid), x->effect, x->action};
+    return {xid_class_name(xid), x->effect, x->action};
   }
   // Not in NVIDIA's catalogue either (a newer driver's, or a misread line): said so, and the GPU is
   // reset, as NVIDIA advises for errors it does not document (with a bug report to its support).
-  return {"xid_unknown", Effect::Crash, Act::ResetGpu, false};
+  return {xid_class_name(xid), Effect::Crash, Act::ResetGpu, false};
 }
 
 LiveFaultClass classify_stop(const Scenario& scenario, LiveStop stop) {

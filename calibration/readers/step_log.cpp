@@ -1,6 +1,7 @@
 #include "calibration/readers/step_log.hpp"
 
 #include "core/step_lines.hpp"
+#include "core/units.hpp"
 
 namespace ctwin::calib {
 
@@ -38,8 +39,8 @@ StepLog read_step_csv(std::istream& in, const std::string& file) {
     r.line = number;
     r.node = field_at(f, at, 0);
     double step = -1;
-    if (r.node.empty() || !to_double(field_at(f, at, 1), r.duration_s) || !(r.duration_s > 0)) {
-      log.report.problem(number, r.node.empty() ? "node is empty" : "duration_s must be a positive number");
+    if (r.node.empty() || !to_double(field_at(f, at, 1), r.duration_s) || !(r.duration_s > 0) || r.duration_s > kLongestSeconds) {
+      log.report.problem(number, r.node.empty() ? "node is empty" : "duration_s must be a positive number of seconds, at most 1e12");
       return;
     }
     if (at[2] >= 0 && !field_at(f, at, 2).empty()) {
@@ -77,7 +78,7 @@ StepLog read_megatron_log(std::istream& in, const std::string& file) {
     StepRecord r;
     r.line = number;
     const auto m = parse_megatron_line(text);
-    if (!m || m->seconds <= 0) {
+    if (!m || !(m->seconds > 0) || m->seconds > kLongestSeconds) {
       log.report.problem(number, "an iteration line without a readable iteration number and elapsed time");
       continue;
     }

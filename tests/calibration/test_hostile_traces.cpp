@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "calibration/calibrate.hpp"
 #include "calibration/readers/incident_table.hpp"
@@ -108,4 +111,28 @@ TEST_CASE("calibrate end to end: every input that once broke it calibrates or is
     }
   }
   CHECK(seen >= 5);
+}
+
+TEST_CASE("calibrate: faults with no exposure write no rate (never 0), an absurd step time is a malformed line", "[calibration][hostile]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ctwin-hostile-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // One Xid line: a fault, but no window of time it was seen over.
+  const std::string one = (dir / "one.dmesg").string();
+  std::ofstream(one) << "[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n";
+  const CalibrationResult r = calibrate({one}, CalibrateOptions{});
+  REQUIRE(r.report["classes"].size() == 1);
+  const auto& c = r.report["classes"][0];
+  CHECK(c["count"] == 1);
+  CHECK_FALSE(c.contains("rate_per_gpu_year"));
+  CHECK(c["warning"].get<std::string>().find("no exposure") != std::string::npos);
+  for (const auto& f : r.scenario["faults"]) CHECK(f.value("rate", std::string()).rfind("0/", 0) != 0);
+  // A step of 2e23 s is past any duration a scenario holds: the line is malformed, the file refused.
+  const std::string steps = (dir / "steps.csv").string();
+  std::ofstream(steps) << "node,duration_s\nn1,2e23\n";
+  CHECK_THROWS_AS(calibrate({steps}, CalibrateOptions{}), TraceUnreadable);
+  std::istringstream csv("node,duration_s\nn1,2e23\nn1,1.5\n");
+  const StepLog log = read_step_csv(csv, "steps.csv");
+  REQUIRE(log.report.malformed.size() == 1);
+  CHECK(log.report.malformed[0].reason.find("duration_s") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

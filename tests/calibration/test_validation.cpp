@@ -54,8 +54,10 @@ nlohmann::ordered_json validate_text(const Scenario& scenario, const std::string
   return validate_against(over_traced_period(scenario, observed), observed, options);
 }
 
-const nlohmann::ordered_json& row(const nlohmann::ordered_json& report, const std::string& metric, const std::string& cls = "") {
-  for (const auto& r : report["rows"])
+//! A row of the report's first verdict (a scenario with every rate exact has one).
+const nlohmann::ordered_json& row(const nlohmann::ordered_json& report, const std::string& metric, const std::string& cls = "",
+                                  std::size_t verdict = 0) {
+  for (const auto& r : report["verdicts"][verdict]["rows"])
     if (r["metric"] == metric && (cls.empty() ? !r.contains("class") : r.value("class", "") == cls)) return r;
   FAIL("no row " << metric << " " << cls);
   return report;
@@ -115,7 +117,9 @@ TEST_CASE("validate: what a log does not say is not judged, a class the scenario
   CHECK(row(report, "ettr")["observed"].is_null());
   CHECK(row(report, "interruptions_per_day", "cosmic_ray")["verdict"] == "outside");
   CHECK(report["trace"]["classes_not_in_scenario"][0]["class"] == "cosmic_ray");
-  CHECK(report["summary"]["judged"].get<int>() < static_cast<int>(report["rows"].size()));
+  CHECK(report["verdicts"].size() == 1);  // no rate is uncertain: the two questions are one
+  CHECK(report["verdicts"][0]["questions"] == nlohmann::ordered_json::array({"produced", "behaves"}));
+  CHECK(report["verdicts"][0]["summary"]["judged"].get<int>() < static_cast<int>(report["verdicts"][0]["rows"].size()));
   // The table says it in words, with each figure's unit: no JSON in it.
   const std::string table = validation_text(report);
   INFO(table);
@@ -150,7 +154,7 @@ TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against 
   CHECK(out.find("interruptions per day") != std::string::npos);
   const auto r = test::read_json(report);
   CHECK(r["command"] == "validate");
-  for (const auto& x : r["rows"])
+  for (const auto& x : r["verdicts"][0]["rows"])
     if (x["metric"] == "interruptions_per_day" && !x.contains("class")) CHECK(x["verdict"] == "inside");
 
   // Not an event log; an event log where nothing parses; a ledger that does not add up: exit 2, nothing written.
@@ -196,4 +200,36 @@ TEST_CASE("validate: one node's live log against a many-node job is said to be o
   CHECK(scaling.find("the scenario's 512 GPUs (64 nodes x 8)") != std::string::npos);
   CHECK(scaling.find("the trace's job ran on 8 nodes") != std::string::npos);
   CHECK(validation_text(smaller).find("GPU-hours: hours x the scenario's 512 GPUs") != std::string::npos);
+}
+
+TEST_CASE("validate: two questions when rates are uncertain, and the fleet-behaviour one fails a fleet the spread covers", "[validate]") {
+  // The truth: a fleet at four times the scenario's GPU rate. The scenario says fleets differ by a
+  // lognormal sigma of 1.5: such a fleet is one it could have produced, not one that behaves as its
+  // rates say.
+  nlohmann::json truth = fleet();
+  truth["faults"][0]["rate"] = "8/gpu-year";
+  const std::string log = event_log_of(test::scenario_from(truth), 4);
+  nlohmann::json spread = fleet();
+  spread["faults"][0]["rate_uncertainty"] = {{"sigma", 1.5}};
+  const auto report = validate_text(test::scenario_from(spread), log, 200);
+  REQUIRE(report["verdicts"].size() == 2);
+  CHECK(report["rates_uncertain"] == true);
+  CHECK(report["verdicts"][0]["questions"][0] == "produced");
+  CHECK(report["verdicts"][0]["rates"] == "drawn");
+  CHECK(report["verdicts"][1]["questions"][0] == "behaves");
+  CHECK(report["verdicts"][1]["rates"] == "exact");
+  CHECK(row(report, "interruptions_per_day", "gpu_xid79", 0)["verdict"] == "inside");
+  CHECK(row(report, "interruptions_per_day", "gpu_xid79", 1)["verdict"] == "outside");
+  const std::string table = validation_text(report);
+  CHECK(table.find("could this scenario have produced this run?") != std::string::npos);
+  CHECK(table.find("does this fleet behave as the scenario's rates say?") != std::string::npos);
+  // One question asked, one verdict.
+  std::istringstream in(log);
+  const calib::ObservedRun observed = calib::observe_run(read_event_log(in, "run.csv"));
+  ValidateOptions options;
+  options.run = test::run_options(50, 11);
+  options.questions = {ValidationQuestion::Behaves};
+  const auto one = validate_against(over_traced_period(test::scenario_from(spread), observed), observed, options);
+  REQUIRE(one["verdicts"].size() == 1);
+  CHECK(one["verdicts"][0]["rates"] == "exact");
 }

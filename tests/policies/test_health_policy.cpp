@@ -42,6 +42,14 @@ TEST_CASE("a live interruption takes the scenario's class, else the catalogue's"
   scenario.faults.push_back(mine);
   CHECK(classify_xid(scenario, 79).name == "my_gpu_loss");
   CHECK(classify_xid(scenario, 79).act == Act::Reboot);
+  // A diagnosis category holds the Xids its covers name; the first class holding one takes it.
+  FaultClass category;
+  category.name = "gpu_faulty";
+  category.covers = FaultClass::Covers{std::vector<int>{74, 62}, {}, "a category"};
+  scenario.faults.push_back(category);
+  CHECK(classify_xid(scenario, 74).name == "gpu_faulty");
+  CHECK(classify_xid(scenario, 62).name == "gpu_faulty");
+  scenario.faults.pop_back();
   CHECK(classify_xid(scenario, 48).name == "xid48_hbm_dbe");  // the catalogue's
   // An Xid the catalogue lacks takes NVIDIA's effect and action from the Xid table.
   CHECK(classify_xid(scenario, 63).effect == Effect::None);
@@ -49,9 +57,10 @@ TEST_CASE("a live interruption takes the scenario's class, else the catalogue's"
   CHECK(classify_xid(scenario, 62).act == Act::ResetGpu);
   CHECK(classify_xid(scenario, 95).name == "xid95_uncontained_ecc");
   CHECK(classify_xid(scenario, 63).known);
+  CHECK(classify_xid(scenario, 63).name == "xid_63");  // as calibration names it
   // An Xid in no table is said to be unknown, and it is never silently a restart.
   const LiveFaultClass unknown = classify_xid(scenario, 999);
-  CHECK(unknown.name == "xid_unknown");
+  CHECK(unknown.name == "xid_999");
   CHECK_FALSE(unknown.known);
   CHECK(unknown.act == Act::ResetGpu);
   CHECK(classify_named(scenario, "row_remap_pending").act == Act::ResetGpu);

@@ -1,0 +1,89 @@
+// Calibration reads event logs as written: the job master's (each row's class is the detail's first
+// word, the live note after it), and every class the simulator strikes, fabric parts included
+// (their strikes over every part of the fabric, `fault_ignored` ones too). What it leaves out it
+// names, with the reason.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calibration/calibrate.hpp"
+#include "models/network_domains.hpp"
+#include "models/scenario_loader.hpp"
+#include "report/run_report.hpp"
+#include "support/fixtures.hpp"
+#include "support/runs.hpp"
+
+using namespace ctwin;
+using namespace ctwin::calib;
+
+namespace {
+
+const nlohmann::ordered_json& class_in(const nlohmann::ordered_json& report, const std::string& name) {
+  for (const auto& c : report["classes"])
+    if (c["class"] == name) return c;
+  FAIL("no class " << name << " in the report");
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: the twin loop's master log counts every interruption by its class", "[calibration]") {
+  CalibrateOptions options;
+  options.base = test::repo_file("scenarios/twin_loop.json");
+  const CalibrationResult r = calibrate({test::repo_file("tests/traces/twin_loop_job.csv")}, options);
+  // Three trainer crashes (software signal 9), a hang, a lost node: five interruptions, all counted.
+  CHECK(class_in(r.report, "software")["count"] == 3);
+  CHECK(class_in(r.report, "hang")["count"] == 1);
+  CHECK(class_in(r.report, "node")["count"] == 1);
+  double total = 0;
+  for (const auto& c : r.report["classes"]) total += c["count"].get<double>();
+  CHECK(total == 5);
+  CHECK_FALSE(r.report["traces"][0].contains("classes_skipped"));
+  // Two job nodes for the log's span: the exposure the rates stand on.
+  CHECK(r.report["traces"][0]["node_hours"].get<double>() == Approx(2 * r.report["traces"][0]["span_hours"].get<double>()).epsilon(0.01));
+}
+
+TEST_CASE("calibrate: a fabric class's strikes count over every part, and a class the base lacks is named as skipped", "[calibration]") {
+  const Scenario scenario = load_scenario(test::fixture("effects.json"));
+  RunOptions run = test::run_options(1, 3);
+  run.record_events = true;
+  const RunResult result = run_trials(scenario, run);
+  std::string log = trial_event_log(scenario, result.recorded_events, result.trials.front());
+  // A live row whose class the base does not have.
+  log.insert(log.find('\n') + 1, "1.000000,node-2,,fault,,gremlin a note after the class\n");
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ctwin-live-logs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "events.csv").string();
+  std::ofstream(path) << log;
+  CalibrateOptions options;
+  options.base = test::fixture("effects.json");
+  const CalibrationResult r = calibrate({path}, options);
+  std::filesystem::remove_all(dir);
+
+  std::size_t cable_class = 0;
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i)
+    if (scenario.faults[i].name == "cable") cable_class = i;
+  const auto& cable = class_in(r.report, "cable");
+  CHECK(cable["component"] == "cable");
+  // Every strike the log holds: on a cable a job node uses (fault) or on one it does not (fault_ignored).
+  int strikes = 0;
+  std::istringstream rows(log);
+  for (std::string line; std::getline(rows, line);)
+    strikes += (line.find(",fault,,cable ") != std::string::npos || line.find(",fault_ignored,,cable ") != std::string::npos);
+  CHECK(cable["count"].get<double>() == strikes);
+  CHECK(cable["count"].get<double>() > 0);
+  const double cables = static_cast<double>(component_count(scenario, scenario.faults[cable_class]));
+  CHECK(cable["exposure_cable_hours"].get<double>() == Approx(cables * 20 * 24).epsilon(1e-3));
+  // The rate comes back near the scenario's 0.2 a cable-year.
+  CHECK(cable["rate_per_cable_year"]["lower"].get<double>() < 0.2);
+  CHECK(cable["rate_per_cable_year"]["upper"].get<double>() > 0.2);
+  const auto& skipped = r.report["traces"][0]["classes_skipped"];
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0]["class"] == "gremlin");
+  CHECK(skipped[0]["rows"] == 1);
+  CHECK(skipped[0]["why"].get<std::string>().find("not a class of the base") != std::string::npos);
+}
