@@ -418,12 +418,12 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   // The scenario: the base (or a skeleton) with each class's rate replaced by the fit.
   nlohmann::ordered_json doc = base_document(options, evidence);
   const nlohmann::ordered_json added = apply_class_fits(doc, estimates, options);
-  const bool grouped = base && std::any_of(base->faults.begin(), base->faults.end(), [](const FaultClass& f) { return f.group.has_value(); });
-  if (grouped && options.prior) apply_population_prior(doc, *base, estimates, PopulationPrior::read(*options.prior), *options.prior, report);
   apply_repairs(doc, fits.repair);
   apply_row_remaps(doc, evidence, options, report);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};
+  const bool grouped = base && std::any_of(base->faults.begin(), base->faults.end(), [](const FaultClass& f) { return f.group.has_value(); });
+  if (grouped && options.prior) apply_population_prior(doc, *base, estimates, PopulationPrior::read(*options.prior), *options.prior, report);
   // How long the traces lasted, end to end: a forecast past it extrapolates the rates (and says so).
   if (!evidence.fleet.clocks_mixed && !evidence.fleet.windows.empty()) {
     double first = evidence.fleet.windows.front().first, last = evidence.fleet.windows.front().second;

@@ -134,15 +134,18 @@ void add_xid_logs(Evidence& into, const std::vector<XidLog>& logs, const std::ve
     c.provenance.push_back("exposure: " + std::to_string(logs.size()) + " kernel log(s), " + std::to_string(window.size()) + " host(s), " +
                            std::to_string(static_cast<long long>(gpu_hours)) + " GPU-hours");
   }
-  // Classes the base names with an Xid that never appeared: zero faults over this exposure.
+  // Classes of the base that an Xid counts as, never seen: zero faults over this exposure. (A class
+  // no Xid counts as, a thermal trip say, is not seen by kernel logs at all: no exposure.)
   if (base)
     for (const FaultClass& f : base->faults)
-      if (f.xid && f.rate.component == Component::Gpu && !faults.count(f.name)) {
+      if (f.holds_any_xid() && f.rate.component == Component::Gpu && !faults.count(f.name)) {
         ClassEvidence& c = into.classes[f.name];
-        c.xid = *f.xid;
+        const int code = f.covers && f.covers->xids ? f.covers->xids->front() : *f.xid;
+        c.xid = f.xid.value_or(code);
         c.exposure_hours += gpu_hours;
-        c.provenance.push_back("no Xid " + std::to_string(*f.xid) + " in " + std::to_string(logs.size()) + " kernel log(s) over " +
-                               std::to_string(static_cast<long long>(gpu_hours)) + " GPU-hours");
+        c.provenance.push_back("no Xid " + std::to_string(code) + (f.covers && f.covers->xids && f.covers->xids->size() > 1 ? " (nor any it covers)" : "") +
+                               " in " + std::to_string(logs.size()) + " kernel log(s) over " + std::to_string(static_cast<long long>(gpu_hours)) +
+                               " GPU-hours");
       }
   if (into.row_remaps.remapped + into.row_remaps.failed > 0)
     into.row_remaps.provenance.push_back(std::to_string(logs.size()) + " kernel log(s): " +

@@ -14,7 +14,8 @@ namespace ctwin {
 
 CalibrateCommand::CalibrateCommand(CLI::App& app) {
   cmd_ = app.add_subcommand("calibrate", "fit a scenario to fleet traces: Xid kernel logs, sacct records, event logs, incident tables");
-  cmd_->add_option("traces", traces_, "trace files (the kind is recognised from the first line)")->required();
+  cmd_->add_option("traces", traces_, "trace files (the kind is recognised from the first line); none, with --base: the population's "
+                                      "forecast for a fleet like the base's (the prior, nothing of its own)");
   cmd_->add_option("--base", base_, "scenario whose classes, cluster and job the fit updates");
   cmd_->add_option("--out", out_, "write the calibrated scenario here")->required();
   cmd_->add_option("--prior", prior_,
@@ -33,6 +34,10 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
 std::optional<int> CalibrateCommand::dispatch() {
   if (!*cmd_) return std::nullopt;
   if (!cli::check_output_path("--out", out_) || !cli::check_output_path("--report", report_)) return cli::kExitBadInput;
+  if (traces_.empty() && base_.empty()) {
+    std::cerr << "ctwin: calibrate needs traces, or --base to take the population prior alone\n";
+    return cli::kExitBadInput;
+  }
   if (!plots_.empty() && !cli::check_output_path("--plots", (std::filesystem::path(plots_) / "rates.svg").string())) return cli::kExitBadInput;
   return cli::run_reporting_errors([this] { return run(); });
 }

@@ -118,6 +118,8 @@ struct FaultClass {
     std::string category;
   };
   std::optional<Covers> covers;
+  //! Whether any Xid counts as this class (a kernel log can see it).
+  bool holds_any_xid() const { return covers && covers->xids ? !covers->xids->empty() : xid.has_value(); }
   //! Whether an Xid in a kernel log or a live run is this class's.
   bool holds_xid(int code) const {
     if (covers && covers->xids) return std::find(covers->xids->begin(), covers->xids->end(), code) != covers->xids->end();

@@ -58,8 +58,9 @@ std::vector<std::pair<std::string, std::string>> calibration_plots(const nlohman
     plot.log_y = true;
     PlotSeries rates{"", {}, {}, {}, {}, false};
     for (const auto& c : report["classes"]) {
-      const auto& rate = c["rate_per_" + c["component"].get<std::string>() + "_year"];
-      if (c["component"] != component || !(rate["estimate"].get<double>() > 0)) continue;
+      const std::string key = "rate_per_" + c["component"].get<std::string>() + "_year";
+      if (c["component"] != component || !c.contains(key) || !(c[key]["estimate"].get<double>() > 0)) continue;
+      const auto& rate = c[key];
       rates.x.push_back(static_cast<double>(plot.x_labels.size()));
       plot.x_labels.push_back(c["class"].get<std::string>());
       rates.y.push_back(rate["estimate"].get<double>());
@@ -96,11 +97,20 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
     if (t.contains("malformed_lines"))
       for (const auto& m : t["malformed_lines"])
         out << "      line " << m["line"] << ": " << m["reason"].get<std::string>() << "\n";
+    if (t.contains("classes_skipped"))
+      for (const auto& c : t["classes_skipped"])
+        out << "      skipped " << c["rows"] << " fault row(s) of class \"" << c["class"].get<std::string>() << "\": " << c["why"].get<std::string>() << "\n";
   }
   out << "\n  class                          count   rate per component-year [" << 100 * confidence << "% CI]\n";
   for (const auto& c : r["classes"]) {
-    const auto& rate = c["rate_per_" + c["component"].get<std::string>() + "_year"];
+    const std::string rate_key = "rate_per_" + c["component"].get<std::string>() + "_year";
     char line[200];
+    if (!c.contains(rate_key)) {  // faults with no exposure: no rate (the warning says why)
+      std::snprintf(line, sizeof line, "  %-28s %7.0f   -\n", c["class"].get<std::string>().c_str(), c["count"].get<double>());
+      out << line << "      warning: " << c["warning"].get<std::string>() << "\n";
+      continue;
+    }
+    const auto& rate = c[rate_key];
     std::snprintf(line, sizeof line, "  %-28s %7.0f   %.4g [%.4g, %.4g] /%s-year", c["class"].get<std::string>().c_str(),
                   c["count"].get<double>(), rate["estimate"].get<double>(), rate["lower"].get<double>(), rate["upper"].get<double>(),
                   c["component"].get<std::string>().c_str());
@@ -151,6 +161,22 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
     }
   }
   if (!r["lemons"].empty()) out << "\n  lemons: " << r["lemons"].size() << " node(s) with improbably many faults\n";
+  if (r.contains("pooling")) {
+    const auto& p = r["pooling"];
+    const auto& f = p["fleet_factor"];
+    printf_to(out, "\n  pooled with the population prior \"%s\": this fleet against the population's median fleet x%.3g [%.3g, %.3g]\n"
+                   "    group         faults   exposure (component-days)   rate per 1000 component-days, median [90%%]   written as\n",
+              p["prior"].get<std::string>().c_str(), f["median"].get<double>(), f["p05"].get<double>(), f["p95"].get<double>());
+    for (const auto& g : p["groups"]) {
+      const std::string unit = g.contains("exposure_gpu_days") ? "gpu" : "node";
+      const auto& rate = g["rate_per_1000_" + unit + "_days"];
+      printf_to(out, "    %-12s %7.0f   %12.4g %-9s        %.4g [%.4g, %.4g]%s   sigma %.3g + fleet %.3g\n", g["group"].get<std::string>().c_str(),
+                g["count"].get<double>(), g["exposure_" + unit + "_days"].get<double>(), (unit + "-days").c_str(), rate["median"].get<double>(),
+                rate["p05"].get<double>(), rate["p95"].get<double>(), g["observed"].get<bool>() ? "" : " (prior only)",
+                g["own_sigma"].get<double>(), g["fleet_sigma"].get<double>());
+    }
+    if (p.contains("warning")) out << "  warning: " << p["warning"].get<std::string>() << "\n";
+  }
   return out.str();
 }
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 TIERS = {"unit", "e2e", "integration", "slow"}
+FLOORS = {"core", "models", "policies", "trial", "sim", "report", "calibration", "live", "cli"}
 
 
 def main():
@@ -24,11 +25,16 @@ def main():
         tiers = labels & TIERS
         if len(tiers) != 1:
             wrong.append("  %s: %s" % (test["name"], ", ".join(sorted(tiers)) if tiers else "no tier"))
-        else:
-            count[tiers.pop()] += 1
+            continue
+        tier = tiers.pop()
+        count[tier] += 1
+        # The unit tier's guard: support/fixtures.cpp refuses to start a program under CTWIN_TEST_TIER=unit.
+        environment = [v for prop in test.get("properties", []) if prop["name"] == "ENVIRONMENT" for v in prop["value"]]
+        if tier == "unit" and test["name"].split(":")[0] in FLOORS and "CTWIN_TEST_TIER=unit" not in environment:
+            wrong.append("  %s: a unit test without CTWIN_TEST_TIER=unit (it could start a program unseen)" % test["name"])
     print("%d tests: %s" % (len(tests), ", ".join("%s %d" % kv for kv in count.items())))
     if wrong:
-        print("tests without exactly one tier label (unit, e2e, integration, slow):\n" + "\n".join(wrong))
+        print("tests without exactly one tier label (unit, e2e, integration, slow), or unguarded:\n" + "\n".join(wrong))
         return 1
     if count["unit"] == 0:
         print("no unit test at all: the floors' tests were not discovered")

@@ -103,6 +103,17 @@ def main():
             # Kernel logs as journald exports them (`journalctl -k -o json`), beside sacct.
             ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/fleet-json.journal"), str(ROOT / "tests/traces/jobs.sacct"),
                                   "--out", j("from_journald.json"), "--report", j("journald_report.json")], "journald_report.json"),
+            # Pooled with the population prior: a kernel log against the default's grouped classes, the
+            # prior alone (no traces), and the twin loop's master log (classes without groups).
+            ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/gpu-017.dmesg"), "--base", str(ROOT / "scenarios/default.json"),
+                                  "--out", j("pooled.json"), "--report", j("pooled_report.json")], "pooled_report.json"),
+            ("scenario", None, "pooled.json"),
+            ("calibrate-report", ["calibrate", "--base", str(ROOT / "scenarios/default.json"), "--out", j("prior_only.json"),
+                                  "--report", j("prior_only_report.json")], "prior_only_report.json"),
+            ("calibrate-report", ["calibrate", str(ROOT / "tests/traces/twin_loop_job.csv"), "--base", str(ROOT / "scenarios/twin_loop.json"),
+                                  "--out", j("twin_loop_cal.json"), "--report", j("twin_loop_report.json")], "twin_loop_report.json"),
+            ("prior", ["prior", str(ROOT / "scenarios/sources/fleet_class_counts.csv"), "--iterations", "400", "--no-holdouts",
+                       "--out", j("prior.json")], "prior.json"),
             ("scenario", None, "fitted.json"),
             ("scenario", None, "steps.json"),
             ("faults", ["faults", feat, "--until", "30d", "--json", j("faults.json")], "faults.json"),
@@ -126,6 +137,7 @@ def main():
         pathlib.Path(j("events_no_ledger.csv")).write_text("\n".join(rows) + "\n")
         ctwin_run("validate", feat, "--against", j("events_no_ledger.csv"), "--trials", "10", "--json", j("validate_no_ledger.json"))
         check_file("validate", j("validate_no_ledger.json"))
+        check_file("prior", ROOT / "scenarios" / "priors" / "public_fleets.json")
         ctwin_run("catalog", "--json", j("catalog.json"))
         check_file("catalog", j("catalog.json"))
 

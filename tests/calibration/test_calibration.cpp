@@ -121,7 +121,7 @@ TEST_CASE("job MTTF against size: Poisson regression finds the exponent, lemons 
 
 TEST_CASE("round trip: an event log simulated from known rates and a Weibull shape of 0.7 calibrates back within its "
           "intervals",
-          "[calibration][cli]") {
+          "[calibration][cli][process]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("ctwin-calibration-" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -283,7 +283,7 @@ TEST_CASE("the remap-to-RMA chain: the share of row remaps that failed goes into
   CHECK(dbe->remap->spare_rows == 8);
 }
 
-TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli]") {
+TEST_CASE("public records: the committed incident tables are the script's, and BLOOM and ByteRobust calibrate", "[calibration][cli][process]") {
   namespace fs = std::filesystem;
   // The tables are generated: a hand edit, or a script change without rerunning it, fails here.
   const std::string check = "python3 " + test::repo_file("scripts/convert_public_traces.py") + " --check";

@@ -87,3 +87,37 @@ TEST_CASE("calibrate: a fabric class's strikes count over every part, and a clas
   CHECK(skipped[0]["rows"] == 1);
   CHECK(skipped[0]["why"].get<std::string>().find("not a class of the base") != std::string::npos);
 }
+
+TEST_CASE("calibrate: a class that names a diagnosis category holds the Xids it covers, and pools with the prior", "[calibration]") {
+  // Two hosts' kernel logs: Xid 79 and Xid 74 (NVLink) on one, nothing but its clock on the other.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ctwin-covers-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "gpu-1.dmesg") << "[    1.000000] Linux version 6.1\n"
+                                        "[ 3600.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+                                        "[ 7200.000000] NVRM: Xid (PCI:0000:5e:00): 74, pid=1, NVLink: fatal error detected\n"
+                                        "[864000.000000] systemd[1]: a clean line\n";
+  std::ofstream(dir / "gpu-2.dmesg") << "[    1.000000] Linux version 6.1\n[864000.000000] systemd[1]: a clean line\n";
+  CalibrateOptions options;
+  options.base = test::repo_file("scenarios/default.json");
+  options.prior = test::repo_file("scenarios/priors/public_fleets.json");
+  const CalibrationResult r = calibrate({(dir / "gpu-1.dmesg").string(), (dir / "gpu-2.dmesg").string()}, options);
+  std::filesystem::remove_all(dir);
+  CHECK(class_in(r.report, "gpu_faulty")["count"] == 2);  // "Faulty GPU" is more than Xid 79
+  // gpu_sram and gpu_thermal: no Xid counts as them, so a kernel log does not see them.
+  for (const auto& c : r.report["classes"]) CHECK(c["class"] != "gpu_thermal");
+  const auto& pooling = r.report["pooling"];
+  CHECK(pooling["prior"].get<std::string>().rfind("public-fleets", 0) == 0);
+  REQUIRE(pooling["groups"].size() == 5);
+  CHECK(pooling["groups"][0]["group"] == "gpu");
+  CHECK(pooling["groups"][0]["observed"] == true);
+  CHECK(pooling["groups"][0]["count"] == 2);
+  CHECK(pooling["groups"][0]["seen_share"].get<double>() < 1);  // the GPU group's classes a kernel log sees
+  CHECK(pooling["groups"][2]["observed"] == false);              // network: the prior, moved by the fleet factor
+  // The scenario records the prior, and every grouped class draws from the pooled posterior.
+  CHECK(r.scenario["calibration"]["prior"]["name"] == pooling["prior"]);
+  for (const auto& f : r.scenario["faults"])
+    if (f.contains("group")) {
+      CHECK(f["rate_uncertainty"]["prior"] == pooling["prior"]);
+      CHECK(f["rate_uncertainty"]["sigma"].get<double>() > 0);
+    }
+}

@@ -138,7 +138,7 @@ TEST_CASE("validate: what a log does not say is not judged, a class the scenario
   CHECK_THROWS_WITH(calib::observe_run(read_event_log(off_in, "o.csv")), Catch::Contains("adds up to 9"));
 }
 
-TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run, bad traces exit 2", "[validate][cli]") {
+TEST_CASE("ctwin validate: calibrate, then validate the calibrated twin against the same run, bad traces exit 2", "[validate][cli][process]") {
   const fs::path dir = fs::temp_directory_path() / ("ctwin-validate-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string scenario = (dir / "truth.json").string(), events = (dir / "events.csv").string();
@@ -232,4 +232,29 @@ TEST_CASE("validate: two questions when rates are uncertain, and the fleet-behav
   const auto one = validate_against(over_traced_period(test::scenario_from(spread), observed), observed, options);
   REQUIRE(one["verdicts"].size() == 1);
   CHECK(one["verdicts"][0]["rates"] == "exact");
+}
+
+TEST_CASE("ctwin validate: the default's p5 run could have come from it, and its fleet does not behave as its rates say", "[validate][cli][process]") {
+  // The default knows no fleet: its p5 run is a fleet drawn at several times the median's rates
+  // (issue 48). The rates-drawn verdict has it inside; the rates-exact one, outside.
+  const fs::path dir = fs::temp_directory_path() / ("ctwin-validate-p5-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string scenario = test::repo_file("scenarios/default.json"), events = (dir / "p5.csv").string(), report = (dir / "v.json").string();
+  REQUIRE(test::run_ctwin("run " + scenario + " --trials 200 --timeline-trial p5 --events " + events).first == 0);
+  const auto [code, out] = test::run_ctwin("validate " + scenario + " --against " + events + " --trials 200 --json " + report);
+  INFO(out);
+  REQUIRE(code == 0);
+  const auto r = test::read_json(report);
+  fs::remove_all(dir);
+  REQUIRE(r["verdicts"].size() == 2);
+  auto verdict_of = [&](std::size_t v, const char* metric) {
+    for (const auto& row : r["verdicts"][v]["rows"])
+      if (row["metric"] == metric && !row.contains("class")) return row["verdict"].get<std::string>();
+    return std::string("missing");
+  };
+  CHECK(verdict_of(0, "ettr") == "inside");
+  CHECK(verdict_of(0, "interruptions_per_day") == "inside");
+  CHECK(verdict_of(1, "ettr") == "outside");
+  CHECK(verdict_of(1, "interruptions_per_day") == "outside");
+  CHECK(r["verdicts"][1]["summary"]["outside"].get<int>() > r["verdicts"][0]["summary"]["outside"].get<int>() + 10);
 }

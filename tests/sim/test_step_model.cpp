@@ -124,7 +124,7 @@ TEST_CASE("a ring across leaves runs at the uplink's share when the fabric is ov
   CHECK(oversubscribed.seconds == Approx(2 * full.seconds).epsilon(0.03));
 }
 
-TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from the workload", "[step][cli]") {
+TEST_CASE("ctwin step prints the breakdown, and a run takes its step time from the workload", "[step][cli][process]") {
   const std::string scenario = std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json";
   auto run = [](const std::string& args) { return test::run_ctwin(args); };
   auto [code, out] = run("step " + scenario);
