@@ -87,13 +87,25 @@ class Loop:
         return subprocess.run([os.path.join(self.build, "ctwin"), *args], capture_output=True, text=True)
 
     # --- the job -----------------------------------------------------------------------------
+    def forecast_scenario(self):
+        """What the master forecasts from: the scenario with its rates known only roughly (a
+        lognormal sigma of 1 on each class, a fleet seen for the first time), so that the job's own
+        interruptions teach it. The injected faults keep the scenario's exact rates."""
+        doc = json.loads(json.dumps(self.scenario))
+        for f in doc["faults"]:
+            f["rate_uncertainty"] = {"sigma": 1.0, "source": "[A] the twin loop's forecast: a fleet known within a factor of about 5"}
+        path = self.path("forecast.json")
+        with open(path, "w") as out:
+            json.dump(doc, out, indent=2)
+        return path
+
     def start_master(self):
         log = open(self.path("master.log"), "a")
         self.master = subprocess.Popen(
             [os.path.join(self.build, "ctwin-live"), "master", "--policy", os.path.abspath(self.a.scenario), "--nnodes", str(self.nnodes),
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
              "--report-interval", "0.2s", "--agent-timeout", "1.5s", "--trainer-port", str(self.trainer_port), "--job", self.name,
-             "--no-metrics", "--max-restarts", "1000"],
+             "--no-metrics", "--max-restarts", "1000", "--forecast", self.forecast_scenario(), "--total-steps", str(self.a.steps)],
             stdout=log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -252,7 +264,37 @@ class Loop:
             rows = [row for v in json.load(f)["verdicts"] for row in v["rows"]]
         outside = [row for row in rows if row.get("verdict") == "outside"]
         print("%d figures, %d outside the single-run interval; files in %s" % (len(rows), len(outside), self.dir))
-        return 1 if outside else 0
+        narrowing = self.forecasts()
+        return 1 if outside or not narrowing else 0
+
+    def forecasts(self):
+        """The master's forecast at each interruption (its `health` rows): the rest of the run and
+        the job's interruption rate, their intervals narrowing as the job learns its rates. True
+        when the last is narrower than the first on both."""
+        with open(self.path("job.csv")) as f:
+            rows = [r for r in csv.DictReader(f) if r["kind"] == "health" and r["detail"].startswith("forecast ")]
+        seen = []
+        print("the master's forecast of the rest of the run, at each interruption (--forecast: rates within a factor of 5 at the start):")
+        print("  time_s   interruptions  remaining wall s, p50 [p5, p95]    final goodput p50 [p5, p95]    rate a day p50 [p5, p95]")
+        for r in rows:
+            words = r["detail"].split()
+            pairs = {}
+            for key, value in (w.split("=", 1) for w in words[2:] if "=" in w):
+                pairs.setdefault(key, []).append(float(value))
+            rem, good, rate = pairs["remaining_s"] + pairs["p5"][:1] + pairs["p95"][:1], pairs["final_goodput"] + pairs["p5"][1:2] + pairs["p95"][1:2], \
+                pairs["rate_per_day"] + pairs["p5"][2:3] + pairs["p95"][2:3]
+            seen.append((rem, rate))
+            print("  %7.2f  %13d  %7.1f [%7.1f, %7.1f]          %.3f [%.3f, %.3f]           %.0f [%.0f, %.0f]" %
+                  (float(r["time_s"]), int(pairs["interruptions"][0]), rem[0], rem[1], rem[2], good[0], good[1], good[2], rate[0], rate[1], rate[2]))
+        if len(seen) < 2:
+            print("the forecast was logged %d time(s): too few to see it narrow" % len(seen))
+            return False
+        width = lambda three: three[2] / three[1] if three[1] > 0 else float("inf")
+        narrower = width(seen[-1][1]) < width(seen[0][1]) and (seen[-1][0][2] - seen[-1][0][1]) < (seen[0][0][2] - seen[0][0][1])
+        print("the forecast %s: rate p95/p5 %.2f -> %.2f, remaining wall p95 - p5 %.1f s -> %.1f s" %
+              ("narrowed" if narrower else "did NOT narrow", width(seen[0][1]), width(seen[-1][1]), seen[0][0][2] - seen[0][0][1],
+               seen[-1][0][2] - seen[-1][0][1]))
+        return narrower
 
     def measured_scenario(self):
         """The scenario with this run's own save cost: the job ledger's checkpoint time over the

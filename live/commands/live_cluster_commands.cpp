@@ -91,6 +91,9 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long lost its node (default 30s)");
   master_->add_option("--straggler-window", m.straggler_window,
                       "ranks' compute times compared this often, when policies.stragglers.evict (default 30s)");
+  master_->add_option("--forecast", m.forecast,
+                      "scenario whose fault rates and their uncertainty the master forecasts the rest of the run from, learning the rates from "
+                      "the job's own interruptions (status, metrics and a log row at each interruption)");
   master_->add_option("--total-steps", m.total_steps, "the run's length in steps: what evicting a straggler saves (default: as long again as so far)")
       ->check(CLI::Range(0LL, 1LL << 50));
   master_->add_option("--precheck-timeout", m.precheck_timeout,
@@ -207,6 +210,7 @@ int LiveCommands::run_master() {
     return cli::kExitBadInput;
   }
   o.total_steps = m.total_steps;
+  if (!m.forecast.empty()) o.forecast = std::make_shared<const Scenario>(load_scenario(m.forecast));  // BadInput: exit 2 naming the field
   o.job = m.job;
   o.host = this_host();
   o.nnodes = m.nnodes;

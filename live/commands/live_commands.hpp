@@ -63,7 +63,7 @@ class LiveCommands {
   int run_agent();
   CLI::App* master_ = nullptr;
   struct MasterArgs {
-    std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401";
+    std::string policy, bind, token_file, job = "ctwin", events, journal, port_file, metrics = "127.0.0.1:9401", forecast;
     std::optional<std::string> report_interval, agent_timeout, straggler_window, precheck_timeout;
     bool no_metrics = false;
     bool resume = false;  //!< the nodes take the steps another run left in their persist folders

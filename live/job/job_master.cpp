@@ -229,6 +229,7 @@ void JobMaster::tick(Clock::time_point now) {
   }
   if (phase_ == Phase::Gathering) try_to_run(now);
   update_cadence(now);
+  update_forecast(now);
   look_for_stragglers(now);
   consider_growing(now);
   log_.flush();

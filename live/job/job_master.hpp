@@ -39,6 +39,7 @@
 #include "policies/checkpoint_policy.hpp"
 #include "policies/controller.hpp"
 #include "policies/precheck.hpp"
+#include "policies/run_forecast.hpp"
 
 namespace ctwin::live {
 
@@ -71,6 +72,10 @@ struct MasterOptions {
   bool precheck_across_nodes = true;
   //! False: the operator turned the policy's precheck off for this job (`--no-precheck`).
   bool prechecks = true;
+
+  //! `--forecast SCENARIO`: the master forecasts the rest of the run from it, learning the rates
+  //! from the job's own interruptions (policies/run_forecast.hpp); null: no forecast.
+  std::shared_ptr<const Scenario> forecast;
 
   //! A job of one node: `ctwin live run`, driven in-process (live/job/local_coordination.hpp).
   static MasterOptions job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks);
@@ -199,6 +204,12 @@ class JobMaster {
   void write_journal(Clock::time_point now);
   void read_journal(Clock::time_point now);
 
+  //! Running, with --forecast: the rest of the run forecast from what the job has done
+  //! (job_forecast.cpp), a few times a minute and at each interruption; each interruption's
+  //! forecast goes to the log as a `health` row.
+  void update_forecast(Clock::time_point now);
+  nlohmann::json forecast_status() const;
+
   const Scenario& scenario_;
   const control::Controller& controller_;
   MasterOptions o_;
@@ -244,6 +255,9 @@ class JobMaster {
     Clock::time_point began{}, round_began{};
   };
   std::optional<Precheck> precheck_;
+  std::optional<RunForecast> forecast_;
+  long forecast_logged_ = -1;  //!< the interruptions the last logged forecast knew of
+  Clock::time_point forecast_at_{};
   bool precheck_wanted_ = false;    //!< before the first start (the policy enables it) and when a diagnosis asks
   std::int64_t prechecks_ = 0;
 };

@@ -34,6 +34,13 @@ MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
   for (std::size_t r = 0; r < slots_.size(); ++r)
     if (!slots_[r].empty()) s.report_age_s[static_cast<int>(r)] = seconds_between(agents_.at(slots_[r]).last_seen, now);
   s.spares = spares();
+  if (forecast_ && forecast_->known) {
+    const RunForecast& f = *forecast_;
+    s.forecast = MetricsSnapshot::Forecast{f.goodput_to_date,
+                                           {f.remaining_wall_s_p05, f.remaining_wall_s_p50, f.remaining_wall_s_p95},
+                                           {f.final_goodput_p05, f.final_goodput_p50, f.final_goodput_p95},
+                                           {f.rate_per_day_p05, f.rate_per_day_p50, f.rate_per_day_p95}};
+  }
   return s;
 }
 
@@ -55,7 +62,8 @@ nlohmann::json JobMaster::status(Clock::time_point now) const {
           {"restore_step", restore_step_}, {"restarts", budget_.restarts()},            {"step", book_.step()},
           {"nodes", nodes},        {"spares", spares()},                        {"exit_code", exit_code_},
           {"reason", reason_},     {"resumed", resumed_},                       {"wall_s", static_cast<double>(ledger_.at(now)) / 1e6},
-          {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()}};
+          {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()},
+          {"forecast", forecast_status()}};
 }
 
 }  // namespace ctwin::live

@@ -40,7 +40,7 @@ struct LiveMetrics::State {
   std::unique_ptr<HttpServer> server;
   std::map<std::string, std::string> labels;
   std::map<int, prometheus::Gauge*> report_ages;  //!< by node rank: a vacated rank's gauge goes
-  prometheus::Family<prometheus::Gauge>* gauges[14] = {};
+  prometheus::Family<prometheus::Gauge>* gauges[18] = {};
   prometheus::Family<prometheus::Counter>* counters[5] = {};
 
   prometheus::Family<prometheus::Gauge>& gauge(int i, const char* name, const char* help) {
@@ -111,6 +111,18 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
   if (s.generation >= 0) m.gauge(7, "ctwin_job_generation", "the job's attempt, counted by the master").Add({}).Set(static_cast<double>(s.generation));
   for (const auto& [state, n] : s.nodes) m.gauge(8, "ctwin_job_nodes", "the job's node ranks by their agent's state").Add({{"state", state}}).Set(n);
   if (s.spares >= 0) m.gauge(9, "ctwin_job_spares", "hot spares waiting").Add({}).Set(s.spares);
+  if (s.forecast) {  // the master's --forecast: each figure's p5, p50 and p95 as a percentile label
+    const auto& f = *s.forecast;
+    m.gauge(14, "ctwin_forecast_goodput_to_date_ratio", "the job's goodput so far, as its forecast takes it").Add({}).Set(f.goodput_to_date);
+    static const char* kPercentiles[] = {"5", "50", "95"};  // not "quantile": a gauge is not a summary
+    for (int q = 0; q < 3; ++q) {
+      m.gauge(15, "ctwin_forecast_remaining_wall_seconds", "the forecast of the run's wall time left, by percentile").Add({{"percentile", kPercentiles[q]}}).Set(f.remaining_wall_s[q]);
+      m.gauge(16, "ctwin_forecast_final_goodput_ratio", "the forecast of the run's goodput at its end, by percentile").Add({{"percentile", kPercentiles[q]}}).Set(f.final_goodput[q]);
+      m.gauge(17, "ctwin_forecast_interruptions_per_day", "the job's interruption rate as its forecast has learnt it, by percentile")
+          .Add({{"percentile", kPercentiles[q]}})
+          .Set(f.interruptions_per_day[q]);
+    }
+  }
   if (!s.report_age_s.empty() || !m.report_ages.empty()) {
   auto& ages = m.gauge(12, "ctwin_job_node_report_age_seconds", "seconds since the master last heard the agent holding each node rank");
   for (auto it = m.report_ages.begin(); it != m.report_ages.end();) {  // a rank no agent holds now shows nothing

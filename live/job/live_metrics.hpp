@@ -13,7 +13,9 @@
 //! labels job, node and host (a scrape config keeps `job` with `honor_labels: true`).
 //! Without prometheus-cpp (a bare GPU machine) the constructor throws and the run goes on unmeasured.
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +44,12 @@ struct MetricsSnapshot {
   int spares = -1;
   //! By node rank: seconds since the master last heard its agent (a silence building up shows here first).
   std::map<int, double> report_age_s;
+  //! The master's --forecast: goodput so far, and the rest of the run's p5, p50, p95.
+  struct Forecast {
+    double goodput_to_date = 0;
+    std::array<double, 3> remaining_wall_s{}, final_goodput{}, interruptions_per_day{};
+  };
+  std::optional<Forecast> forecast;
 };
 
 struct MetricsLabels {

@@ -77,6 +77,7 @@ MetricsSnapshot snapshot(double productive_s, double lost_s, double rolled_back_
   s.gpus.resize(2);
   s.gpus[0].temperature_c = 61;
   s.gpu_identities = {{"GPU-5f0b7a0e-8d9b-4c6a-9a43-b2f1c4a1e001", "00000000:18:00.0", "NVIDIA H100 80GB HBM3"}};  // GPU 1: none known
+  s.forecast = MetricsSnapshot::Forecast{0.7, {100, 120, 150}, {0.8, 0.85, 0.9}, {2, 3, 5}};  // the master's --forecast
   return s;
 }
 
@@ -101,6 +102,10 @@ TEST_CASE("live metrics: counters never decrease across a rollback, and promtool
   CHECK(after.find("ctwin_interruptions_total{" + kLabels + ",class=\"software_bug\"}") != std::string::npos);
   CHECK(sample(after, "ctwin_uncharged_seconds{" + kLabels + "}") == Approx(2.5));
   CHECK(sample(after, "ctwin_job_node_report_age_seconds{" + kLabels + ",rank=\"0\"}") == Approx(0.4));
+  CHECK(sample(after, "ctwin_forecast_remaining_wall_seconds{" + kLabels + ",percentile=\"95\"}") == Approx(150));
+  CHECK(sample(after, "ctwin_forecast_final_goodput_ratio{" + kLabels + ",percentile=\"5\"}") == Approx(0.8));
+  CHECK(sample(after, "ctwin_forecast_interruptions_per_day{" + kLabels + ",percentile=\"50\"}") == Approx(3));
+  CHECK(sample(after, "ctwin_forecast_goodput_to_date_ratio{" + kLabels + "}") == Approx(0.7));
   // A GPU's series carry dcgm-exporter's identity labels, where NVML gave them.
   const std::string temperature = "ctwin_gpu_reading{" + kLabels + ",UUID=\"GPU-5f0b7a0e-8d9b-4c6a-9a43-b2f1c4a1e001\",gpu=\"0\",kind=\"temperature_celsius\","
                                   "model_name=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\"}";
