@@ -142,6 +142,16 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
                            (first_line ? " (lines " + std::to_string(first_line) + "-" + std::to_string(last_line) + ")" : ""));
   }
   nlohmann::ordered_json j = report_json(log.report);
+  // A node's own live log (its start row names a host, not a job's width) counts every stop of
+  // its trainer, a peer's fault that failed its collective included: over several nodes' logs one
+  // interruption is several faults. The job master's log blames one.
+  for (const LoggedEvent& e : log.events)
+    if (e.kind == EventKind::Start && e.detail.find(" nodes=") == std::string::npos) {
+      j["warning"] = "one node's live log: its faults include its trainer's stops caused by another node's fault (a failed collective), so "
+                     "several nodes' logs count one interruption several times; calibrate the job master's log (ctwin-live master --events), "
+                     "which blames one node";
+      break;
+    }
   j["span_hours"] = end / kHour;
   j["node_hours"] = node_hours;
   // What was left out, and why: a row whose class the base lacks has no component or exposure.

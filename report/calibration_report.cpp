@@ -97,6 +97,7 @@ std::string calibration_text(const nlohmann::ordered_json& r, std::size_t traces
     if (t.contains("malformed_lines"))
       for (const auto& m : t["malformed_lines"])
         out << "      line " << m["line"] << ": " << m["reason"].get<std::string>() << "\n";
+    if (t.contains("warning")) out << "      warning: " << t["warning"].get<std::string>() << "\n";
     if (t.contains("classes_skipped"))
       for (const auto& c : t["classes_skipped"])
         out << "      skipped " << c["rows"] << " fault row(s) of class \"" << c["class"].get<std::string>() << "\": " << c["why"].get<std::string>() << "\n";

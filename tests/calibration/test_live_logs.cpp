@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "calibration/calibrate.hpp"
@@ -43,6 +44,17 @@ TEST_CASE("calibrate: the twin loop's master log counts every interruption by it
   for (const auto& c : r.report["classes"]) total += c["count"].get<double>();
   CHECK(total == 5);
   CHECK_FALSE(r.report["traces"][0].contains("classes_skipped"));
+  CHECK_FALSE(r.report["traces"][0].contains("warning"));  // the master's log: one fault per interruption
+  // One node's own log (its start row names its host only) counts its collateral stops too: said.
+  std::ifstream in(test::repo_file("tests/traces/twin_loop_job.csv"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t job = text.find(" job=");
+  text.erase(job, text.find('\n', job) - job);
+  const std::filesystem::path node = std::filesystem::temp_directory_path() / ("ctwin-node-log-" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(node) << text;
+  const CalibrationResult one = calibrate({node.string()}, options);
+  std::filesystem::remove(node);
+  CHECK(one.report["traces"][0]["warning"].get<std::string>().find("one node's live log") != std::string::npos);
   // Two job nodes for the log's span: the exposure the rates stand on.
   CHECK(r.report["traces"][0]["node_hours"].get<double>() == Approx(2 * r.report["traces"][0]["span_hours"].get<double>()).epsilon(0.01));
 }
