@@ -17,6 +17,7 @@
 #include "models/scenario_loader.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/recovery_controller.hpp"
+#include "one_node_job.hpp"
 
 using namespace ctwin;
 using namespace ctwin::live;
@@ -396,40 +397,20 @@ TEST_CASE("job master: the checkpoint cadence comes from the policy, and shorten
   o.report_interval_s = 0.2;
   auto now = Clock::now();
   JobMaster m(s, controller, o, now);
-  m.join({"a", 0, "h0", "", false}, now);
-  std::int64_t generation = 1, step = 0;
-  CHECK(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{}), now).what == PlanKind::Run);
-  // Node rank 0's trainer: 20 ms steps, a 10 ms save every 10 steps, for `seconds`.
-  const auto train = [&](double seconds) {
-    Plan plan;
-    for (int i = 0; i < static_cast<int>(seconds / 0.02); ++i) {
-      now += std::chrono::milliseconds(20);
-      Report r = report("a", generation, NodeState::Running);
-      ++step;
-      r.lines.push_back({0, "step " + std::to_string(step) + " 0.020000 rank=0"});
-      if (step % 10 == 0) r.lines.push_back({0, "checkpoint " + std::to_string(step) + " 0.010000 rank=0"});
-      plan = m.report(r, now);
-      m.tick(now);
-    }
-    return plan;
-  };
-  const Plan first = train(3);
+  test::OneNodeJob job{m, now};
+  CHECK(job.start() == PlanKind::Run);
+  const Plan first = job.train(3);
   REQUIRE(first.cadence.changes.size() == 1);
   // Daly for a 10 ms save and an MTBF of (60 s + ~3 s) / 1: ~1.1 s, ~55 steps of 20 ms.
   const std::int64_t every = first.cadence.changes.back().every;
   CHECK(every == Approx(daly_interval_s(0.01, 61.5) / 0.02).epsilon(0.1));
-  CHECK(first.cadence.changes.back().from > step - 150);  // announced ahead of the job
+  CHECK(first.cadence.changes.back().from > job.step - 150);  // announced ahead of the job
   // Three crashes in quick succession: the estimated MTBF falls to (60 + T) / 4, the cadence follows.
   for (int crash = 0; crash < 3; ++crash) {
-    Report r = report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step});
-    r.fault = FaultReport{classify_named(s, "software_bug"), "exit 1", -1, -1, 0};
-    now += std::chrono::milliseconds(100);
-    m.report(r, now);
-    ++generation;
-    CHECK(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step}), now).what == PlanKind::Run);
-    train(1);
+    CHECK(job.crash(s, "software_bug") == PlanKind::Run);
+    job.train(1);
   }
-  const Plan after = train(2);
+  const Plan after = job.train(2);
   REQUIRE(after.cadence.revision >= 2);
   CHECK(after.cadence.changes.back().every < every * 0.7);
   CHECK(after.cadence.changes.back().every == Approx(daly_interval_s(0.01, (60 + 9.0) / 4) / 0.02).epsilon(0.15));

@@ -15,19 +15,13 @@
 #include "models/scenario_loader.hpp"
 #include "policies/fault_classes.hpp"
 #include "policies/recovery_controller.hpp"
+#include "one_node_job.hpp"
 
 using namespace ctwin;
 using namespace ctwin::live;
 using Clock = JobMaster::Clock;
 
 namespace {
-
-Report report(const std::string& agent, std::int64_t generation, NodeState state, std::optional<std::vector<std::int64_t>> restorable = {}) {
-  Report r;
-  r.agent = agent;
-  r.status = {generation, state, -1, std::move(restorable)};
-  return r;
-}
 
 //! One node, software crashes believed at 100 an hour within a factor of about 5.
 const char* kForecast = R"({"schema_version": 1, "name": "forecast",
@@ -51,37 +45,20 @@ TEST_CASE("job master: --forecast learns the rate from the job's interruptions a
   o.total_steps = 3000;
   o.events_path = (dir / "job.csv").string();
   o.forecast = std::make_shared<const Scenario>(parse_scenario(kForecast, "forecast.json"));
-  auto now = Clock::now();
-  JobMaster m(s, controller, o, now);
-  m.join({"a", 0, "h0", "", false}, now);
-  std::int64_t generation = 1, step = 0;
-  REQUIRE(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{}), now).what == PlanKind::Run);
-  const auto train = [&](double seconds) {
-    for (int i = 0; i < static_cast<int>(seconds / 0.02); ++i) {
-      now += std::chrono::milliseconds(20);
-      Report r = report("a", generation, NodeState::Running);
-      ++step;
-      r.lines.push_back({0, "step " + std::to_string(step) + " 0.020000 rank=0"});
-      if (step % 10 == 0) r.lines.push_back({0, "checkpoint " + std::to_string(step) + " 0.010000 rank=0"});
-      m.report(r, now);
-      m.tick(now);
-    }
-  };
-  train(2);
-  const nlohmann::json first = m.status(now)["forecast"];
+  JobMaster m(s, controller, o, Clock::now());
+  test::OneNodeJob job{m, Clock::now()};
+  REQUIRE(job.start() == PlanKind::Run);
+  job.train(2);
+  const nlohmann::json first = m.status(job.now)["forecast"];
   REQUIRE(first.is_object());
   CHECK(first["interruptions"] == 0);
   CHECK(first["until"] == "the steps left (--total-steps)");
   // A crash every 4 s (900 an hour, 9 times the belief): the rate learnt moves up and narrows.
   for (int crash = 0; crash < 8; ++crash) {
-    Report r = report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step});
-    r.fault = FaultReport{classify_named(s, "software_bug"), "exit 1", -1, -1, 0};
-    now += std::chrono::milliseconds(100);
-    m.report(r, now);
-    ++generation;
-    REQUIRE(m.report(report("a", generation, NodeState::Stopped, std::vector<std::int64_t>{step}), now).what == PlanKind::Run);
-    train(4);
+    REQUIRE(job.crash(s, "software_bug") == PlanKind::Run);
+    job.train(4);
   }
+  const auto now = job.now;
   const nlohmann::json last = m.status(now)["forecast"];
   CHECK(last["interruptions"] == 8);
   const auto width = [](const nlohmann::json& f) { return f["interruptions_per_day"]["p95"].get<double>() / f["interruptions_per_day"]["p5"].get<double>(); };
