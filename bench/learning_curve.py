@@ -37,7 +37,7 @@ def per_day(rate):
     """'0.0636/gpu-year' -> (per component-day, component)."""
     value, unit = rate.split("/")
     component, per = unit.split("-")
-    days = {"hour": 1 / 24, "day": 1, "week": 7, "year": 365.25}[per.rstrip("s")]
+    days = {"hour": 1 / 24, "day": 1, "week": 7, "year": 365}[per.rstrip("s")]  # a year as ctwin reads it
     return float(value) / days, component
 
 
@@ -78,8 +78,8 @@ class Bench:
         totals = {}
         self.shares = {}
         for f in base["faults"]:
-            if "group" not in f:
-                continue
+            if "group" not in f or per_day(f["rate"])[1] not in ("gpu", "node"):
+                continue  # (a fabric part's class is not pooled: calibrate leaves it to its own count)
             r, component = per_day(f["rate"])
             in_group = r * (gpus if component == "gpu" and f["group"] not in ("gpu", "gpu_memory") else 1)
             in_group /= gpus if component == "node" and f["group"] in ("gpu", "gpu_memory") else 1

@@ -146,7 +146,7 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   // its trainer, a peer's fault that failed its collective included: over several nodes' logs one
   // interruption is several faults. The job master's log blames one.
   for (const LoggedEvent& e : log.events)
-    if (e.kind == EventKind::Start && e.detail.find(" nodes=") == std::string::npos) {
+    if (e.kind == EventKind::Start && !detail_field(e.detail, "nodes")) {
       j["warning"] = "one node's live log: its faults include its trainer's stops caused by another node's fault (a failed collective), so "
                      "several nodes' logs count one interruption several times; calibrate the job master's log (ctwin-live master --events), "
                      "which blames one node";

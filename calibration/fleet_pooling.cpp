@@ -9,7 +9,8 @@ namespace ctwin::calib {
 
 namespace {
 
-constexpr double kDaysPerYear = 365.25;
+constexpr double kMostSigma = 3;  //!< the most a scenario's sigma takes (models/faults_loader.cpp)
+constexpr double kDaysPerYear = kSecondsPerYear / 86400;  //!< as "-year" rates are read back
 
 //! Component-days of `from` as component-days of `to` (a node holds gpus_per_node GPUs).
 double in_units_of(double days, Component from, Component to, int gpus) {
@@ -23,7 +24,8 @@ std::string class_name(const nlohmann::ordered_json& fault) { return fault.conta
 
 FleetCovariates covariates_of(const Scenario& scenario) {
   FleetCovariates x;
-  if (scenario.cluster.gpu_memory_bytes > 0) x.hbm_gb = scenario.cluster.gpu_memory_bytes / 1e9;
+  // A GPU's "80 GB" is 80 GiB: the fleets' table holds the nominal figure, a scenario the bytes.
+  if (scenario.cluster.gpu_memory_bytes > 0) x.hbm_gb = scenario.cluster.gpu_memory_bytes / static_cast<double>(1ull << 30);
   return x;
 }
 
@@ -48,8 +50,9 @@ bool apply_population_prior(nlohmann::ordered_json& doc, const Scenario& base, c
   }
   if (std::all_of(members.begin(), members.end(), [](const auto& v) { return v.empty(); })) return false;
 
-  // Each group's evidence: its seen classes' faults over the traces' exposure, that exposure
-  // weighted by the seen classes' share of the group (a kernel log sees Xids, not thermal trips).
+  // Each group's evidence: its seen classes' faults, over each seen class's exposure weighted by its
+  // share of the group (the Poisson mean is the group's rate times that sum): a kernel log sees
+  // Xids, not thermal trips, and two traces may watch two classes for different times.
   FleetCounts counts{};
   std::array<double, kClassGroups> seen_share{};
   for (int g = 0; g < kClassGroups; ++g) {
@@ -60,17 +63,18 @@ bool apply_population_prior(nlohmann::ordered_json& doc, const Scenario& base, c
       m.share = total > 0 ? m.base_rate / total : 1.0 / static_cast<double>(list.size());
       if (!m.seen) continue;
       const Component component = m.fc->rate.component;
-      exposure = std::max(exposure, in_units_of(m.seen->exposure_hours / 24, component, group_component(static_cast<ClassGroup>(g)), gpus));
+      exposure += m.share * in_units_of(m.seen->exposure_hours / 24, component, group_component(static_cast<ClassGroup>(g)), gpus);
       count += m.seen->count;
       share += m.share;
     }
     seen_share[g] = share;
-    counts[g] = {count, exposure * share};
+    counts[g] = {count, exposure};
   }
   const FleetCovariates x = covariates_of(base);
   const FleetPosterior post = fleet_posterior(prior, x, counts);
 
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  std::vector<std::string> clipped;
   for (int g = 0; g < kClassGroups; ++g) {
     auto& list = members[g];
     if (list.empty()) continue;
@@ -93,13 +97,16 @@ bool apply_population_prior(nlohmann::ordered_json& doc, const Scenario& base, c
         if (class_name(f) != m.fc->name) continue;
         const std::string own_unit = to_string(component);
         f["rate"] = number(per_day * kDaysPerYear) + "/" + own_unit + "-year";
+        // A scenario's sigma is at most 3 (a factor of 20 at one sigma): a wider posterior is cut there, and said.
+        if (r.own_sigma > kMostSigma || r.fleet_sigma > kMostSigma) clipped.push_back(to_string(group));
         f["rate_uncertainty"] = {
-            {"sigma", std::round(r.own_sigma * 10000) / 10000},
-            {"fleet_sigma", std::round(r.fleet_sigma * 10000) / 10000},
+            {"sigma", std::round(std::min(r.own_sigma, kMostSigma) * 10000) / 10000},
+            {"fleet_sigma", std::round(std::min(r.fleet_sigma, kMostSigma) * 10000) / 10000},
             {"prior", prior.name},
+            {"fleet_exposure", number(counts[g].exposure_days) + " " + unit + "-days"},
             {"source", "ctwin calibrate: the fleet's " + number(counts[g].count) + " " + to_string(group) + " faults over " +
                            number(counts[g].exposure_days) + " " + unit + "-days pooled with the population prior \"" + prior.name +
-                           "\" (" + prior_file + "); this class's share of its group " + number(share)}};
+                           "\"; this class's share of its group " + number(share)}};
         f.erase("trend");  // the pooled rate is the window's level
         auto& cal = f["calibration"];
         cal["pooled"] = {{"group", to_string(group)},
@@ -126,11 +133,18 @@ bool apply_population_prior(nlohmann::ordered_json& doc, const Scenario& base, c
                        {"effective_samples", post.effective_samples},
                        {"samples", post.samples},
                        {"groups", groups}};
+  std::string warning;
+  if (!clipped.empty()) {
+    std::string names;
+    for (const auto& g : clipped) names += (names.empty() ? "" : ", ") + g;
+    warning = "the posterior of " + names + " spreads wider than a scenario's sigma of 3 holds: written as 3 (narrower than it is)";
+  }
   if (post.effective_samples < 200)
-    report["pooling"]["warning"] = "the posterior rests on " + number(post.effective_samples) +
-                                   " effective samples: the fleet's counts are far from anything the prior expects; check the traces' exposure";
+    warning += std::string(warning.empty() ? "" : "; ") + "the posterior rests on " + number(post.effective_samples) +
+               " effective samples: the fleet's counts are far from anything the prior expects; check the traces' exposure";
+  if (!warning.empty()) report["pooling"]["warning"] = warning;
   doc["calibration"]["prior"] = {{"name", prior.name},
-                                 {"file", prior_file},
+                                 {"content_hash", prior.content_hash},
                                  {"fleet_factor", {{"median", post.fleet_factor_median}, {"p05", post.fleet_factor_p05}, {"p95", post.fleet_factor_p95}}}};
   return true;
 }

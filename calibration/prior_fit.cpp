@@ -7,7 +7,6 @@
 #include <numeric>
 #include <sstream>
 
-#include <boost/math/special_functions/gamma.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <boost/random/poisson_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
@@ -19,29 +18,22 @@ namespace ctwin::calib {
 
 namespace {
 
-constexpr std::array<ClassGroup, 4> kHardware{ClassGroup::Gpu, ClassGroup::GpuMemory, ClassGroup::Network, ClassGroup::Host};
+constexpr std::size_t kMostHeldOut = 30;  //!< fleets each held out in turn (each a fit of its own)
 constexpr double kMuPriorMean = -8.5;  //!< log 2e-4 a component-day: Llama 3's GPU faults, roughly
 constexpr double kMuPriorSd = 3;       //!< a factor of 20 either way at one sigma: the data decide
 
-//! The groups a table's class_group names: one, or the hardware the fleets that publish only a total count.
-std::optional<std::vector<ClassGroup>> groups_named(const std::string& label) {
-  if (label == "hardware_total") return std::vector<ClassGroup>(kHardware.begin(), kHardware.end());
-  if (label == "gpu_and_gpu_memory") return std::vector<ClassGroup>{ClassGroup::Gpu, ClassGroup::GpuMemory};
-  if (const auto g = class_group_named(label)) return std::vector<ClassGroup>{*g};
-  return std::nullopt;
-}
-
-//! The fleets of the fit, each with its exposures and rows.
+//! The fleets of the fit, each with its rows: a count of some groups over the row's own exposure
+//! (two rows of a fleet may cover different windows).
 struct Model {
   struct Fleet {
     std::string name;
     double hbm_gb = 80;
-    std::array<double, kClassGroups> exposure{};  //!< component-days, by group
-    std::array<bool, kClassGroups> used{};        //!< groups its rows count
+    std::array<bool, kClassGroups> used{};  //!< groups its rows count
   };
   struct Row {
     int fleet;
     std::vector<int> groups;
+    std::array<double, kClassGroups> exposure{};  //!< component-days, by group
     double count;
   };
   std::vector<Fleet> fleets;
@@ -52,13 +44,11 @@ struct Model {
   double covariate(int f, int g) const { return g == static_cast<int>(ClassGroup::GpuMemory) ? std::log(fleets[f].hbm_gb / hbm_reference) : 0; }
 };
 
-Model::Fleet fleet_of(const FleetRow& r) {
-  Model::Fleet f;
-  f.name = r.fleet;
-  f.hbm_gb = r.hbm_gb;
-  for (int g = 0; g < kClassGroups; ++g)
-    f.exposure[g] = (group_component(static_cast<ClassGroup>(g)) == Component::Gpu ? r.gpus : r.nodes) * r.days;
-  return f;
+//! A row's exposure by group: GPU-days for the GPU groups, node-days for the rest.
+std::array<double, kClassGroups> exposure_of(const FleetRow& r) {
+  std::array<double, kClassGroups> e{};
+  for (int g = 0; g < kClassGroups; ++g) e[g] = (group_component(static_cast<ClassGroup>(g)) == Component::Gpu ? r.gpus : r.nodes) * r.days;
+  return e;
 }
 
 Model build_model(const std::vector<const FleetRow*>& rows) {
@@ -66,14 +56,11 @@ Model build_model(const std::vector<const FleetRow*>& rows) {
   std::map<std::string, int> index;
   for (const FleetRow* r : rows) {
     auto [it, added] = index.try_emplace(r->fleet, static_cast<int>(m.fleets.size()));
-    if (added) m.fleets.push_back(fleet_of(*r));
-    Model::Row row{it->second, {}, r->count};
-    // A row's own days and GPUs are its exposure (two rows of a fleet may cover different windows).
-    Model::Fleet own = fleet_of(*r);
+    if (added) m.fleets.push_back({r->fleet, r->hbm_gb, {}});
+    Model::Row row{it->second, {}, exposure_of(*r), r->count};
     for (const ClassGroup g : r->groups) {
       row.groups.push_back(static_cast<int>(g));
       m.fleets[it->second].used[static_cast<int>(g)] = true;
-      m.fleets[it->second].exposure[static_cast<int>(g)] = own.exposure[static_cast<int>(g)];
     }
     m.rows.push_back(row);
   }
@@ -101,7 +88,7 @@ class Posterior {
       const Model::Row& row = m_.rows[i];
       double mean = 0;
       for (const int g : row.groups)
-        mean += m_.fleets[f].exposure[g] * std::exp(std::min(700.0, s.mu[g] + s.beta * m_.covariate(f, g) + sf * s.z[f] + sg * s.w[f][g]));
+        mean += row.exposure[g] * std::exp(std::min(700.0, s.mu[g] + s.beta * m_.covariate(f, g) + sf * s.z[f] + sg * s.w[f][g]));
       l += row.count * std::log(std::max(mean, 1e-300)) - mean;
     }
     return l;
@@ -161,7 +148,7 @@ Chain run_chain(const Model& m, const PriorFitOptions& o, std::uint64_t seed) {
   for (int g = 0; g < kClassGroups; ++g) {
     double k = 0, e = 0;
     for (const auto& row : m.rows)
-      if (row.groups.size() == 1 && row.groups[0] == g) k += row.count, e += m.fleets[row.fleet].exposure[g];
+      if (row.groups.size() == 1 && row.groups[0] == g) k += row.count, e += row.exposure[g];
     s.mu[g] = e > 0 ? std::log((k + 0.5) / e) : kMuPriorMean;
     s.mu[g] += 0.3 * normal(rng);  // chains start apart, so R-hat can see them disagree
   }
@@ -218,7 +205,7 @@ Chain run_chain(const Model& m, const PriorFitOptions& o, std::uint64_t seed) {
     update_global(s.log_sigma_fleet, sf_step);
     update_global(s.log_sigma_group, sg_step);
     // A spread rescaled with the factors it scales: the rates stay, only the priors' terms move.
-    auto rescale = [&](double& log_sigma, Step& st, bool fleet_level) {
+    auto rescale = [&](Step& st, bool fleet_level) {
       const double delta = st.size * normal(rng);
       State next = s;
       (fleet_level ? next.log_sigma_fleet : next.log_sigma_group) += delta;
@@ -235,10 +222,9 @@ Chain run_chain(const Model& m, const PriorFitOptions& o, std::uint64_t seed) {
       const bool ok = accept(after - before - delta * scaled);  // the Jacobian of the rescaled factors
       if (ok) s = next, latent = lat, hyper = post.hyper_log_prior(s);
       note(st, ok);
-      (void)log_sigma;
     };
-    rescale(s.log_sigma_fleet, sf_scale, true);
-    rescale(s.log_sigma_group, sg_scale, false);
+    rescale(sf_scale, true);
+    rescale(sg_scale, false);
     // A group's level traded against its fleets' own factors, and every level against the fleets':
     // the rates stay.
     for (int g = 0; g < kClassGroups; ++g) {
@@ -306,6 +292,12 @@ double split_rhat(const std::vector<std::vector<double>>& chains) {
   return w > 0 ? std::sqrt(((n - 1) / n * w + b / n) / w) : 1.0;
 }
 
+//! A Poisson count of `mean`, by the normal approximation past a billion (Boost's is for moderate means).
+double poisson_count(double mean, Rng& rng) {
+  if (!(mean < 1e9)) return std::isfinite(mean) ? std::round(mean + std::sqrt(mean) * boost::random::normal_distribution<double>()(rng)) : mean;
+  return static_cast<double>(boost::random::poisson_distribution<long, double>(std::max(mean, 1e-12))(rng));
+}
+
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const double at = q * static_cast<double>(v.size() - 1);
@@ -352,10 +344,10 @@ Fitted fit(const Model& m, const PriorFitOptions& o) {
 
 //! Where a row's count falls among counts predicted for a new fleet like its own:
 //! P(K < k) + P(K = k) / 2, K over the draws and fleets sampled from them.
-double predictive_rank(const std::vector<PriorDraw>& draws, const Model::Fleet& fleet, const FleetRow& row, double hbm_reference,
-                       std::uint64_t seed) {
+double predictive_rank(const std::vector<PriorDraw>& draws, const FleetRow& row, double hbm_reference, std::uint64_t seed) {
   Rng rng(seed);
   boost::random::normal_distribution<double> normal;
+  const std::array<double, kClassGroups> exposure = exposure_of(row);
   double below = 0, equal = 0, n = 0;
   for (const PriorDraw& d : draws)
     for (int s = 0; s < 40; ++s) {
@@ -363,11 +355,10 @@ double predictive_rank(const std::vector<PriorDraw>& draws, const Model::Fleet& 
       double mean = 0;
       for (const ClassGroup g : row.groups) {
         const int gi = static_cast<int>(g);
-        const double x = g == ClassGroup::GpuMemory ? d.beta_hbm * std::log(fleet.hbm_gb / hbm_reference) : 0;
-        mean += fleet.exposure[gi] * std::exp(d.mu[gi] + x + u + d.sigma_group * normal(rng));
+        const double x = g == ClassGroup::GpuMemory ? d.beta_hbm * std::log(row.hbm_gb / hbm_reference) : 0;
+        mean += exposure[gi] * std::exp(d.mu[gi] + x + u + d.sigma_group * normal(rng));
       }
-      const double k = mean > 1e9 ? std::round(mean + std::sqrt(mean) * normal(rng))
-                                  : static_cast<double>(boost::random::poisson_distribution<long, double>(std::max(mean, 1e-12))(rng));
+      const double k = poisson_count(mean, rng);
       below += k < row.count, equal += k == row.count, n += 1;
     }
   return (below + equal / 2) / n;
@@ -375,7 +366,7 @@ double predictive_rank(const std::vector<PriorDraw>& draws, const Model::Fleet& 
 
 //! A quarter's count of each group for a fleet of `gpus` GPUs (8 a node) with no data of its own:
 //! the predictive interval a planner would get.
-nlohmann::ordered_json quarter_intervals(const std::vector<PriorDraw>& draws, double gpus, double hbm_reference, std::uint64_t seed) {
+nlohmann::ordered_json quarter_intervals(const std::vector<PriorDraw>& draws, double gpus, std::uint64_t seed) {
   Rng rng(seed);
   boost::random::normal_distribution<double> normal;
   nlohmann::ordered_json out;
@@ -387,10 +378,9 @@ nlohmann::ordered_json quarter_intervals(const std::vector<PriorDraw>& draws, do
         const double exposure = (group_component(static_cast<ClassGroup>(g)) == Component::Gpu ? gpus : gpus / 8) * 91;
         const double rate = std::exp(d.mu[g] + u + d.sigma_group * normal(rng));
         rates[g].push_back(rate);
-        counts[g].push_back(static_cast<double>(boost::random::poisson_distribution<long, double>(std::max(exposure * rate, 1e-12))(rng)));
+        counts[g].push_back(poisson_count(exposure * rate, rng));
       }
     }
-  (void)hbm_reference;
   for (int g = 0; g < kClassGroups; ++g) {
     const double p5 = quantile(counts[g], 0.05), p95 = quantile(counts[g], 0.95);
     out[to_string(static_cast<ClassGroup>(g))] = {{"count_p05", p5},
@@ -402,78 +392,7 @@ nlohmann::ordered_json quarter_intervals(const std::vector<PriorDraw>& draws, do
   return out;
 }
 
-std::string group_list(const FleetRow& r) { return r.label; }
-
 }  // namespace
-
-FleetTable read_fleet_table(std::istream& in, const std::string& file) {
-  FleetTable table;
-  table.report.file = file;
-  table.report.kind = "fleet-table";
-  std::vector<int> at;
-  auto header = [&](int number, const std::string& text) {
-    const std::vector<std::string> names = split_csv(text);
-    if (const std::string why = header_problem(names); !why.empty()) {
-      table.report.problem(number, why);
-      return false;
-    }
-    at = columns_of(names, {"fleet", "gpu", "hbm_gb", "gpus", "nodes", "days", "class_group", "count", "in_fit"});
-    for (int i : {0, 2, 3, 4, 5, 6, 7})
-      if (at[static_cast<std::size_t>(i)] < 0) {
-        table.report.problem(number, "the header needs fleet, hbm_gb, gpus, nodes, days, class_group and count");
-        return false;
-      }
-    return true;
-  };
-  read_lines(in, table.report, header, [&](int number, const std::string& text) {
-    const std::vector<std::string> f = split_csv(text);
-    FleetRow r;
-    r.line = number;
-    r.fleet = field_at(f, at, 0);
-    r.gpu = field_at(f, at, 1);
-    r.label = field_at(f, at, 6);
-    const std::string in_fit = field_at(f, at, 8);
-    if (r.fleet.empty()) return table.report.problem(number, "fleet is empty");
-    if (!finite_number(field_at(f, at, 7), r.count) || r.count < 0 || r.count > 1e12)
-      return table.report.problem(number, "count must be a number of faults from 0 to 1e12");
-    if (in_fit.rfind("no", 0) == 0) {
-      r.left_out = in_fit.size() > 4 ? in_fit.substr(4) : "the table says so";
-    } else if (!in_fit.empty() && in_fit != "yes") {
-      return table.report.problem(number, "in_fit must be \"yes\" or \"no: why\"");
-    }
-    const auto groups = groups_named(r.label);
-    if (!groups) {
-      if (r.left_out.empty()) return table.report.problem(number, "class_group \"" + r.label + "\" is not a group (gpu, gpu_memory, network, host, software, hardware_total)");
-      r.left_out += " (class_group \"" + r.label + "\" is not a group)";
-    } else {
-      r.groups = *groups;
-    }
-    auto number_or = [&](int which, double& out, const char* what) {
-      const std::string v = field_at(f, at, which);
-      if (v.empty()) return false;
-      if (!finite_number(v, out) || out <= 0 || out > 1e12) {
-        table.report.problem(number, std::string(what) + " must be a positive number");
-        return false;
-      }
-      return true;
-    };
-    const bool hbm = number_or(2, r.hbm_gb, "hbm_gb"), gpus = number_or(3, r.gpus, "gpus"), nodes = number_or(4, r.nodes, "nodes"),
-               days = number_or(5, r.days, "days");
-    bool node_groups = false;
-    for (const ClassGroup g : r.groups) node_groups |= group_component(g) == Component::Node;
-    if (r.left_out.empty() && (!hbm || !gpus || !days || (node_groups && !nodes)))
-      return table.report.problem(number, "a fitted row needs hbm_gb, gpus, days and, for a node group, nodes");
-    if (!hbm) r.hbm_gb = 80;
-    table.rows.push_back(r);
-    ++table.report.parsed;
-  });
-  if (std::none_of(table.rows.begin(), table.rows.end(), [](const FleetRow& r) { return r.left_out.empty(); })) {
-    if (!table.report.malformed.empty())
-      throw TraceUnreadable(file + ": line " + std::to_string(table.report.malformed.front().line) + ": " + table.report.malformed.front().reason);
-    throw TraceUnreadable(file + ": no row to fit (a fleet table: fleet, gpu, hbm_gb, gpus, nodes, days, class_group, count, in_fit)");
-  }
-  return table;
-}
 
 PriorFit fit_population_prior(const FleetTable& table, const std::string& name, const PriorFitOptions& options) {
   std::vector<const FleetRow*> fitted;
@@ -481,6 +400,14 @@ PriorFit fit_population_prior(const FleetTable& table, const std::string& name, 
     if (r.left_out.empty()) fitted.push_back(&r);
   const Model model = build_model(fitted);
   const Fitted all = fit(model, options);
+  for (const PriorDraw& d : all.draws) {
+    // What a prior file holds (models/fleet_prior: PopulationPrior::from_json), else no prior at all.
+    bool held = std::abs(d.beta_hbm) <= 10 && d.sigma_fleet <= 10 && d.sigma_group <= 10;
+    for (const double mu : d.mu) held = held && std::abs(mu) <= 50;
+    if (!held)
+      throw TraceUnreadable(table.report.file + ": the counts over their exposures drive the fit past what a scenario holds (a log rate "
+                                                "per component-day beyond +-50, or fleets apart by a sigma above 10): check the rows' units");
+  }
   PriorFit out;
   out.prior.name = name;
   out.prior.hbm_reference_gb = model.hbm_reference;
@@ -515,18 +442,23 @@ PriorFit fit_population_prior(const FleetTable& table, const std::string& name, 
   // Each fleet: its counts, its factor against the population, and where it falls held out.
   nlohmann::ordered_json fleets = nlohmann::ordered_json::array();
   std::map<std::string, nlohmann::ordered_json> holdout_by_fleet;
-  if (options.holdouts && model.fleets.size() >= 3)
+  // Held out in turn: each a whole fit again, so not past kMostHeldOut fleets (said in the report).
+  const bool holdouts = options.holdouts && model.fleets.size() >= 3 && model.fleets.size() <= kMostHeldOut;
+  if (options.holdouts && !holdouts)
+    report["held_out_skipped"] = model.fleets.size() < 3 ? "fewer than three fleets: none can be held out"
+                                                          : std::to_string(model.fleets.size()) + " fleets: more than " +
+                                                                std::to_string(kMostHeldOut) + " to refit one by one";
+  if (holdouts)
     for (std::size_t f = 0; f < model.fleets.size(); ++f) {
       std::vector<const FleetRow*> others;
       for (const FleetRow* r : fitted)
         if (r->fleet != model.fleets[f].name) others.push_back(r);
-      PriorFitOptions lighter = options;
-      const Fitted without = fit(build_model(others), lighter);
+      const Fitted without = fit(build_model(others), options);
       nlohmann::ordered_json rows = nlohmann::ordered_json::array();
       for (const FleetRow* r : fitted)
         if (r->fleet == model.fleets[f].name) {
-          const double rank = predictive_rank(without.draws, fleet_of(*r), *r, model.hbm_reference, options.seed + 17 * f);
-          rows.push_back({{"class_group", group_list(*r)}, {"count", r->count}, {"rank", rank}, {"inside_90", rank >= 0.05 && rank <= 0.95}});
+          const double rank = predictive_rank(without.draws, *r, model.hbm_reference, options.seed + 17 * f);
+          rows.push_back({{"class_group", r->label}, {"count", r->count}, {"rank", rank}, {"inside_90", rank >= 0.05 && rank <= 0.95}});
         }
       holdout_by_fleet[model.fleets[f].name] = rows;
     }
@@ -551,12 +483,12 @@ PriorFit fit_population_prior(const FleetTable& table, const std::string& name, 
       if (!r.groups.empty() && r.gpus > 0 && r.days > 0 && (r.nodes > 0 || std::all_of(r.groups.begin(), r.groups.end(), [](ClassGroup g) {
                                                               return group_component(g) == Component::Gpu;
                                                             })))
-        j["rank_in_the_fit"] = predictive_rank(all.draws, fleet_of(r), r, model.hbm_reference, options.seed + 7919 + r.line);
+        j["rank_in_the_fit"] = predictive_rank(all.draws, r, model.hbm_reference, options.seed + 7919 + static_cast<std::uint64_t>(r.line));
       apart.push_back(j);
     }
   report["not_fitted"] = apart;
-  report["quarter_at_1024_gpus"] = quarter_intervals(all.draws, 1024, model.hbm_reference, options.seed + 31);
-  report["quarter_at_8192_gpus"] = quarter_intervals(all.draws, 8192, model.hbm_reference, options.seed + 37);
+  report["quarter_at_1024_gpus"] = quarter_intervals(all.draws, 1024, options.seed + 31);
+  report["quarter_at_8192_gpus"] = quarter_intervals(all.draws, 8192, options.seed + 37);
   return out;
 }
 
@@ -592,7 +524,10 @@ std::string prior_text(const nlohmann::ordered_json& r) {
   }
   std::snprintf(line, sizeof line, "  (%zu draws from %d chains; worst split R-hat %.3f)\n\n", static_cast<std::size_t>(r["sampler"]["draws"].get<long>()),
                 r["sampler"]["chains"].get<int>(), r["sampler"]["worst_rhat"].get<double>());
-  out << line << "  fleet            factor (90%)             held out: rank of each count among its predictions\n";
+  out << line;
+  if (r["sampler"]["worst_rhat"].get<double>() > 1.05)
+    out << "  warning: the chains disagree (split R-hat above 1.05): more --iterations before trusting these draws\n";
+  out << "  fleet            factor (90%)             held out: rank of each count among its predictions\n";
   for (const auto& f : r["fleets"]) {
     std::snprintf(line, sizeof line, "  %-15s  %5.2f [%5.2f, %5.2f]  ", f["fleet"].get<std::string>().c_str(), f["factor"]["median"].get<double>(),
                   f["factor"]["p05"].get<double>(), f["factor"]["p95"].get<double>());

@@ -17,27 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/text_records.hpp"
+#include "calibration/readers/fleet_table.hpp"
 #include "models/fleet_prior.hpp"
 
 namespace ctwin::calib {
-
-struct FleetRow {
-  std::string fleet, gpu, label;  //!< label: the table's class_group
-  double hbm_gb = 80, gpus = 0, nodes = 0, days = 0, count = 0;
-  std::vector<ClassGroup> groups;  //!< the groups the count sums
-  std::string left_out;            //!< why the row is not fitted ("" when it is)
-  int line = 0;
-};
-
-struct FleetTable {
-  std::vector<FleetRow> rows;  //!< every row read; those with `left_out` are only predicted
-  ReadReport report;
-};
-
-//! The table's CSV: fleet, gpu, hbm_gb, gpus, nodes, days, class_group, count, in_fit ("yes", or
-//! "no: why"). A malformed row is reported by line; none fitted is TraceUnreadable (exit 2).
-FleetTable read_fleet_table(std::istream& in, const std::string& file);
 
 struct PriorFitOptions {
   int chains = 4;

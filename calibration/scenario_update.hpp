@@ -10,12 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/calibrate.hpp"
+#include "core/units.hpp"
 #include "calibration/evidence.hpp"
 #include "calibration/step_times.hpp"
 
 namespace ctwin::calib {
 
-inline constexpr double kHoursPerYear = 24 * 365.25;
+inline constexpr double kHoursPerYear = kSecondsPerYear / 3600;  //!< as rates are read back
 
 //! A number as scenarios write it ("%.6g").
 std::string number(double x);

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/event_log.hpp"
 #include "core/version.hpp"
 #include "models/fault_timeline.hpp"
 #include "report/run_report.hpp"
@@ -74,8 +75,8 @@ ordered_json mttf_from(const ordered_json& interruptions) {
 //! The job's node count from a job master's start row (" nodes=N"); -1 where the trace does not
 //! say (a node's own log, a simulated run's events).
 int job_nodes_of(const calib::ObservedRun& observed) {
-  const auto at = observed.start.find(" nodes=");
-  return at == std::string::npos ? -1 : std::atoi(observed.start.c_str() + at + 7);
+  const auto nodes = detail_field(observed.start, "nodes");
+  return nodes ? std::atoi(nodes->c_str()) : -1;
 }
 
 }  // namespace
@@ -193,28 +194,38 @@ ordered_json summary_of(const std::vector<ordered_json>& rows, double confidence
 ordered_json validate_against(const Scenario& scenario, const calib::ObservedRun& observed, const ValidateOptions& options) {
   const double wall_days = observed.wall_s / kDay;
   const int trace_nodes = job_nodes_of(observed);
-  // Each question its own simulation; with no rate uncertain the two are one.
+  // Each question its own simulation. "Behaves" holds the rates exact, but for the classes whose
+  // rate is the fleet's own posterior (pooled with its own exposure under a prior): that belief is
+  // the fleet's, and stays drawn. When the two questions draw alike, they are one.
   const bool uncertain = FaultTimelineModel::from(scenario).rates_uncertain();
+  Scenario behaves = scenario;
+  bool posterior = false, only_posteriors = true;
+  for (FaultClass& f : behaves.faults) {
+    if (f.uncertainty && f.uncertainty->fleet_posterior()) posterior = true;
+    else if (f.uncertainty) f.uncertainty.reset(), only_posteriors = false;
+  }
+  const bool one = !uncertain || only_posteriors;
   ordered_json verdicts = ordered_json::array();
   for (const ValidationQuestion q : options.questions) {
     RunOptions run = options.run;
-    run.rate_uncertainty = q == ValidationQuestion::Produced;
-    if (!uncertain && !verdicts.empty()) {
+    run.rate_uncertainty = q == ValidationQuestion::Produced || posterior;
+    if (one && !verdicts.empty()) {
       verdicts.back()["questions"].push_back(q == ValidationQuestion::Produced ? "produced" : "behaves");
       continue;
     }
-    const RunResult result = run_trials(scenario, run);
+    const Scenario& simulated = q == ValidationQuestion::Produced ? scenario : behaves;
+    const RunResult result = run_trials(simulated, run);
     std::vector<ordered_json> rows = judged_rows(scenario, observed, result, options);
     ordered_json v;
     v["questions"] = ordered_json::array({q == ValidationQuestion::Produced ? "produced" : "behaves"});
-    v["rates"] = result.rates_drawn ? "drawn" : "exact";
+    v["rates"] = !result.rates_drawn ? "exact" : q == ValidationQuestion::Behaves || only_posteriors ? "posterior" : "drawn";
     v["summary"] = summary_of(rows, options.confidence);
     v["rows"] = std::move(rows);
     verdicts.push_back(std::move(v));
   }
 
   ordered_json report;
-  report["schema_version"] = 1;
+  report["schema_version"] = 2;  // 2: a verdict per question (rows under verdicts)
   report["ctwin_version"] = kCtwinVersion;
   report["command"] = "validate";
   report["scenario"] = {{"name", scenario.name}, {"content_hash", scenario.content_hash}};

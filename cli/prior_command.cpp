@@ -17,7 +17,7 @@ PriorCommand::PriorCommand(CLI::App& app) {
   cmd_->add_option("--out", out_, "write the prior (JSON: its draws and the fit's report) here")->required();
   cmd_->add_option("--name", name_, "the prior's name, which a calibrated scenario records");
   cmd_->add_option("--seed", seed_, "the chains' seed (the same seed, the same prior)");
-  cmd_->add_option("--iterations", iterations_, "sweeps kept per chain (after as many warm-up sweeps as a fifth of them)")->check(CLI::Range(200, 10000000));
+  cmd_->add_option("--iterations", iterations_, "sweeps kept per chain (after a fifth as many warm-up sweeps, at least 1,000)")->check(CLI::Range(200, 10000000));
   cmd_->add_option("--sigma-prior", sigma_scale_, "half-normal scale of the two spreads' priors")->check(CLI::Range(0.05, 10.0));
   cmd_->add_option("--beta-prior", beta_mean_, "mean of the HBM slope's normal prior (1: errors in proportion to bits)")->check(CLI::Range(-5.0, 5.0));
   cmd_->add_option("--beta-prior-sd", beta_sd_, "its standard deviation")->check(CLI::Range(0.01, 10.0));

@@ -136,4 +136,15 @@ std::string_view logged_class(const LoggedEvent& event) {
   return word.find('=') == std::string_view::npos ? word : std::string_view{};
 }
 
+std::optional<std::string> detail_field(const std::string& detail, std::string_view key) {
+  std::size_t at = 0;
+  while (at < detail.size()) {
+    const std::size_t end = std::min(detail.find(' ', at), detail.size());
+    const std::string_view word = std::string_view(detail).substr(at, end - at);
+    if (word.size() > key.size() && word.substr(0, key.size()) == key && word[key.size()] == '=') return std::string(word.substr(key.size() + 1));
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace ctwin

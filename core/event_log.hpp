@@ -4,6 +4,7 @@
 //! CSV, header `time_s,node,gpu,kind,code,detail`, closed by one `ledger` row per category.
 
 #include <istream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,5 +60,8 @@ EventLog read_event_log(std::istream& in, const std::string& file);
 //! (a live row's note follows it: "software signal 9 (Killed)" is class "software"); empty where
 //! the row names none (a key=value such as step=5, or a kind without a class).
 std::string_view logged_class(const LoggedEvent& event);
+//! A `key=value` field of a row's detail (a `start` row's `host=`, `job=`, `nodes=`); nullopt where
+//! it has none. A live node's start row names its host; a job master's, the job and its width.
+std::optional<std::string> detail_field(const std::string& detail, std::string_view key);
 
 }  // namespace ctwin

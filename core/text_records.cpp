@@ -141,4 +141,20 @@ std::string first_line(const std::string& path) {
   return "";
 }
 
+bool read_csv_header(ReadReport& report, int number, const std::string& text, const std::vector<std::string>& wanted,
+                     const std::vector<int>& required, const std::string& needs, std::vector<int>& at) {
+  const std::vector<std::string> names = split_csv(text);
+  if (const std::string why = header_problem(names); !why.empty()) {
+    report.problem(number, why);
+    return false;
+  }
+  at = columns_of(names, wanted);
+  for (const int i : required)
+    if (at[static_cast<std::size_t>(i)] < 0) {
+      report.problem(number, "the header needs " + needs);
+      return false;
+    }
+  return true;
+}
+
 }  // namespace ctwin

@@ -78,6 +78,11 @@ std::vector<std::string> split_csv(std::string_view line);
 std::vector<int> columns_of(const std::vector<std::string>& header, const std::vector<std::string>& wanted);
 //! A reason when `header` cannot be read by name: a column named twice. Empty when it can.
 std::string header_problem(const std::vector<std::string>& header);
+//! A CSV header line read by name: each wanted column's index (columns_of) into `at`, or false with
+//! the reason said at `number` (a column named twice, or one of `required`, indices into `wanted`,
+//! missing: "the header needs " + `needs`).
+bool read_csv_header(ReadReport& report, int number, const std::string& text, const std::vector<std::string>& wanted,
+                     const std::vector<int>& required, const std::string& needs, std::vector<int>& at);
 //! `text`, whole, as a finite number (no NaN, no Inf, nothing after it).
 bool finite_number(const std::string& text, double& out);
 

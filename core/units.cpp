@@ -124,7 +124,7 @@ std::optional<Rate> parse_rate(std::string_view text, std::string& why) {
   std::string_view unit;
   if (!split_number(text, number, unit, why)) return std::nullopt;
   static constexpr std::array<std::pair<std::string_view, double>, 4> kPeriods{
-      {{"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
+      {{"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", kSecondsPerYear}}};
   if (unit.size() > 1 && unit.front() == '/') {
     const auto dash = unit.find('-');
     const std::string_view component = unit.substr(1, dash == std::string_view::npos ? 0 : dash - 1);
@@ -144,8 +144,8 @@ std::optional<Exposure> parse_exposure(std::string_view text, std::string& why) 
   std::string_view unit;
   if (!split_number(text, number, unit, why)) return std::nullopt;
   static constexpr std::array<std::pair<std::string_view, double>, 8> kPeriods{
-      {{"hours", 3600.0}, {"days", 86400.0}, {"weeks", 7 * 86400.0}, {"years", 365 * 86400.0},
-       {"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", 365 * 86400.0}}};
+      {{"hours", 3600.0}, {"days", 86400.0}, {"weeks", 7 * 86400.0}, {"years", kSecondsPerYear},
+       {"hour", 3600.0}, {"day", 86400.0}, {"week", 7 * 86400.0}, {"year", kSecondsPerYear}}};
   const auto dash = unit.find('-');
   const std::string_view component = unit.substr(0, dash == std::string_view::npos ? 0 : dash);
   const std::string_view period = dash == std::string_view::npos ? std::string_view{} : unit.substr(dash + 1);

@@ -41,6 +41,10 @@ inline bool is_network(Component c) {
 }
 const char* to_string(Component c);
 
+//! A year as rates and exposures read it ("0.17/gpu-year"): 365 days. Everything that writes a
+//! rate per year uses this, so a rate written is the rate read back.
+inline constexpr double kSecondsPerYear = 365 * 86400.0;
+
 struct Rate {
   double per_component_second = 0;  //!< failures per second per component
   Component component = Component::Node;

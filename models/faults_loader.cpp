@@ -19,9 +19,15 @@ std::optional<RateUncertainty> read_rate_uncertainty(Reader& r, const json& u, c
     r.problem(p, std::string("expected an object ({\"events\": N, \"exposure\": \"884736 gpu-days\"} or {\"sigma\": 0.5}), got ") + u.type_name());
     return std::nullopt;
   }
-  r.allow_only(u, p, {"events", "exposure", "sigma", "fleet_sigma", "prior", "source"});
-  r.string(u, p, "prior", false);  // the population prior a calibrated posterior came from (its name)
+  r.allow_only(u, p, {"events", "exposure", "sigma", "fleet_sigma", "prior", "fleet_exposure", "source"});
   RateUncertainty out;
+  out.prior = r.string(u, p, "prior", false);  // the population prior a calibrated posterior came from (its name)
+  if (const auto fleet = r.string(u, p, "fleet_exposure", false)) {
+    std::string why;
+    if (const auto e = parse_exposure(*fleet, why)) out.fleet_exposure_component_s = e->component_seconds;
+    else r.problem(p + "/fleet_exposure", why);
+    if (!out.prior) r.problem(p + "/fleet_exposure", "the fleet's own exposure goes with the prior it was pooled with (\"prior\")");
+  }
   out.events = r.number(u, p, "events", false);
   out.sigma = r.number(u, p, "sigma", false);
   out.fleet_sigma = r.number(u, p, "fleet_sigma", false).value_or(0);

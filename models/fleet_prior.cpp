@@ -177,9 +177,18 @@ PopulationPrior PopulationPrior::from_json(const nlohmann::json& doc, const std:
   for (const std::vector<double>* c : std::initializer_list<const std::vector<double>*>{&beta, &group, &mu[0], &mu[1], &mu[2], &mu[3], &mu[4]})
     if (!c->empty() && c->size() != n) problem("/draws", "every parameter needs as many draws (" + std::to_string(n) + ")");
   if (n > 0 && n < 10) problem("/draws/sigma_fleet", "fewer than 10 draws: too few to stand for a posterior");
-  for (std::size_t i = 0; i < n && problems.empty(); ++i)
-    if (!(fleet[i] > 0) || !(group[i] > 0) || fleet[i] > 10 || group[i] > 10)
-      problem("/draws/sigma_" + std::string(fleet[i] > 0 && fleet[i] <= 10 ? "group/" : "fleet/") + std::to_string(i), "a sigma must be above 0 and at most 10");
+  if (n > kMostPriorDraws) problem("/draws/sigma_fleet", std::to_string(n) + " draws: at most " + std::to_string(kMostPriorDraws) + " (thin them)");
+  // Within what a scenario can hold: a log rate a component-day of e^(+-50), a slope of 10, a
+  // spread of 10 (calibrate writes a scenario's sigma of at most 3, and says when it cut one).
+  auto bounded = [&](const std::vector<double>& v, const std::string& at, double low, double high, const char* what) {
+    for (std::size_t i = 0; i < v.size() && problems.size() < 20; ++i)
+      if (!(v[i] >= low && v[i] <= high)) problem(at + "/" + std::to_string(i), std::string(what));
+  };
+  for (int g = 0; g < kClassGroups; ++g)
+    bounded(mu[g], std::string("/draws/mu/") + to_string(static_cast<ClassGroup>(g)), -50, 50, "a log rate per component-day must be from -50 to 50");
+  bounded(beta, "/draws/beta_hbm", -10, 10, "the HBM slope must be from -10 to 10");
+  bounded(fleet, "/draws/sigma_fleet", 1e-6, 10, "a sigma must be above 0 and at most 10");
+  bounded(group, "/draws/sigma_group", 1e-6, 10, "a sigma must be above 0 and at most 10");
   if (!problems.empty()) throw ScenarioInvalid(file, problems);
   for (std::size_t i = 0; i < n; ++i) {
     PriorDraw d;
@@ -193,7 +202,10 @@ PopulationPrior PopulationPrior::from_json(const nlohmann::json& doc, const std:
 }
 
 PopulationPrior PopulationPrior::read(const std::string& path) {
-  return from_json(parse_json_document(read_capped_text(path), path), path);
+  const std::string text = read_capped_text(path);
+  PopulationPrior prior = from_json(parse_json_document(text, path), path);
+  prior.content_hash = ctwin::content_hash(text);
+  return prior;
 }
 
 FleetPosterior fleet_posterior(const PopulationPrior& prior, const FleetCovariates& x, const FleetCounts& counts, int samples_per_draw,
@@ -252,7 +264,9 @@ FleetPosterior fleet_posterior(const PopulationPrior& prior, const FleetCovariat
   }
   FleetPosterior out;
   out.samples = samples.size();
-  if (samples.empty()) return out;
+  if (samples.empty())
+    throw BadInput("the prior \"" + prior.name + "\": none of its " + std::to_string(prior.draws.size()) +
+                   " draws can hold the fleet's counts (no finite posterior): check the traces' exposure, or the prior");
   const double top = std::max_element(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.log_weight < b.log_weight; })->log_weight;
   std::vector<double> weight;
   double total = 0, squares = 0;

@@ -38,8 +38,12 @@ struct PriorDraw {
   double sigma_fleet = 0, sigma_group = 0;
 };
 
+//! A prior file holds at most this many draws: each costs a mode search and its samples in a posterior.
+inline constexpr std::size_t kMostPriorDraws = 100'000;
+
 struct PopulationPrior {
   std::string name;  //!< e.g. "public-fleets-2026-11": a calibrated scenario records it
+  std::string content_hash;  //!< of the file's bytes (as a scenario's): which prior exactly
   double hbm_reference_gb = 80;
   std::vector<PriorDraw> draws;
 
@@ -78,7 +82,7 @@ struct FleetPosterior {
 };
 
 //! The fleet's posterior (the prior predictive when no group is observed). Deterministic: the
-//! samples come from `seed`.
+//! samples come from `seed`. Throws BadInput when no draw of the prior can hold the counts.
 FleetPosterior fleet_posterior(const PopulationPrior& prior, const FleetCovariates& x, const FleetCounts& counts,
                                int samples_per_draw = 64, std::uint64_t seed = 1);
 

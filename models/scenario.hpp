@@ -54,6 +54,13 @@ struct RateUncertainty {
   //! factor exp(fleet_sigma Z) a trial, the same Z for every class that has one (a fleet is worse
   //! or better as a whole), on top of the class's own uncertainty. 0: none.
   double fleet_sigma = 0;
+  //! The population prior this rate's draws come from (ctwin calibrate writes its name), and the
+  //! fleet's own exposure pooled with it (`fleet_exposure`; 0: the prior alone, no data of the
+  //! fleet's). With some, the draws are the fleet's own posterior: validate's "does this fleet behave
+  //! as its rates say" keeps drawing them.
+  std::optional<std::string> prior;
+  double fleet_exposure_component_s = 0;
+  bool fleet_posterior() const { return prior && fleet_exposure_component_s > 0; }
 };
 
 //! The class groups a population prior pools fleets by (models/fleet_prior.hpp): a fleet's GPU

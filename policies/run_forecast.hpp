@@ -3,18 +3,21 @@
 //! of the run will take and what goodput it will end with, with the interval, narrowing as the job
 //! learns its fleet.
 //!
-//! Each class's rate starts from the scenario's (its rate and its `rate_uncertainty`, as a Gamma:
-//! the evidence's posterior, or a lognormal moment-matched) and is updated with the job's own
-//! count over its own exposure (the job's nodes or GPUs times its wall time): a conjugate Gamma.
-//! The rest of the run is then drawn: the rates from their posteriors, the interruptions from the
-//! rates, each costing what the job's own ledger says an interruption has cost (its lost progress,
-//! detection, diagnosis, restarts, restores and waits over its interruptions, weighed with the
-//! scenario's expectation as one interruption's worth), and saves taking the share of wall time they
-//! have taken. The same state gives the same forecast (the draws' seed is fixed).
+//! The belief is the scenario's own: draws of its rates as `ctwin run` draws them (each class's
+//! evidence or spread, its group's shared draw, the fleet factor), so the forecast before any data
+//! is the scenario's, correlations included. The job's own counts over its own exposure (its nodes
+//! or GPUs times its wall time) weigh each draw by their Poisson likelihood: the posterior, and a
+//! fleet seen to fail often in its GPUs is believed to fail more in its hosts too. The rest of the
+//! run is then drawn from that posterior: interruptions from the rates, each costing what the job's
+//! own ledger says an interruption has cost (the scenario's expectation weighed as one), saves
+//! taking the share of wall time they have. When the job's counts lie far outside every draw (the
+//! belief was wrong), each class's rate comes from its own count alone, and the forecast says so.
+//! The same state gives the same forecast.
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/ledger.hpp"
 #include "models/scenario.hpp"
@@ -42,10 +45,29 @@ struct RunForecast {
   double final_goodput_p05 = 0, final_goodput_p50 = 0, final_goodput_p95 = 0;
   double cost_per_interruption_s = 0;  //!< what each is taken to cost (the job's own, with the scenario's)
   double checkpoint_share = 0;         //!< of wall time
+  double effective_draws = 0;          //!< of the belief's draws, after the job's counts weighed them
+  bool belief_overruled = false;       //!< the job's counts fit no draw: each class from its own count
   bool known = false;                  //!< false: no length to forecast (no steps left given, no horizon)
 };
 
-//! `draws` runs of the rest of the job, seeded by `seed`.
-RunForecast forecast_run(const Scenario& scenario, const JobSoFar& so_far, std::uint64_t seed = 1, int draws = 4000);
+class RunForecaster {
+ public:
+  //! Draws the scenario's rates `belief_draws` times (as a run's trials draw them, seeded by `seed`).
+  explicit RunForecaster(const Scenario& scenario, int belief_draws = 20000, std::uint64_t seed = 1);
+  //! `draws` runs of the rest of the job, seeded by `seed`.
+  RunForecast forecast(const JobSoFar& so_far, std::uint64_t seed = 1, int draws = 4000) const;
+
+ private:
+  struct Interrupting {
+    std::string name;
+    double rate_per_s = 0;  //!< per component
+    bool per_gpu = false;
+    std::size_t index = 0;  //!< in the scenario's faults (the factors' order)
+  };
+  Scenario scenario_;
+  std::vector<Interrupting> classes_;
+  std::vector<std::vector<double>> factors_;  //!< per belief draw, per interrupting class
+  double expected_recovery_s_ = 0;            //!< detection + diagnosis + action, by rate
+};
 
 }  // namespace ctwin

@@ -35,14 +35,19 @@ std::string validation_text(const ordered_json& report) {
   std::vector<std::string> notes;
   for (const auto& verdict : report["verdicts"]) {
     const auto& questions = verdict["questions"];
+    const bool posterior = verdict["rates"] == "posterior";
     if (questions.size() > 1) {
-      out << "  could this scenario have produced this run, and does this fleet behave as its rates say? (one verdict: every\n"
-             "  rate is held exact, so the two questions are one)\n";
+      out << (posterior ? "  could this scenario have produced this run, and does this fleet behave as its rates say? (one verdict: every\n"
+                          "  uncertain rate is the fleet's own posterior, drawn for both questions)\n"
+                        : "  could this scenario have produced this run, and does this fleet behave as its rates say? (one verdict: every\n"
+                          "  rate is held exact, so the two questions are one)\n");
     } else if (questions[0] == "produced") {
       out << "  could this scenario have produced this run? (each trial draws its rates from their uncertainty: the fleets'\n"
              "  spread and the evidence's)\n";
     } else {
-      out << "  does this fleet behave as the scenario's rates say? (the rates held exact)\n";
+      out << (posterior ? "  does this fleet behave as the scenario's rates say? (the fleet's own posterior drawn for the calibrated classes,\n"
+                          "  the other rates held exact)\n"
+                        : "  does this fleet behave as the scenario's rates say? (the rates held exact)\n");
     }
     std::snprintf(line, sizeof line, "  %-34s %-26s %12s %12s   %-25s %s\n", "", "unit", "observed", "sim. mean",
                   (std::to_string(static_cast<int>(std::lround(100 * confidence))) + "% of trials").c_str(), "verdict");

@@ -10,21 +10,11 @@ IncidentTable read_incident_table(std::istream& in, const std::string& file) {
   IncidentTable table;
   table.report.file = file;
   table.report.kind = "incident-table";
-  static const std::map<std::string, double> kHours{{"hours", 1}, {"days", 24}, {"years", 24 * 365.25}};
+  static const std::map<std::string, double> kHours{{"hours", 1}, {"days", 24}, {"years", kSecondsPerYear / 3600}};  // a year as rates are read back
   std::vector<int> at;
   auto header = [&](int number, const std::string& text) {
-    const std::vector<std::string> names = split_csv(text);
-    if (const std::string why = header_problem(names); !why.empty()) {
-      table.report.problem(number, why);
-      return false;
-    }
-    at = columns_of(names, {"class", "count", "exposure", "unit", "effect", "source"});
-    for (int i = 0; i < 4; ++i)
-      if (at[static_cast<std::size_t>(i)] < 0) {
-        table.report.problem(number, "the header needs class, count, exposure and unit");
-        return false;
-      }
-    return true;
+    return read_csv_header(table.report, number, text, {"class", "count", "exposure", "unit", "effect", "source"}, {0, 1, 2, 3},
+                           "class, count, exposure and unit", at);
   };
   read_lines(in, table.report, header, [&](int number, const std::string& text) {
     const std::vector<std::string> f = split_csv(text);

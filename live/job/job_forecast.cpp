@@ -1,6 +1,6 @@
 // The rest of the run, forecast while it runs (`ctwin live master --forecast`): the job's own
-// interruptions and exposure teach the forecast's rates (policies/run_forecast), so its interval
-// narrows as the job goes on. Served in the status, the metrics and, at each interruption, the log.
+// interruptions and exposure weigh the scenario's belief in its rates (policies/run_forecast), so
+// its interval narrows as the job goes on. Served in the status, the metrics and, at each interruption, the log.
 #include <cstdio>
 #include <iostream>
 
@@ -9,7 +9,7 @@
 namespace ctwin::live {
 
 void JobMaster::update_forecast(Clock::time_point now) {
-  if (!o_.forecast || phase_ != Phase::Running) return;
+  if (!forecaster_ || phase_ != Phase::Running) return;
   long seen = 0;
   for (const auto& [fault_class, n] : interruptions_) seen += n;
   const bool news = seen != forecast_logged_;
@@ -25,17 +25,17 @@ void JobMaster::update_forecast(Clock::time_point now) {
   const double step_s = book_.step_s();
   if (!cadence_.changes.empty() && step_s > 0) so_far.checkpoint_interval_s = static_cast<double>(cadence_.changes.back().every) * step_s;
   // The same state draws the same rest: the seed is the interruptions seen.
-  forecast_ = forecast_run(*o_.forecast, so_far, static_cast<std::uint64_t>(seen) + 1);
+  forecast_ = forecaster_->forecast(so_far, static_cast<std::uint64_t>(seen) + 1);
   if (!news || !forecast_->known) return;
   forecast_logged_ = seen;
   const RunForecast& f = *forecast_;
   char note[320];
   std::snprintf(note, sizeof note,
                 "forecast %s remaining_s=%.3f p5=%.3f p95=%.3f final_goodput=%.4f p5=%.4f p95=%.4f goodput_to_date=%.4f interruptions=%ld "
-                "rate_per_day=%.4g p5=%.4g p95=%.4g",
+                "rate_per_day=%.4g p5=%.4g p95=%.4g%s",
                 f.by_steps ? "steps" : "horizon", f.remaining_wall_s_p50, f.remaining_wall_s_p05, f.remaining_wall_s_p95, f.final_goodput_p50,
                 f.final_goodput_p05, f.final_goodput_p95, f.goodput_to_date, f.interruptions, f.rate_per_day_p50, f.rate_per_day_p05,
-                f.rate_per_day_p95);
+                f.rate_per_day_p95, f.belief_overruled ? " belief=overruled" : "");
   record(ledger_.marked(), EventKind::Health, note);
   std::cerr << "ctwin master: " << note << "\n";
 }
@@ -48,7 +48,9 @@ nlohmann::json JobMaster::forecast_status() const {
                    {"interruptions", f.interruptions},
                    {"interruptions_per_day", three(f.rate_per_day_p05, f.rate_per_day_p50, f.rate_per_day_p95)},
                    {"cost_per_interruption_s", f.cost_per_interruption_s},
-                   {"checkpoint_share", f.checkpoint_share}};
+                   {"checkpoint_share", f.checkpoint_share},
+                   {"effective_draws", f.effective_draws},
+                   {"belief_overruled", f.belief_overruled}};
   if (f.known) {
     j["until"] = f.by_steps ? "the steps left (--total-steps)" : "the scenario's horizon";
     j["remaining_wall_s"] = three(f.remaining_wall_s_p05, f.remaining_wall_s_p50, f.remaining_wall_s_p95);

@@ -41,6 +41,7 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
     throw BadInput("policies.elastic.replica_nodes (" + std::to_string(replica_nodes_) + ") does not divide --nnodes " + std::to_string(o_.nnodes));
   active_replicas_ = total_replicas_ = o_.nnodes / replica_nodes_;
   precheck_wanted_ = scenario_.precheck.enabled && o_.precheck_across_nodes && o_.prechecks;  // before the first start
+  if (o_.forecast) forecaster_.emplace(*o_.forecast);
   start_utc_us_ = utc_now_us();
   {  // a run id no other run of this job shares: the start time and 32 random bits
     std::random_device entropy;

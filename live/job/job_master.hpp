@@ -255,6 +255,7 @@ class JobMaster {
     Clock::time_point began{}, round_began{};
   };
   std::optional<Precheck> precheck_;
+  std::optional<RunForecaster> forecaster_;  //!< with --forecast: the scenario's belief, drawn once
   std::optional<RunForecast> forecast_;
   long forecast_logged_ = -1;  //!< the interruptions the last logged forecast knew of
   Clock::time_point forecast_at_{};

@@ -29,7 +29,7 @@ double share_held(const nlohmann::ordered_json& c) {
   std::string why;
   const double per_year = std::stod(c["rate"].get<std::string>());
   const double lasts_s = *parse_duration_s(c["recovery"]["duration"].get<std::string>(), why);
-  return per_year / (24 * 365.25) * lasts_s / 3600;
+  return per_year / (24 * 365.0) * lasts_s / 3600;  // a year as rates are read
 }
 
 }  // namespace

@@ -303,7 +303,7 @@ TEST_CASE("public records: the committed incident tables are the script's, and B
   const auto& gpu = classes.at("gpu_failure");
   CHECK(gpu["count"].get<double>() == Approx(14.43));
   CHECK(gpu["exposure_gpu_hours"].get<double>() == Approx(384 * 114.18 * 24).epsilon(1e-3));
-  const double weekly = 365.25 / 7 / 384;  // one GPU a week among 384, per GPU-year
+  const double weekly = 365.0 / 7 / 384;  // one GPU a week among 384, per GPU-year
   CHECK(gpu["rate_per_gpu_year"]["lower"].get<double>() < weekly);
   CHECK(gpu["rate_per_gpu_year"]["upper"].get<double>() > weekly);
   CHECK(classes.at("software_hang")["count"] == 3);
@@ -337,7 +337,7 @@ TEST_CASE("public records: the committed incident tables are the script's, and B
     if (c["class"] == "cuda_error") {
       CHECK(c["count"] == 19968);
       const auto& rate = c["rate_per_gpu_year"];
-      CHECK(rate["estimate"].get<double>() == Approx(19968 / (200000 * 91.3125) * 365.25).epsilon(1e-4));
+      CHECK(rate["estimate"].get<double>() == Approx(19968 / (200000 * 91.3125) * 365).epsilon(1e-4));
       CHECK((rate["upper"].get<double>() - rate["lower"].get<double>()) / rate["estimate"].get<double>() < 0.03);
     }
   fs::remove_all(dir);
@@ -363,12 +363,12 @@ TEST_CASE("kernel logs: every host's window is exposure, a clean log included, a
   std::map<std::string, nlohmann::ordered_json> classes;
   for (const auto& c : four.report["classes"]) classes[c["class"]] = c;
   // 1 fault over 4 nodes x 8 GPUs x 1 day: 11.4 per GPU-year, not 45.7 (one log's exposure).
-  CHECK(classes.at("xid_13")["rate_per_gpu_year"]["estimate"].get<double>() == Approx(365.25 / 32).epsilon(1e-3));
+  CHECK(classes.at("xid_13")["rate_per_gpu_year"]["estimate"].get<double>() == Approx(365.0 / 32).epsilon(1e-3));
   CHECK(four.report["traces"].size() == 4);
 
   // A fleet in mid-life: 400 hosts x 8 GPUs, 120 days, GPUs failing with Weibull(0.7) lives of mean
   // 1/(2 per GPU-year), each found at a random point of its life (the stationary residual).
-  const double k = 0.7, window_days = 120, mean_days = 365.25 / 2, scale_days = mean_days / std::tgamma(1 + 1 / k);
+  const double k = 0.7, window_days = 120, mean_days = 365.0 / 2, scale_days = mean_days / std::tgamma(1 + 1 / k);
   boost::random::mt19937 rng(2024);
   boost::random::uniform_01<double> uniform;
   boost::random::weibull_distribution<double> life(k, scale_days);
@@ -424,7 +424,7 @@ TEST_CASE("kernel logs: every host's window is exposure, a clean log included, a
   for (const auto& c : few.report["classes"])
     if (c["class"] == "xid_13") {
       CHECK(c["rate_from"] == "count / exposure (exact Poisson interval)");
-      CHECK(c["rate_per_gpu_year"]["estimate"].get<double>() == Approx(5 * 365.25 / 32).epsilon(1e-3));
+      CHECK(c["rate_per_gpu_year"]["estimate"].get<double>() == Approx(5 * 365.0 / 32).epsilon(1e-3));
     }
   for (const FaultClass& c : parse_scenario(few.scenario.dump(), "few").faults) CHECK(c.distribution == Distribution::Exponential);
   fs::remove_all(dir);
