@@ -84,8 +84,9 @@ inline double expected_over(double rate, double span, double shape = 1, double a
   return rate * age / shape * (std::pow(1 + span / age, shape) - 1);
 }
 
-//! The most trials a run takes. Memory does not grow with them (sim/run_tally.hpp); time does: a
-//! million trials of the default scenario take about 30 s on 2 cores (BENCHMARKS.md).
+//! The most trials a run takes. Memory grows little with them (sim/run_tally.hpp: 14 bytes a trial
+//! for the report's tail); time does: a million trials of the default scenario take about 30 s on
+//! 2 cores (BENCHMARKS.md).
 inline constexpr int kMaxTrials = 10'000'000;
 
 struct FaultClass {
