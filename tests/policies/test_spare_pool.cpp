@@ -73,10 +73,10 @@ TEST_CASE("spare pool: the scenario's policies.spare_pool reaches the controller
   CHECK(s.spare_pool.top_up_at_most == 8);
   REQUIRE(s.spare_pool.expedited_repair_us);
   const RecoveryController controller(s);
-  control::Event e;
-  e.signal = control::Signal::SparePool;
+  control::Event changed;
+  changed.signal = control::Signal::SparePool;
   std::vector<control::Action> out;
-  controller.decide(e, pool_view(0), out);
+  controller.decide(changed, pool_view(0), out);
   REQUIRE(out.size() == 2);
   CHECK(out[0].act == Act::TopUp);
   CHECK(out[1].act == Act::ExpediteRepairs);
