@@ -28,7 +28,9 @@
 #include "models/scenario_loader.hpp"
 #include "core/mpi/mpi_session.hpp"
 #include "core/ranks.hpp"
+#include "sim/experiments.hpp"
 #include "sim/monte_carlo.hpp"
+#include "sim/run_sensitivity.hpp"
 #include "sim/step_cache.hpp"
 #include "core/atomic_file.hpp"
 #include "report/engine_comparison.hpp"
@@ -56,6 +58,7 @@ struct RunArgs {
   std::string engine = "native";
   std::string contention = "on";
   std::string rate_uncertainty = "on";
+  bool sensitivity = false;
 };
 
 int run_command(const RunArgs& args) {
@@ -106,6 +109,7 @@ int run_command(const RunArgs& args) {
   // Memory flat in trials: the report reads the tally; whole trials only for the engines compared.
   options.keep_trials = args.engine == "both";
   options.keep_goodputs = percentile.has_value();
+  options.tail = true;  // the report says what the low quantiles are made of
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
@@ -143,7 +147,12 @@ int run_command(const RunArgs& args) {
       native.record_events = false;
       comparison = compare_engines(run_trials(scenario, native), result);
     }
-    const RunReportInput report{scenario, options, result};
+    // Each assumed field over its range, on the run's own trial seeds (paired with its goodputs).
+    std::optional<RunSensitivity> sensitivity;
+    if (args.sensitivity)
+      sensitivity = run_sensitivity(read_scenario_document(path), path, scenario, options, result.tally.goodputs(),
+                                    result.tally.goodput().summary());
+    const RunReportInput report{scenario, options, result, sensitivity ? &*sensitivity : nullptr};
     // Everything is rendered before anything is written.
     std::vector<std::pair<std::string, std::string>> outputs;
     if (!args.json.empty()) {
@@ -236,6 +245,9 @@ int main(int argc, char** argv) {
                       "on (default): each trial draws the rates from their uncertainty (a scenario's rate_uncertainty), and the "
                       "predictive interval has it; off: the rates are held exact")
       ->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_flag("--sensitivity", run.sensitivity,
+                    "goodput over the plausible range of each assumed field (spare nodes, repair time, fleet spread, rate "
+                    "uncertainty, detection times, restart overhead), one at a time on the same trials; names the one that moves it most");
 
   std::string check_path;
   CLI::App* check_cmd = app.add_subcommand("check", "validate a scenario file");

@@ -1,6 +1,6 @@
 // The scenario's `policies` section: the one file format the simulator and the live controller both
-// read (docs/scenario.md). Checkpoint intervals, Xid -> action, elastic shrink/regrow, the precheck
-// and run-time straggler eviction.
+// read (docs/scenario.md). Checkpoint intervals, Xid -> action, elastic shrink/regrow, the precheck,
+// run-time straggler eviction and the operator's answer to a dry spare pool.
 #include <map>
 #include <string>
 
@@ -99,6 +99,27 @@ void read_stragglers(Reader& r, const json& c, Scenario& s) {
   s.stragglers.z_threshold = r.number(c, p, "z_threshold", false, 0.0).value_or(3.5);
 }
 
+//! {"top_up": {"nodes": 16, "delay": "1d", "below": 1, "at_most": 32}, "expedited_repair": "1d"}
+void read_spare_pool(Reader& r, const json& c, Scenario& s) {
+  const std::string p = "/policies/spare_pool";
+  r.allow_only(c, p, {"top_up", "expedited_repair", "source", "notes"});
+  SparePoolSpec& pool = s.spare_pool;
+  if (const json* t = r.object(c, p, "top_up", false)) {
+    const std::string tp = p + "/top_up";
+    r.allow_only(*t, tp, {"nodes", "delay", "below", "at_most", "source", "notes"});
+    pool.top_up_nodes = static_cast<int>(r.integer(*t, tp, "nodes", true, 0, 1'000'000).value_or(0));
+    // [A] a day to borrow nodes from another job or a reservation, unless told: so one pointer
+    // (--set /policies/spare_pool/top_up/nodes=16) prices a top-up.
+    pool.top_up_delay_us = r.duration(*t, tp, "delay", false).value_or(86400 * kMicrosPerSecond);
+    pool.top_up_below = static_cast<int>(r.integer(*t, tp, "below", false, 1, 1'000'000).value_or(1));
+    // One top-up unless told more: an operator borrows a batch, not an endless stream.
+    pool.top_up_at_most = static_cast<int>(r.integer(*t, tp, "at_most", false, 0, 1'000'000).value_or(pool.top_up_nodes));
+    r.string(*t, tp, "source", false);
+  }
+  pool.expedited_repair_us = r.duration(c, p, "expedited_repair", false, true);
+  r.string(c, p, "source", false);
+}
+
 void read_hang_detection(Reader& r, const json& c, Scenario& s) {
   const std::string p = "/policies/hang_detection";
   r.allow_only(c, p, {"factor", "minimum", "source", "notes"});
@@ -163,13 +184,14 @@ void read_policies(Reader& r, const json& root, Scenario& s) {
   const json* pol = r.object(root, "", "policies", true);
   if (!pol) return;
   r.allow_only(*pol, "/policies",
-               {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "hang_detection", "loss_spike", "live_stops",
-                "notes"});
+               {"checkpoint", "xid_actions", "elastic", "precheck", "stragglers", "spare_pool", "hang_detection", "loss_spike",
+                "live_stops", "notes"});
   if (const json* ck = r.object(*pol, "/policies", "checkpoint", true)) read_checkpoint_policy(r, *ck, s);
   if (const json* x = r.object(*pol, "/policies", "xid_actions", false)) read_xid_actions(r, *x, s);
   if (const json* e = r.object(*pol, "/policies", "elastic", false)) read_elastic(r, *e, s);
   if (const json* c = r.object(*pol, "/policies", "precheck", false)) read_precheck(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "stragglers", false)) read_stragglers(r, *c, s);
+  if (const json* c = r.object(*pol, "/policies", "spare_pool", false)) read_spare_pool(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "hang_detection", false)) read_hang_detection(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "loss_spike", false)) read_loss_spike(r, *c, s);
   if (const json* c = r.object(*pol, "/policies", "live_stops", false)) read_live_stops(r, *c, s);

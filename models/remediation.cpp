@@ -15,6 +15,8 @@ const char* to_string(Act act) {
     case Act::Shrink: return "shrink";
     case Act::Grow: return "grow";
     case Act::RunPrecheck: return "precheck";
+    case Act::TopUp: return "top_up";
+    case Act::ExpediteRepairs: return "expedite_repairs";
   }
   return "?";
 }

@@ -19,6 +19,8 @@ enum class Act : std::uint8_t {
   Shrink,         //!< drop whole data-parallel replicas
   Grow,           //!< add replicas back (a restart)
   RunPrecheck,    //!< run the node check before relaunching
+  TopUp,          //!< order nodes for the spare pool: `nodes` of them, there in `seconds`
+  ExpediteRepairs,  //!< every node in the repair shop back within `seconds` (the pool is dry)
 };
 
 //! What a fault class's `recovery.action` may name.
@@ -26,7 +28,7 @@ inline constexpr Act kFaultActions[] = {Act::None, Act::Restart, Act::ResetGpu, 
 //! What brings a failed part back: an escalation's or the Xid policy's action.
 inline constexpr Act kRepairActions[] = {Act::Restart, Act::ResetGpu, Act::Reboot, Act::Replace};
 
-//! none, restart, reset_gpu, reboot, replace, checkpoint_now, shrink, grow, precheck.
+//! none, restart, reset_gpu, reboot, replace, checkpoint_now, shrink, grow, precheck, top_up, expedite_repairs.
 const char* to_string(Act act);
 //! The act `name` names among `allowed`; nullopt when it names none of them.
 std::optional<Act> act_named(std::string_view name, std::span<const Act> allowed);

@@ -91,8 +91,9 @@ inline double expected_over(double rate, double span, double shape = 1, double a
   return rate * age / shape * (std::pow(1 + span / age, shape) - 1);
 }
 
-//! The most trials a run takes. Memory does not grow with them (sim/run_tally.hpp); time does: a
-//! million trials of the default scenario take about 30 s on 2 cores (BENCHMARKS.md).
+//! The most trials a run takes. Memory grows little with them (sim/run_tally.hpp: 14 bytes a trial
+//! for the report's tail); time does: a million trials of the default scenario take about 30 s on
+//! 2 cores (BENCHMARKS.md).
 inline constexpr int kMaxTrials = 10'000'000;
 
 struct FaultClass {
@@ -269,6 +270,19 @@ struct StragglerSpec {
   double z_threshold = 3.5; //!< robust z-score (median/MAD) that marks a straggler
 };
 
+//! What the operator does when the spare pool runs low (`policies.spare_pool`): orders nodes from
+//! elsewhere (a top-up: `top_up_nodes` join the pool `top_up_delay` after the order, ordered when
+//! fewer than `top_up_below` spares are left, `top_up_at_most` nodes over the run), and expedites
+//! repairs while the pool is dry (each node in the shop back within `expedited_repair`).
+struct SparePoolSpec {
+  int top_up_nodes = 0;                       //!< 0: no top-up
+  Micros top_up_delay_us = 86400 * kMicrosPerSecond;  //!< [A] a day unless stated
+  int top_up_below = 1;                       //!< 1: ordered when the pool is empty
+  int top_up_at_most = 0;
+  std::optional<Micros> expedited_repair_us;  //!< none: repairs take their time, dry pool or not
+  bool any() const { return top_up_nodes > 0 || expedited_repair_us.has_value(); }
+};
+
 //! Hangs found by a heartbeat watchdog: timeout = factor x the longest step seen (at least `minimum`),
 //! instead of each hang class's own detection time.
 struct HangDetectionSpec {
@@ -315,6 +329,7 @@ struct Scenario {
   ElasticSpec elastic;
   PrecheckSpec precheck;
   StragglerSpec stragglers;
+  SparePoolSpec spare_pool;
   std::optional<HangDetectionSpec> hang_detection;
   LossSpikeSpec loss_spike;
   //! When given without a step time, the step time comes from it (sim/step_model.hpp).

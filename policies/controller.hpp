@@ -24,16 +24,18 @@ enum class Signal : std::uint8_t {
   SpareShortage,  //!< the diagnosis is done, slots are vacant and the spare pool is empty
   NodeReturned,   //!< a node came back to the pool while the job runs shrunk
   StepTimes,      //!< per-node step times over an observation window
+  SparePool,      //!< the spare pool changed (a spare taken, a node back): the moment to top it up or expedite repairs
   Heartbeat,      //!< live: a rank reported progress (hang detection)
   CheckpointDone, //!< live: a checkpoint completed
 };
 
 
 struct Action {
-  Act act = Act::None;  //!< RunPrecheck: `seconds` it takes; Shrink, Grow: by `replicas`
+  Act act = Act::None;  //!< RunPrecheck: `seconds` it takes; Shrink, Grow: by `replicas`; TopUp: `nodes` in `seconds`
   int node = -1;
   int replicas = 0;
   double seconds = -1;  //!< how long the action takes; < 0: the catalogue's figure
+  int nodes = 0;        //!< TopUp: nodes ordered for the pool
 };
 
 struct Event {
@@ -65,6 +67,8 @@ struct ClusterView {
   int total_replicas = 1;
   int vacant_slots = 0;      //!< in the active replicas
   int spares_available = 0;
+  int spares_added = 0;      //!< nodes top-ups added to the pool so far, arrived or on their way
+  int spares_arriving = 0;   //!< of those, on their way
   double step_s = 0;         //!< failure-free step at full width
   double remaining_s = 0;    //!< wall time the run has left at full width
   double restart_cost_s = 0; //!< what a planned stop costs: save, restart and restore

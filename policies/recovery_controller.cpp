@@ -4,6 +4,7 @@
 
 #include "policies/precheck.hpp"
 #include "policies/runtime_health.hpp"
+#include "policies/spare_pool.hpp"
 
 namespace ctwin {
 
@@ -13,7 +14,8 @@ RecoveryController::RecoveryController(const Scenario& scenario)
     : xid_actions_(scenario.xid_actions),
       elastic_(scenario.elastic),
       precheck_(scenario.precheck),
-      stragglers_(scenario.stragglers) {}
+      stragglers_(scenario.stragglers),
+      spare_pool_(scenario.spare_pool) {}
 
 void RecoveryController::decide(const control::Event& event, const control::ClusterView& view,
                                 std::vector<Action>& actions) const {
@@ -60,6 +62,9 @@ void RecoveryController::decide(const control::Event& event, const control::Clus
       if (d && d->evict) actions.push_back({Act::Replace, d->node, 0, -1});
       return;
     }
+    case control::Signal::SparePool:
+      spare_pool_actions(spare_pool_, view, actions);
+      return;
     case control::Signal::Heartbeat:
     case control::Signal::CheckpointDone:
       return;  // the live agent's hang detector keeps its own clock

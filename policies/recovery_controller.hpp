@@ -6,7 +6,8 @@
 //!    the cost of the planned stop (a whole replica must be back);
 //!  - the precheck: DLRover's two-round node check in every diagnosis; faulty nodes (and, if asked,
 //!    stragglers by the 2 x median rule) are replaced;
-//!  - run-time stragglers: median/MAD over per-node step times, evicted when worth a planned stop.
+//!  - run-time stragglers: median/MAD over per-node step times, evicted when worth a planned stop;
+//!  - the spare pool: a top-up when it runs low, repairs expedited while it is dry (spare_pool.hpp).
 
 #include "models/scenario.hpp"
 #include "policies/controller.hpp"
@@ -27,6 +28,7 @@ class RecoveryController final : public control::Controller {
   ElasticSpec elastic_;
   PrecheckSpec precheck_;
   StragglerSpec stragglers_;
+  SparePoolSpec spare_pool_;
 };
 
 }  // namespace ctwin

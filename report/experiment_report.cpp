@@ -49,6 +49,34 @@ std::optional<double> numeric(const nlohmann::json& v) {
 
 std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+//! The answer above the goodputs it comes from: each point's goodput less the baseline's, trial by
+//! trial (in points, its paired 95% CI), on the goodput plot's x axis, a level at zero for the
+//! baseline. The goodput panel below keeps its unpaired intervals, which overlap when trials vary
+//! more than the points do.
+std::string paired_svg(Plot goodput, const std::vector<Summary>& paired, const std::string& title, const std::string& baseline) {
+  Plot difference;
+  difference.title = title;
+  difference.x_label = goodput.x_label;
+  difference.y_label = "less " + baseline + " (points, paired 95% CI)";
+  difference.log_x = goodput.log_x;
+  difference.x_durations = goodput.x_durations;
+  difference.x_labels = goodput.x_labels;
+  difference.markers = goodput.markers;
+  difference.levels.push_back({0, baseline});
+  PlotSeries series;
+  series.line = goodput.series.front().line;
+  series.x = goodput.series.front().x;
+  for (const Summary& d : paired) {
+    series.y.push_back(100 * d.mean);
+    series.y_low.push_back(100 * d.ci95_low);
+    series.y_high.push_back(100 * d.ci95_high);
+  }
+  difference.series.push_back(std::move(series));
+  goodput.y_label = "goodput (mean, unpaired 95% CI)";
+  goodput.title += " (each interval alone)";
+  return plot_svg_stack({difference, goodput});
+}
+
 }  // namespace
 
 ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<SweepAxis>& axes,
@@ -117,20 +145,21 @@ ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<
 ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeResult& r) {
   std::ostringstream out;
   std::ostringstream csv;
-  csv << "interval_s,goodput_mean,ci95_low,ci95_high,p5,p50,p95\n";
+  csv << "interval_s,goodput_mean,ci95_low,ci95_high,p5,p50,p95,diff_mean,diff_ci95_low,diff_ci95_high\n";
   ordered_json grid = ordered_json::array();
   PlotSeries series;
   out << "ctwin optimize: " << source.scenario_path << "  (" << r.trials << " trials per point, seed " << source.seed
-            << ", the same seeds at every point)\n\n  interval        goodput   95% CI\n";
+            << ", the same seeds at every point)\n\n  interval        goodput   95% CI                 vs the scenario's own (paired 95% CI)\n";
   for (std::size_t i = 0; i < r.interval_s.size(); ++i) {
     const Summary& g = r.goodput[i];
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-12s  %.5f  [%.5f, %.5f]\n", format_duration(r.interval_s[i]).c_str(), g.mean,
-                  g.ci95_low, g.ci95_high);
+    const Summary& d = r.vs_given[i];
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-12s  %.5f  [%.5f, %.5f]   %+.5f [%+.5f, %+.5f]\n", format_duration(r.interval_s[i]).c_str(), g.mean,
+                  g.ci95_low, g.ci95_high, d.mean, d.ci95_low, d.ci95_high);
     out << line;
     csv << r.interval_s[i] << ',' << g.mean << ',' << g.ci95_low << ',' << g.ci95_high << ',' << g.p5 << ',' << g.p50
-        << ',' << g.p95 << '\n';
-    grid.push_back({{"interval_s", r.interval_s[i]}, {"goodput", summary_json(g)}});
+        << ',' << g.p95 << ',' << d.mean << ',' << d.ci95_low << ',' << d.ci95_high << '\n';
+    grid.push_back({{"interval_s", r.interval_s[i]}, {"goodput", summary_json(g)}, {"vs_given", summary_json(d)}});
     series.x.push_back(r.interval_s[i]);
     series.y.push_back(g.mean);
     series.y_low.push_back(g.ci95_low);
@@ -139,7 +168,9 @@ ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeR
   out << "\n  best interval  " << interval_with_ci(r.best_interval_s, r.best_ci_low_s, r.best_ci_high_s) << "   ("
             << (r.fitted ? "peak of a quadratic fit in log interval" : "best grid point: the fit was not a peak") << ")\n"
             << "  goodput there  " << r.best_goodput.mean << "   95% CI [" << r.best_goodput.ci95_low << ", "
-            << r.best_goodput.ci95_high << "]\n";
+            << r.best_goodput.ci95_high << "]\n"
+            << "  over the scenario's own  " << r.best_vs_given.mean << "   paired 95% CI [" << r.best_vs_given.ci95_low << ", "
+            << r.best_vs_given.ci95_high << "]   (its goodput " << r.given.mean << ")\n";
   Plot plot;
   plot.title = "ctwin optimize: goodput over the checkpoint interval";
   plot.x_label = "checkpoint interval";
@@ -155,13 +186,16 @@ ExperimentReport optimize_report(const ExperimentSource& source, const OptimizeR
                  {"command", "optimize"},
                  {"seed", source.seed},
                  {"trials", r.trials},
+                 {"given", {{"goodput", summary_json(r.given)}}},
                  {"grid", grid},
                  {"best", {{"interval_s", r.best_interval_s},
                            {"ci95_low_s", r.best_ci_low_s},
                            {"ci95_high_s", r.best_ci_high_s},
                            {"fitted", r.fitted},
-                           {"goodput", summary_json(r.best_goodput)}}}};
-  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+                           {"goodput", summary_json(r.best_goodput)},
+                           {"vs_given", summary_json(r.best_vs_given)}}}};
+  return {out.str(), j.dump(2) + "\n", csv.str(),
+          paired_svg(plot, r.vs_given, "ctwin optimize: goodput less the scenario's own, paired trial by trial", "the scenario's own")};
 }
 
 ExperimentReport choice_report(const ExperimentSource& source, const std::vector<std::string>& choices,
@@ -179,9 +213,11 @@ ExperimentReport choice_report(const ExperimentSource& source, const std::vector
   csv << "goodput_mean,ci95_low,ci95_high,diff_vs_best_mean,diff_ci95_low,diff_ci95_high\n";
   ordered_json rows = ordered_json::array();
   PlotSeries series;
+  std::vector<Summary> vs_best;
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
     const PairedDifference d = paired_difference(v.goodput, r.variants[r.best].goodput);
+    vs_best.push_back(d.paired);
     char line[160];
     std::snprintf(line, sizeof line, "  %.5f  [%.5f, %.5f]  vs best %+.5f [%+.5f, %+.5f]%s  ", v.summary.mean,
                   v.summary.ci95_low, v.summary.ci95_high, d.paired.mean, d.paired.ci95_low, d.paired.ci95_high,
@@ -224,7 +260,8 @@ ExperimentReport choice_report(const ExperimentSource& source, const std::vector
                  {"trials", r.trials},
                  {"combinations", rows},
                  {"best", {{"index", r.best}, {"separated", r.separated}, {"over_runner_up", summary_json(r.margin.paired)}}}};
-  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+  return {out.str(), j.dump(2) + "\n", csv.str(),
+          paired_svg(plot, vs_best, "ctwin optimize: goodput less the best combination's, paired trial by trial", "the best")};
 }
 
 ExperimentReport compare_report(const ExperimentSource& source, const std::vector<std::string>& names,
@@ -237,9 +274,11 @@ ExperimentReport compare_report(const ExperimentSource& source, const std::vecto
   csv << "variant,goodput_mean,ci95_low,ci95_high,diff_mean,diff_ci95_low,diff_ci95_high\n";
   ordered_json variants = ordered_json::array();
   PlotSeries series;
+  std::vector<Summary> vs_baseline;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const PairedDifference d = paired_difference(r.goodput, results[0].goodput);
+    vs_baseline.push_back(d.paired);
     char line[240];
     std::snprintf(line, sizeof line, "  %-18s  %.5f  [%.5f, %.5f]   %+.5f [%+.5f, %+.5f]      %.5f\n", names[i].c_str(),
                   r.summary.mean, r.summary.ci95_low, r.summary.ci95_high, d.paired.mean, d.paired.ci95_low,
@@ -266,7 +305,8 @@ ExperimentReport compare_report(const ExperimentSource& source, const std::vecto
   series.line = false;
   plot.series.push_back(std::move(series));
   ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "compare"}, {"seed", source.seed}, {"trials", source.trials}, {"variants", variants}};
-  return {out.str(), j.dump(2) + "\n", csv.str(), plot_svg(plot)};
+  return {out.str(), j.dump(2) + "\n", csv.str(),
+          paired_svg(plot, vs_baseline, "ctwin compare: goodput less the baseline's, paired trial by trial", "the baseline")};
 }
 
 }  // namespace ctwin

@@ -1,12 +1,15 @@
 #include "report/run_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/version.hpp"
 #include "core/event_log.hpp"
+#include "report/run_sensitivity_report.hpp"
 
 #include "sim/statistics.hpp"
 
@@ -51,15 +54,6 @@ std::string fixed(double v, int digits) {
   return buffer;
 }
 
-std::string thousands(long long v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 //! The remediation policies in force, one line (empty when there are none).
 std::string policies_line(const Scenario& s) {
   std::string line;
@@ -79,10 +73,72 @@ std::string policies_line(const Scenario& s) {
     add(std::string("hang watchdog ") + factor + " steps");
   }
   if (s.stragglers.evict) add("evict stragglers after " + format_duration(micros_to_seconds(s.stragglers.observe_us)));
+  const SparePoolSpec& pool = s.spare_pool;
+  if (pool.top_up_nodes > 0)
+    add("top up " + std::to_string(pool.top_up_nodes) + " spares in " + format_duration(micros_to_seconds(pool.top_up_delay_us)) +
+        " when " + (pool.top_up_below == 1 ? std::string("the pool is empty") : "fewer than " + std::to_string(pool.top_up_below) + " are left") +
+        " (" + std::to_string(pool.top_up_at_most) + " at most)");
+  if (pool.expedited_repair_us) add("repairs within " + format_duration(micros_to_seconds(*pool.expedited_repair_us)) + " while the pool is dry");
   return line;
 }
 
+ordered_json shares_json(const LedgerShares& g) {
+  ordered_json shares;
+  for (std::size_t c = 0; c < kCategoryCount; ++c) shares[kCategoryKeys[c]] = g.share(c);
+  return shares;
+}
+
+ordered_json tail_json(const RunTail& t) {
+  auto single = [](const LedgerShares& g) {
+    return ordered_json{{"trial", g.trial}, {"goodput", g.goodput()}, {"ledger_share", shares_json(g)}};
+  };
+  const std::size_t largest = t.at_or_below_p5.largest_loss();
+  return ordered_json{{"p5", t.p5},
+                      {"at_or_below_p5", {{"trials", t.at_or_below_p5.trials}, {"goodput", t.at_or_below_p5.goodput()},
+                                          {"ledger_share", shares_json(t.at_or_below_p5)}}},
+                      {"p5_run", single(t.p5_run)},
+                      {"median_run", single(t.median_run)},
+                      {"largest_loss", largest < kCategoryCount ? ordered_json(kCategoryKeys[largest]) : ordered_json(nullptr)}};
+}
+
+//! Where the low runs' wall time went beside the median run's: the categories any of them spent time in.
+std::string tail_text(const RunTail& t) {
+  std::ostringstream out;
+  char line[200];
+  const LedgerShares* groups[] = {&t.at_or_below_p5, &t.p5_run, &t.median_run};
+  std::snprintf(line, sizeof line, "\n  %-34s %16s %16s %16s\n", "where the time went, share of wall", "at or below p5", "the p5 run",
+                "the median run");
+  out << line;
+  const std::string below = thousands(static_cast<long long>(t.at_or_below_p5.trials)) + " of " + thousands(static_cast<long long>(t.run_trials));
+  std::snprintf(line, sizeof line, "  %-34s %16s %16s %16s\n", "", below.c_str(), ("trial " + std::to_string(t.p5_run.trial)).c_str(),
+                ("trial " + std::to_string(t.median_run.trial)).c_str());
+  out << line;
+  for (std::size_t c = 0; c < kCategoryCount; ++c) {
+    if (std::all_of(std::begin(groups), std::end(groups), [c](const LedgerShares* g) { return g->us[c] == 0; })) continue;
+    std::snprintf(line, sizeof line, "    %-32s %14.2f %% %14.2f %% %14.2f %%\n", kCategoryKeys[c], 100 * groups[0]->share(c),
+                  100 * groups[1]->share(c), 100 * groups[2]->share(c));
+    out << line;
+  }
+  const std::size_t largest = t.at_or_below_p5.largest_loss();
+  if (largest < kCategoryCount) {
+    std::snprintf(line, sizeof line, "  the runs at or below p5 (%s %%) lost most to %s: %.2f %% of their wall time (the median run: %.2f %%)\n",
+                  fixed(100 * t.p5, 2).c_str(), kCategoryKeys[largest], 100 * t.at_or_below_p5.share(largest), 100 * t.median_run.share(largest));
+    out << line;
+  }
+  out << "  (--timeline-trial p5 and p50 draw the p5 and median runs)\n";
+  return out.str();
+}
+
 }  // namespace
+
+std::string thousands(long long v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
 
 ordered_json summary_json(const Summary& s) {
   return ordered_json{{"mean", s.mean}, {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high},
@@ -117,6 +173,8 @@ std::string report_json(const RunReportInput& in) {
   ordered_json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = r.tally.mean_ledger_hours(c);
   j["ledger_hours"] = ledger;
+  if (r.tail) j["tail"] = tail_json(*r.tail);
+  if (in.sensitivity) j["sensitivity"] = run_sensitivity_json(*in.sensitivity);
   ordered_json interruptions = ordered_json::object(), episodes = ordered_json::object();
   for (std::size_t f = 0; f < in.scenario.faults.size(); ++f) {
     interruptions[in.scenario.faults[f].name] = r.tally.interruptions_per_day(f);
@@ -243,6 +301,8 @@ std::string summary_text(const RunReportInput& in) {
   }
   std::snprintf(line, sizeof line, "    %-32s %9.2f  %7.3f\n", "wall", wall_hours, 100.0);
   out << line;
+  if (r.tail) out << tail_text(*r.tail);
+  if (in.sensitivity) out << run_sensitivity_text(*in.sensitivity);
   if (!s.compare.empty()) {
     out << "\n  compared with published figures this scenario was not built from\n"
         << "    metric                       published          simulated mean [95% CI]      single runs p5..p95    verdict\n";

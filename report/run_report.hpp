@@ -10,6 +10,7 @@
 
 #include "models/scenario.hpp"
 #include "sim/monte_carlo.hpp"
+#include "sim/run_sensitivity.hpp"
 #include "sim/statistics.hpp"
 
 namespace ctwin {
@@ -20,6 +21,7 @@ struct RunReportInput {
   const Scenario& scenario;
   const RunOptions& options;
   const RunResult& result;
+  const RunSensitivity* sensitivity = nullptr;  //!< `ctwin run --sensitivity`
 };
 
 //! The JSON report's per_trial rows: the first this many trials (--csv has them all).
@@ -36,6 +38,8 @@ std::string trials_csv_row(int index, const TrialResult& t);
 std::string trial_event_log(const Scenario& scenario, const std::vector<RunEvent>& events, const TrialResult& trial);
 
 const char* engine_name(EngineKind engine);
+//! 1234567 -> "1,234,567".
+std::string thousands(long long v);
 //! {mean, ci95_low, ci95_high, p5, p50, p95}: how every report writes a summary.
 nlohmann::ordered_json summary_json(const Summary& s);
 

@@ -142,6 +142,8 @@ std::string plot_svg(const Plot& plot) {
     x_min = std::min(x_min, m.band ? m.band->first : m.x);
     x_max = std::max(x_max, m.band ? m.band->second : m.x);
   }
+  for (const auto& l : plot.levels)
+    if (finite(l.y)) y_min = std::min(y_min, l.y), y_max = std::max(y_max, l.y);
   if (!finite(x_min)) x_min = 0, x_max = 1;
   if (!finite(y_min)) y_min = 0, y_max = 1;
 
@@ -230,6 +232,13 @@ std::string plot_svg(const Plot& plot) {
       << escape(plot.x_label) << "</text>\n";
   svg << "<text class=\"ylabel\" transform=\"translate(20," << px((kTop + plot_bottom) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
       << escape(plot.y_label) << "</text>\n";
+  // Levels under the series: a solid grey line, labelled at its left end.
+  for (const auto& l : plot.levels) {
+    if (!finite(l.y) || l.y < yt.lo || l.y > yt.hi) continue;
+    svg << "<line x1=\"" << px(kLeft) << "\" y1=\"" << px(fy(l.y)) << "\" x2=\"" << px(plot_right) << "\" y2=\"" << px(fy(l.y))
+        << "\" stroke=\"#555\" stroke-width=\"1.2\"/>\n<text class=\"level\" x=\"" << px(kLeft + 6) << "\" y=\"" << px(fy(l.y) - 5)
+        << "\" fill=\"#555\">" << escape(l.label) << "</text>\n";
+  }
   // Series: the line, the points, then the CI bars with caps on top, so a short interval still shows.
   for (std::size_t k = 0; k < plot.series.size(); ++k) {
     const auto& s = plot.series[k];
@@ -305,6 +314,29 @@ std::string plot_svg(const Plot& plot) {
   }
   svg << "</svg>\n";
   return svg.str();
+}
+
+std::string plot_svg_stack(const std::vector<Plot>& plots) {
+  std::vector<std::string> panels;
+  double height = 0;
+  for (const Plot& p : plots) {
+    panels.push_back(plot_svg(p));
+    const std::string& svg = panels.back();
+    const auto at = svg.find("height=\"") + 8;  // each panel says its own height (slanted labels make it taller)
+    height += std::stod(svg.substr(at, svg.find('"', at) - at));
+  }
+  std::ostringstream out;
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << px(kWidth) << "\" height=\"" << px(height) << "\">\n";
+  double y = 0;
+  for (const std::string& svg : panels) {
+    const auto at = svg.find("height=\"") + 8;
+    const double h = std::stod(svg.substr(at, svg.find('"', at) - at));
+    // The panel as it is, moved down: its root element gains a y.
+    out << "<svg y=\"" << px(y) << "\"" << svg.substr(4);
+    y += h;
+  }
+  out << "</svg>\n";
+  return out.str();
 }
 
 }  // namespace ctwin

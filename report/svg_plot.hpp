@@ -1,6 +1,6 @@
 #pragma once
 //! A small SVG plot: lines or points with CI bars, numeric, duration or categorical x, linear or
-//! log axes (goodput against a swept parameter, fitted against empirical CDFs, rates by class).
+//! log axes, reference levels, panels stacked (goodput against a swept parameter, fitted against empirical CDFs, rates by class).
 //! Written directly (no plotting dependency); opens in any browser. Ticks are round numbers
 //! (1, 2, 5 x 10^k; decades on a log axis; 1 min, 10 min, 1 h... on a duration axis).
 
@@ -27,9 +27,16 @@ struct PlotMarker {
   std::optional<std::pair<double, double>> band;
 };
 
+//! A horizontal line across the plot (zero in a plot of differences: the baseline).
+struct PlotLevel {
+  double y = 0;
+  std::string label;
+};
+
 struct Plot {
   std::string title, x_label, y_label;
   std::vector<PlotSeries> series;
+  std::vector<PlotLevel> levels;
   bool log_x = false, log_y = false;  //!< a log axis needs positive values
   bool x_durations = false;            //!< x is seconds: ticks at round durations, labelled "10 min"
   std::vector<std::string> x_labels;   //!< categories at x = 0, 1, ... instead of numeric ticks
@@ -38,6 +45,8 @@ struct Plot {
 };
 
 std::string plot_svg(const Plot& plot);
+//! Plots one above the other in one SVG (the answer first: a paired difference above the goodputs it comes from).
+std::string plot_svg_stack(const std::vector<Plot>& plots);
 
 //! Round tick values covering [lo, hi] (about `target` of them), and the axis limits they imply.
 struct Ticks {

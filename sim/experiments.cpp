@@ -136,10 +136,12 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
   };
   std::vector<std::vector<Setting>> variants;
   for (double t : out.interval_s) variants.push_back(variant(t));
+  variants.push_back({});  // the scenario as it is, last: what each interval is paired against
 
   // Adaptive replications: double the trials until the best point's CI is narrow enough.
   int trials = options.trials;
   std::vector<VariantResult> results;
+  VariantResult given;
   while (true) {
     RunOptions run;
     run.trials = trials;
@@ -147,6 +149,8 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
     run.jobs = options.jobs;
     run.rate_uncertainty = options.rate_uncertainty;
     results = run_variants(document, file, variants, run, progress);
+    given = std::move(results.back());
+    results.pop_back();
     const auto best = std::max_element(results.begin(), results.end(),
                                        [](const auto& a, const auto& b) { return a.summary.mean < b.summary.mean; });
     const double half = (best->summary.ci95_high - best->summary.ci95_low) / 2;
@@ -156,8 +160,10 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
   out.trials = trials;
   std::vector<std::vector<double>> per_point;
   std::vector<double> means;
+  out.given = given.summary;
   for (const auto& r : results) {
     out.goodput.push_back(r.summary);
+    out.vs_given.push_back(paired_difference(r.goodput, given.goodput).paired);
     per_point.push_back(r.goodput);
     means.push_back(r.summary.mean);
   }
@@ -186,7 +192,9 @@ OptimizeResult optimize_interval(const nlohmann::json& document, const std::stri
   at_best.seed = options.seed;
   at_best.jobs = options.jobs;
   at_best.rate_uncertainty = options.rate_uncertainty;
-  out.best_goodput = summarize(spread_goodputs(scenario_variant(document, file, variant(out.best_interval_s)), at_best));
+  const std::vector<double> at_best_goodputs = spread_goodputs(scenario_variant(document, file, variant(out.best_interval_s)), at_best);
+  out.best_goodput = summarize(at_best_goodputs);
+  out.best_vs_given = paired_difference(at_best_goodputs, given.goodput).paired;
   return out;
 }
 

@@ -61,6 +61,9 @@ struct OptimizeResult {
   double best_interval_s = 0;           //!< peak of a quadratic fit in log interval near the best point
   double best_ci_low_s = 0, best_ci_high_s = 0;  //!< bootstrap over trials (95%)
   Summary best_goodput;                 //!< simulated at the best interval
+  Summary given;                        //!< the scenario as it is (its own policy), on the same seeds
+  std::vector<Summary> vs_given;        //!< each grid point's goodput less the scenario's, per trial (paired)
+  Summary best_vs_given;                //!< the best interval's, likewise
   int trials = 0;
   bool fitted = false;                  //!< false: the best grid point, the fit was not a peak
 };

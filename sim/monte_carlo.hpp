@@ -5,9 +5,11 @@
 //! the SimGrid engine runs them on the fabric in the trial's state.
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "models/scenario.hpp"
+#include "sim/run_tail.hpp"
 #include "sim/run_tally.hpp"
 #include "trial/trial.hpp"
 #include "trial/trial_config.hpp"
@@ -32,6 +34,9 @@ struct RunOptions {
   //! Off (`ctwin run`), only the tally: memory stops growing with the trials.
   bool keep_trials = true;
   bool keep_goodputs = false;  //!< every trial's goodput in the tally (pairing variants; a percentile's trial)
+  //! After the run, RunResult::tail: the ledgers of the runs at or below the goodput p5, of the p5
+  //! run and of the median run (the tally keeps the goodputs and the lowest 5%'s ledgers).
+  bool tail = false;
   //! Each trial as the run takes it, in trial order (the per-trial CSV, streamed); index counts from first_trial.
   std::function<void(int index, const TrialResult&)> on_trial = {};
 };
@@ -44,6 +49,7 @@ struct RunResult {
   std::vector<TrialResult> trials;   //!< in order, when options.keep_trials
   std::vector<RunEvent> recorded_events;
   TrialResult recorded;              //!< the recorded trial's result (its event log's closing ledger)
+  std::optional<RunTail> tail;       //!< when options.tail
 };
 
 //! Save and restore times of the healthy full-width job: as given in the scenario, else from the

@@ -19,14 +19,38 @@ std::optional<double> metric_of(const TrialResult& t, Comparison::Metric m) {
   return std::nullopt;
 }
 
-RunTally::RunTally(std::size_t classes, std::vector<Comparison::Metric> compared, bool keep_goodputs)
+namespace {
+
+//! Max-heap order: the highest goodput, then the highest index, on top (evicted first).
+bool lower(const LowTrial& a, const LowTrial& b) { return a.goodput != b.goodput ? a.goodput < b.goodput : a.index < b.index; }
+
+}  // namespace
+
+RunTally::RunTally(std::size_t classes, std::vector<Comparison::Metric> compared, bool keep_goodputs, std::size_t lowest)
     : interruptions_per_day_(classes, 0.0),
       episodes_per_day_(classes, 0.0),
       metrics_(std::move(compared)),
       compared_(metrics_.size()),
-      keep_goodputs_(keep_goodputs) {}
+      keep_goodputs_(keep_goodputs),
+      lowest_(lowest) {}
+
+void RunTally::reserve(std::size_t trials) {
+  if (keep_goodputs_) goodputs_.reserve(trials);
+  low_.reserve(std::min(lowest_, trials) + 1);
+}
 
 void RunTally::add(const TrialResult& t) {
+  if (lowest_ > 0) {
+    const LowTrial low{ctwin::goodput(t), static_cast<int>(trials_), t.wall_us, t.ledger};
+    if (low_.size() < lowest_ || lower(low, low_.front())) {
+      low_.push_back(low);
+      std::push_heap(low_.begin(), low_.end(), lower);
+      if (low_.size() > lowest_) {
+        std::pop_heap(low_.begin(), low_.end(), lower);
+        low_.pop_back();
+      }
+    }
+  }
   ++trials_;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger_hours_[c] += micros_to_hours(t.ledger.us[c]);
   if (t.wall_us > 0)

@@ -3,6 +3,8 @@
 //! a report gives, the summaries behind its intervals (OnlineSummary: exact up to 100,000 trials,
 //! a sketch past that), and the first kKeptTrials trials whole (the JSON report's rows). Its memory
 //! stops growing with the trials; `ctwin run --csv` streams every trial's row instead of keeping it.
+//! Asked for, it also keeps every goodput (8 bytes a trial) and the lowest 5% of trials' ledgers
+//! (about 120 bytes each): the report's tail.
 
 #include <array>
 #include <cstddef>
@@ -19,14 +21,25 @@ namespace ctwin {
 //! A trial's value of a compared metric; nullopt where it is undefined (no interruption).
 std::optional<double> metric_of(const TrialResult& t, Comparison::Metric m);
 
+//! A trial's ledger, kept for the report's tail (RunTally::lowest_trials).
+struct LowTrial {
+  double goodput = 0;
+  int index = 0;  //!< in the order the tally took it
+  Micros wall_us = 0;
+  Ledger ledger;
+};
+
 class RunTally {
  public:
   static constexpr std::size_t kKeptTrials = 10'000;
 
   RunTally() = default;
-  //! `classes`: the scenario's fault classes; `compared`: its published figures' metrics, in order.
-  RunTally(std::size_t classes, std::vector<Comparison::Metric> compared, bool keep_goodputs);
+  //! `classes`: the scenario's fault classes; `compared`: its published figures' metrics, in order;
+  //! `lowest`: how many of the lowest-goodput trials to keep the ledgers of (the tail's).
+  RunTally(std::size_t classes, std::vector<Comparison::Metric> compared, bool keep_goodputs, std::size_t lowest = 0);
 
+  //! Room for `trials` goodputs and the lowest trials, so neither grows by copying itself.
+  void reserve(std::size_t trials);
   //! The next trial, in trial order (the same order gives the same sums, to the bit).
   void add(const TrialResult& t);
 
@@ -47,6 +60,9 @@ class RunTally {
   const std::vector<TrialResult>& first_trials() const { return first_; }
   //! Every trial's goodput, in order, when asked for (pairing variants; a goodput percentile's trial).
   const std::vector<double>& goodputs() const { return goodputs_; }
+  //! The `lowest` trials by goodput (ties: the lower index kept), in no order: a low quantile's
+  //! ledgers without running its trials again (the worst trials are the dearest to run).
+  const std::vector<LowTrial>& lowest_trials() const { return low_; }
 
  private:
   double mean_of(double sum) const { return trials_ ? sum / static_cast<double>(trials_) : 0; }
@@ -62,6 +78,8 @@ class RunTally {
   std::vector<TrialResult> first_;
   bool keep_goodputs_ = false;
   std::vector<double> goodputs_;
+  std::size_t lowest_ = 0;
+  std::vector<LowTrial> low_;  //!< a max-heap by (goodput, index) of at most lowest_
 };
 
 }  // namespace ctwin

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every plot the CLI writes, rendered with rsvg-convert (librsvg) and read back for what a reader
 needs: a title and both axis labels, tick labels that are round numbers or round durations, the
-category names on a category axis, the optimum and the current setting marked, CDFs on 0..1, no
-fit drawn through degenerate data, and no NaN or infinity anywhere.
+category names on a category axis, the optimum and the current setting marked, the paired
+differences drawn against their baseline, CDFs on 0..1, no fit drawn through degenerate data, and
+no NaN or infinity anywhere.
 
   /usr/bin/python3 tests/plots_check.py BUILD/ctwin      (exit 77: no rsvg-convert)
 """
@@ -74,6 +75,10 @@ def check_svg(path, expect=()):
             failures.append(f"{name}: no legend entry {want[7:]!r}")
         if want.startswith("no-legend:") and any(want[10:] in t for t in texts(root, "legend")):
             failures.append(f"{name}: a legend entry {want[10:]!r} it should not have")
+        if want.startswith("level:") and not any(want[6:] in t for t in texts(root, "level")):
+            failures.append(f"{name}: no level line saying {want[6:]!r}")
+        if want.startswith("title:") and not any(want[6:] in t for t in texts(root, "title")):
+            failures.append(f"{name}: no panel titled {want[6:]!r}")
         if want == "cdf" and any(not 0 <= float(t) <= 1 for t in yticks):
             failures.append(f"{name}: a CDF axis beyond 0..1: {yticks}")
 
@@ -113,9 +118,12 @@ def main():
         expectations = {
             "sweep.svg": ["legend:/restart/overhead = 2min", "legend:/restart/overhead = 10min", "marker:best"],
             "sweep_categories.svg": ["category:wait", "category:shrink"],
-            "optimize.svg": ["marker:optimum", "marker:current"],
-            "choose.svg": ["category:wait, true", "category:shrink, false", "marker:best"],
-            "compare.svg": ["category:baseline", "category:daly", "category:short"],
+            # optimize and compare: the paired difference above the goodputs, a level at zero for the baseline.
+            "optimize.svg": ["marker:optimum", "marker:current", "title:paired trial by trial", "level:the scenario's own"],
+            "choose.svg": ["category:wait, true", "category:shrink, false", "marker:best", "title:paired trial by trial",
+                           "level:the best"],
+            "compare.svg": ["category:baseline", "category:daly", "category:short", "title:paired trial by trial",
+                            "level:the baseline"],
             "repair_hours.svg": ["cdf", "no-legend:lognormal"],
             "recovery_hours.svg": ["cdf"],
         }

@@ -79,6 +79,8 @@ def main():
             ("run", ["run", feat, "--trials", "6", "--json", j("run.json"), "--events", j("events.csv"), "--timeline", j("timeline.json")], "run.json"),
             ("run", ["run", feat, "--trials", "4", "--engine", "both", "--json", j("run_both.json")], "run_both.json"),
             ("run", ["run", mega, "--trials", "4", "--json", j("run_workload.json")], "run_workload.json"),
+            # The tail and the assumed fields' ranges; the features scenario has no rate_uncertainty: skipped fields too.
+            ("run", ["run", feat, "--trials", "8", "--sensitivity", "--json", j("run_sensitivity.json")], "run_sensitivity.json"),
             ("sweep", ["sweep", mini, "--trials", "10", "--set", "/policies/checkpoint/interval=30min,1h", "--json", j("sweep.json")], "sweep.json"),
             ("optimize", ["optimize", mini, "--trials", "10", "--points", "5", "--json", j("optimize.json")], "optimize.json"),
             ("optimize", ["optimize", pol, "--trials", "10", "--choose", "/policies/elastic/mode=wait,shrink", "--json", j("choose.json")], "choose.json"),

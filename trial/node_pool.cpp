@@ -43,8 +43,30 @@ bool NodePool::hold_spare(int node, Micros back) {
   const auto it = std::find(spare_pool_.begin(), spare_pool_.end(), node);
   if (it == spare_pool_.end()) return false;  // in repair, or held already
   spare_pool_.erase(it);
-  returns_.emplace(back, node);
+  schedule_return(back, node);
   return true;
+}
+
+void NodePool::schedule_return(Micros at, int node, bool repair) {
+  returns_.push_back({at, node, repair});
+  std::push_heap(returns_.begin(), returns_.end(), std::greater<>());
+}
+
+void NodePool::expedite_repairs(Micros by) {
+  bool moved = false;
+  for (Return& r : returns_)
+    if (r.repair && r.at > by) r.at = by, moved = true;
+  if (moved) std::make_heap(returns_.begin(), returns_.end(), std::greater<>());
+}
+
+int NodePool::add_node() {
+  const int node = static_cast<int>(node_slot_.size());
+  node_slot_.push_back(-1);
+  if (retire_after_ > 0) {
+    node_failures_.resize(node_failures_.size() + retire_after_, 0);
+    node_failure_count_.push_back(0);
+  }
+  return node;
 }
 
 void NodePool::record_failure(int node, Micros t) {

@@ -1,12 +1,14 @@
 #pragma once
 //! Who is where in a trial: the node in each job slot, the slots waiting for a spare, the spare
-//! pool, the nodes on their way back (from the repair shop, or with a replaced network part), and
-//! each node's recent failures (for retirement). Nodes are numbered job nodes first, then spares.
+//! pool, the nodes on their way back (from the repair shop, with a replaced network part, or ordered
+//! for the pool), and each node's recent failures (for retirement). Nodes are numbered job nodes
+//! first, then spares, then nodes a top-up added.
 //! Every slot holds at most one node and every node at most one slot (asserted in debug builds).
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <queue>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -46,9 +48,13 @@ class NodePool {
   //! their vacancies are dropped.
   void release_slots(int first, int end);
 
-  //! `node` comes back to the pool at `at`.
-  void schedule_return(Micros at, int node) { returns_.emplace(at, node); }
-  Micros next_return() const { return returns_.empty() ? kNever : returns_.top().first; }
+  //! `node` comes back to the pool at `at`; `repair`: from the repair shop (it may be expedited).
+  void schedule_return(Micros at, int node, bool repair = false);
+  Micros next_return() const { return returns_.empty() ? kNever : returns_.front().at; }
+  //! Every node in the repair shop is back by `by` at the latest.
+  void expedite_repairs(Micros by);
+  //! A node new to the fleet (a top-up's), in no slot and not yet in the pool: its number.
+  int add_node();
   //! Nodes back by `t` join the pool, in order of return; `returned(node)` for each. Whether any did.
   template <class Returned>
   bool take_returns(Micros t, Returned&& returned);
@@ -60,12 +66,18 @@ class NodePool {
   bool failed_too_often(int node, Micros since) const;
 
  private:
-  using Return = std::pair<Micros, int>;  //!< (time, node)
+  struct Return {
+    Micros at;
+    int node;
+    bool repair;
+    //! Earliest first, then by node: a min-heap under std::greater.
+    bool operator>(const Return& o) const { return at != o.at ? at > o.at : node > o.node; }
+  };
   std::vector<int> slot_node_;
   std::vector<int> node_slot_;
   std::deque<Vacancy> vacant_slots_;
   std::deque<int> spare_pool_;
-  std::priority_queue<Return, std::vector<Return>, std::greater<>> returns_;
+  std::vector<Return> returns_;  //!< a heap (std::greater): the next return at the front
   //! The last `retire_after_` failure times of each node, a ring per node in one array.
   std::size_t retire_after_ = 0;
   std::vector<Micros> node_failures_;
@@ -89,9 +101,10 @@ void NodePool::fill(int hot_count, Micros hot_swap_us, Assigned&& assigned) {
 template <class Returned>
 bool NodePool::take_returns(Micros t, Returned&& returned) {
   bool any = false;
-  while (!returns_.empty() && returns_.top().first <= t) {
-    const int node = returns_.top().second;
-    returns_.pop();
+  while (!returns_.empty() && returns_.front().at <= t) {
+    const int node = returns_.front().node;
+    std::pop_heap(returns_.begin(), returns_.end(), std::greater<>());
+    returns_.pop_back();
     spare_pool_.push_back(node);
     returned(node);
     any = true;

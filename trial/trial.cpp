@@ -417,7 +417,11 @@ void Trial::on_timer(Micros t) {
                 slow_.end());
     update_speed();
   }
-  // Repaired nodes come back to the pool and fill the job's vacant slots.
+  // Repaired nodes come back to the pool and fill the job's vacant slots; a top-up's land with them.
+  if (top_up_due_ <= t) {
+    top_up_due_ = kNever;
+    spares_arriving_ = 0;
+  }
   if (pool_.take_returns(t, [&](int node) { emit(t, EventKind::NodeUp, node); })) {
     fill_vacancies(t);
     if (phase_ == Phase::WaitSpare && pool_.vacancies() == 0) {

@@ -154,6 +154,8 @@ class Trial {
   void begin_diagnosis(Micros t);
   void run_precheck(Micros t);
   void consult_shortage(Micros t);
+  //! The spare pool changed: a top-up to order, repairs to expedite (policies/spare_pool.hpp).
+  void consult_pool(Micros t);
   bool consult_grow(Micros t, double restart_cost_s);
   void check_stragglers(Micros t);
   void evict(Micros t, int node);
@@ -234,6 +236,9 @@ class Trial {
   int total_replicas_ = 1;
   int active_replicas_ = 1;
   int grow_by_ = 0;
+  int spares_added_ = 0;             //!< nodes top-ups ordered for the pool, arrived or not
+  int spares_arriving_ = 0;          //!< of those, on their way (one order at a time)
+  Micros top_up_due_ = kNever;       //!< when they land
   bool precheck_pending_ = false;
   std::vector<std::pair<Micros, int>> straggler_checks_;  //!< (when, node)
   Rng control_rng_;  //!< precheck and step-time noise: its own stream, so policies compare on common faults

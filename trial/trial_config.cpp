@@ -49,7 +49,8 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   c.maintenance = scenario.maintenance;
   // With no remediation policy the controller would only echo the catalogue: leave it out, and
   // the trial takes the catalogue's actions without a call per fault.
-  if (!scenario.xid_actions.empty() || scenario.elastic.shrink || scenario.precheck.enabled || scenario.stragglers.evict)
+  if (!scenario.xid_actions.empty() || scenario.elastic.shrink || scenario.precheck.enabled || scenario.stragglers.evict ||
+      scenario.spare_pool.any())
     c.controller = std::make_shared<const RecoveryController>(scenario);
   c.replica_nodes = scenario.elastic.shrink ? scenario.elastic.replica_nodes : 0;
   c.speed_by_replicas = scenario.elastic.speed_by_replicas;

@@ -66,6 +66,8 @@ control::ClusterView Trial::view(Micros t) const {
   v.total_replicas = total_replicas_;
   v.vacant_slots = static_cast<int>(pool_.vacancies());
   v.spares_available = static_cast<int>(pool_.spares());
+  v.spares_added = spares_added_;
+  v.spares_arriving = spares_arriving_;
   v.step_s = micros_to_seconds(config_.step_us);
   const Micros left = remaining_wall(t);
   v.remaining_s = left == kNever ? 1e12 : micros_to_seconds(left);
@@ -167,6 +169,23 @@ void Trial::consult_shortage(Micros t) {
       shrink(t, a.replicas);
       return;
     }
+}
+
+void Trial::consult_pool(Micros t) {
+  if (!config_.controller) return;
+  control::Event e;
+  e.time_s = micros_to_seconds(t);
+  e.signal = control::Signal::SparePool;
+  for (const control::Action& a : consult(e, t)) {
+    if (a.act == Act::TopUp && a.nodes > 0 && spares_arriving_ == 0) {
+      top_up_due_ = t + seconds_to_micros(std::max(0.0, a.seconds));
+      for (int k = 0; k < a.nodes; ++k) pool_.schedule_return(top_up_due_, pool_.add_node());
+      spares_added_ += a.nodes;
+      spares_arriving_ = a.nodes;
+    } else if (a.act == Act::ExpediteRepairs && a.seconds >= 0) {
+      pool_.expedite_repairs(t + seconds_to_micros(a.seconds));
+    }
+  }
 }
 
 bool Trial::consult_grow(Micros t, double restart_cost_s) {

@@ -19,6 +19,7 @@ void Trial::fill_vacancies(Micros t) {
     pending_action_us_ = std::max(pending_action_us_, swap_us);
     emit(t, EventKind::SpareAssigned, node);
   });
+  consult_pool(t);
 }
 
 //! When a node sent for repair comes back, if ever: triage, manual repair (fixed or lognormal),
@@ -57,7 +58,7 @@ void Trial::leave_diagnosis(Micros t) {
       bool retired = false;
       const Micros back = repair_turnaround(d.node, t, retired);
       emit(t, retired ? EventKind::Retired : EventKind::ToRepair, d.node);
-      if (!retired) pool_.schedule_return(back, d.node);
+      if (!retired) pool_.schedule_return(back, d.node, true);
     } else {
       pool_.schedule_return(std::max(d.back, t), d.node);  // back with its network part
     }

@@ -313,3 +313,45 @@ TEST_CASE("step --sensitivity runs on every shipped workload and says which fiel
   CHECK(refused.output.find("--sensitivity is for the healthy fabric") != std::string::npos);
   CHECK_FALSE(fs::exists(json));
 }
+
+TEST_CASE("run says what its tail is made of, and --sensitivity which assumed field moves goodput most", "[cli][process]") {
+  const fs::path one = scratch() / "explained-1.json", two = scratch() / "explained-2.json";
+  const std::string scenario = ctwin::test::fixture("minimal.json");
+  const Outcome out = run_cli("run " + scenario + " --trials 40 --jobs 1 --sensitivity --json " + one.string());
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("where the time went, share of wall") != std::string::npos);
+  CHECK(out.output.find("the runs at or below p5") != std::string::npos);
+  CHECK(out.output.find("moves it most") != std::string::npos);
+  CHECK(out.output.find("fleet spread       skipped: no class states a fleet_sigma") != std::string::npos);
+  REQUIRE(run_cli("run " + scenario + " --trials 40 --jobs 2 --sensitivity --json " + two.string()).exit_code == 0);
+  CHECK(slurp(one) == slurp(two));  // the tail and the variants are taken in trial order
+  const auto report = nlohmann::json::parse(slurp(one));
+  const auto& tail = report.at("tail");
+  CHECK(tail.at("at_or_below_p5").at("trials").get<int>() >= 2);
+  CHECK(tail.at("p5").get<double>() == report.at("goodput").at("p5").get<double>());
+  double shares = 0;
+  for (const auto& [category, share] : tail.at("median_run").at("ledger_share").items()) shares += share.get<double>();
+  CHECK(shares == Approx(1.0));
+  const auto& s = report.at("sensitivity");
+  CHECK(s.at("fields").size() == 6);
+  CHECK(s.at("most").is_string());
+  CHECK(s.at("min").get<double>() <= report.at("goodput").at("mean").get<double>());
+}
+
+TEST_CASE("a dry spare pool's policy is priced by its pointers: sweep and compare on a small scenario", "[cli][experiments][process]") {
+  nlohmann::json doc = ctwin::test::read_json(ctwin::test::fixture("minimal.json"));
+  doc["cluster"]["spare_nodes"] = 0;  // every replaced node waits for its 2-day repair
+  const fs::path scenario = scratch() / "dry-pool.json", sweep = scratch() / "dry-sweep.json", compare = scratch() / "dry-compare.json";
+  std::ofstream(scenario) << doc.dump();
+  REQUIRE(run_cli("sweep " + scenario.string() + " --trials 30 --set /policies/spare_pool/top_up/nodes=0,2 --json " + sweep.string())
+              .exit_code == 0);
+  const auto points = nlohmann::json::parse(slurp(sweep)).at("points");
+  CHECK(points[1]["goodput"]["mean"].get<double>() > points[0]["goodput"]["mean"].get<double>());
+  REQUIRE(run_cli("compare " + scenario.string() + " --trials 30 --variant 'expedite:/policies/spare_pool/expedited_repair=12h' --json " +
+                  compare.string())
+              .exit_code == 0);
+  CHECK(nlohmann::json::parse(slurp(compare)).at("variants")[1]["vs_baseline"]["paired"]["ci95_low"].get<double>() > 0);
+  const Outcome bad = run_cli("sweep " + scenario.string() + " --trials 4 --set /policies/spare_pool/top_up/nodes=-1");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("/policies/spare_pool/top_up/nodes") != std::string::npos);
+}
