@@ -206,6 +206,10 @@ struct Cluster {
 struct Job {
   int nodes = 0;
   Micros step_us = 0;                    //!< failure-free wall time of one step
+  //! With a workload: the step the model gives on the scenario's fabric (resolve_step_time), beside
+  //! a stated `step_us` that stands, or as `step_us` itself when none is stated. 0: no workload.
+  Micros modelled_step_us = 0;
+  bool step_modelled() const { return modelled_step_us > 0 && step_us == modelled_step_us; }
   //! The step's traffic on a node's scale-out link, whole and its exposed part: what a checkpoint
   //! crossing the compute fabric competes with (`dp_reduction`; with a workload, the step model's
   //! data-parallel, pipeline and context traffic between nodes).

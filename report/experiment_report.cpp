@@ -1,6 +1,7 @@
 #include "report/experiment_report.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -48,6 +49,25 @@ std::optional<double> numeric(const nlohmann::json& v) {
 }
 
 std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+//! A field by JSON pointer as a person reads it: its last two named parts in words, the pointer
+//! after them ("checkpoint interval (/policies/checkpoint/interval)").
+std::string field_words(const std::string& pointer) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 1; at <= pointer.size();) {
+    const std::size_t end = std::min(pointer.find('/', at), pointer.size());
+    std::string part = pointer.substr(at, end - at);
+    const bool index = !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!part.empty() && !index && part != "policies") {
+      std::replace(part.begin(), part.end(), '_', ' ');
+      parts.push_back(part);
+    }
+    at = end + 1;
+  }
+  std::string words;
+  for (std::size_t i = parts.size() > 2 ? parts.size() - 2 : 0; i < parts.size(); ++i) words += (words.empty() ? "" : " ") + parts[i];
+  return words.empty() ? pointer : words + " (" + pointer + ")";
+}
 
 //! The answer above the goodputs it comes from: each point's goodput less the baseline's, trial by
 //! trial (in points, its paired 95% CI), on the goodput plot's x axis, a level at zero for the
@@ -110,8 +130,8 @@ ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<
   const auto best = std::max_element(results.begin(), results.end(),
                                      [](const auto& x, const auto& y) { return x.summary.mean < y.summary.mean; });
   Plot plot;
-  plot.title = "ctwin sweep: goodput over " + axes[0].pointer;
-  plot.x_label = axes[0].pointer;
+  plot.title = "ctwin sweep: goodput over " + field_words(axes[0].pointer);
+  plot.x_label = field_words(axes[0].pointer);
   plot.y_label = "goodput (mean, 95% CI)";
   // A duration axis is labelled in durations; values that are not all numbers are categories.
   const bool numeric_axis = std::all_of(axes[0].values.begin(), axes[0].values.end(), [](const auto& v) { return numeric(v).has_value(); });
@@ -122,7 +142,7 @@ ExperimentReport sweep_report(const ExperimentSource& source, const std::vector<
   for (std::size_t k = 0; k < per_series; ++k) {
     PlotSeries series;
     series.line = numeric_axis;
-    if (axes.size() == 2) series.label = axes[1].pointer + " = " + value_text(axes[1].values[k]);
+    if (axes.size() == 2) series.label = field_words(axes[1].pointer) + " = " + value_text(axes[1].values[k]);
     for (std::size_t i = 0; i < axes[0].values.size(); ++i) {
       const auto& r = results[i * per_series + k];
       series.x.push_back(numeric_axis ? *numeric(axes[0].values[i]) : static_cast<double>(i));

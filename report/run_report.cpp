@@ -1,6 +1,7 @@
 #include "report/run_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <sstream>
@@ -55,6 +56,23 @@ std::string fixed(double v, int digits) {
 }
 
 //! The remediation policies in force, one line (empty when there are none).
+//! Where the step time comes from, said: modelled (the workload on the fabric), or stated, and
+//! then the model's beside it when the two differ by more than a tenth (a published step the model
+//! does not reproduce is worth knowing before trusting either).
+std::string step_line(const Job& job) {
+  const std::string step = format_duration(micros_to_seconds(job.step_us));
+  if (job.step_modelled()) return step + " modelled: the workload on the fabric (ctwin step)";
+  std::string line = step + " stated (job.step_time)";
+  if (job.modelled_step_us > 0) {
+    const double off = static_cast<double>(job.modelled_step_us) / static_cast<double>(job.step_us) - 1;
+    char text[160];
+    std::snprintf(text, sizeof text, "; the workload models %s on this fabric (%+.0f %%)%s", format_duration(micros_to_seconds(job.modelled_step_us)).c_str(),
+                  100 * off, std::abs(off) > 0.1 ? ", more than a tenth apart: the run uses the stated one" : "");
+    line += text;
+  }
+  return line;
+}
+
 std::string policies_line(const Scenario& s) {
   std::string line;
   auto add = [&line](const std::string& part) { line += (line.empty() ? "" : "; ") + part; };
@@ -170,6 +188,9 @@ std::string report_json(const RunReportInput& in) {
   // What the spread of single trials (p5..p95, the predictive interval of one run) carries: Monte
   // Carlo noise and, when drawn, the rates' uncertainty. The mean's CI is Monte Carlo noise only.
   j["rates_drawn"] = r.rates_drawn;
+  const Job& job = in.scenario.job;
+  j["step"] = {{"seconds", micros_to_seconds(job.step_us)}, {"source", job.step_modelled() ? "modelled" : "stated"}};
+  if (job.modelled_step_us > 0) j["step"]["modelled_seconds"] = micros_to_seconds(job.modelled_step_us);
   ordered_json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = r.tally.mean_ledger_hours(c);
   j["ledger_hours"] = ledger;
@@ -242,8 +263,7 @@ std::string summary_text(const RunReportInput& in) {
       << "; checkpoint every " << format_duration(micros_to_seconds(r.config.interval_us)) << ", save "
       << format_duration(micros_to_seconds(r.costs.save_us)) << ", restore "
       << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n";
-  if (s.workload)
-    out << "  step     " << format_duration(micros_to_seconds(s.job.step_us)) << " from the workload on the fabric (ctwin step)\n";
+  out << "  step     " << step_line(s.job) << "\n";
   if (const std::string p = policies_line(s); !p.empty()) out << "  policies " << p << "\n";
   out << "\n";
   // Two intervals, named: the mean's (Monte Carlo noise, shrinking with trials) and one run's

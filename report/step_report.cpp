@@ -1,11 +1,13 @@
 #include "report/step_report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/version.hpp"
+#include "report/run_report.hpp"
 #include "models/efficiency_presets.hpp"
 #include "models/memory.hpp"
 
@@ -42,8 +44,10 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
       std::snprintf(line, sizeof line, "    %-28s %12s  %6.2f %%\n", what, seconds_text(v).c_str(), 100 * v / b.step_s);
       out << line;
     };
-    out << "  step time        " << seconds_text(b.step_s) << "\n  tokens per s     " << b.tokens_per_s
-              << "\n  MFU              " << 100 * b.mfu << " %\n\n  breakdown\n";
+    char rates[160];  // a throughput in whole tokens with thousands apart, MFU to a tenth: the digits that mean something
+    std::snprintf(rates, sizeof rates, "\n  tokens per s     %s\n  MFU              %.1f %%\n\n  breakdown\n", thousands(std::llround(b.tokens_per_s)).c_str(),
+                  100 * b.mfu);
+    out << "  step time        " << seconds_text(b.step_s) << rates;
     row("compute", b.compute_s);
     row("pipeline bubble", b.bubble_s);
     row("tensor-parallel exposed", b.tp_exposed_s);

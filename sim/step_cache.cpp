@@ -171,8 +171,8 @@ void resolve_step_time(Scenario& s, const std::string& file) {
   if (b.hung) throw ScenarioInvalid(file, {{"/workload", "the healthy fabric cannot run the step's collectives"}});
   // A stated step time (a published one) stands; the workload still gives the traffic and the
   // slow parts' ratios below, so one fabric model serves the step and the trial.
-  const bool stated = s.job.step_us > 0;
-  if (!stated) s.job.step_us = seconds_to_micros(b.step_s);
+  s.job.modelled_step_us = seconds_to_micros(b.step_s);
+  if (s.job.step_us <= 0) s.job.step_us = s.job.modelled_step_us;
   if (s.job.traffic_us == 0) {  // what a checkpoint on the compute fabric competes with
     // Its bytes and link set its time, whatever the stated step (it cannot outlast the step).
     const ScaleOutTraffic t = scale_out_traffic(s.workload->workload, b, s.workload->fabric.gpus_per_node);

@@ -116,7 +116,7 @@ def main():
         run("calibrate", w / "events.csv", "--base", scen / "features.json", "--out", w / "events.json", "--plots", w / "events")
 
         expectations = {
-            "sweep.svg": ["legend:/restart/overhead = 2min", "legend:/restart/overhead = 10min", "marker:best"],
+            "sweep.svg": ["legend:restart overhead (/restart/overhead) = 2min", "legend:restart overhead (/restart/overhead) = 10min", "marker:best"],
             "sweep_categories.svg": ["category:wait", "category:shrink"],
             # optimize and compare: the paired difference above the goodputs, a level at zero for the baseline.
             "optimize.svg": ["marker:optimum", "marker:current", "title:paired trial by trial", "level:the scenario's own"],

@@ -207,3 +207,21 @@ TEST_CASE("ZeRO-3: per layer, two parameter gathers and a gradient reduce-scatte
   CHECK(z1.dp_traffic_s == z1.dp_collective_s);
   CHECK(workload_costs(w).fsdp_units == 0);
 }
+
+TEST_CASE("with a workload, a stated step stands and the model's is kept beside it, labelled in the report", "[step]") {
+  nlohmann::json doc = test::read_json(std::string(CTWIN_TEST_DIR) + "/../scenarios/megascale_175b.json");
+  Scenario modelled = test::scenario_from(doc);
+  resolve_step_time(modelled, "megascale_175b.json");
+  CHECK(modelled.job.step_modelled());
+  CHECK(modelled.job.modelled_step_us == modelled.job.step_us);
+  doc["job"]["step_time"] = "20s";  // a published step the model does not reproduce
+  Scenario stated = test::scenario_from(doc);
+  resolve_step_time(stated, "megascale_175b.json");
+  CHECK_FALSE(stated.job.step_modelled());
+  CHECK(stated.job.step_us == 20'000'000);
+  CHECK(stated.job.modelled_step_us == modelled.job.modelled_step_us);
+  // Without a workload the step is stated and nothing is modelled.
+  const Scenario plain = test::scenario_from(test::read_json(test::fixture("minimal.json")));
+  CHECK_FALSE(plain.job.step_modelled());
+  CHECK(plain.job.modelled_step_us == 0);
+}
