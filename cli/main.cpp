@@ -32,6 +32,7 @@
 #include "sim/monte_carlo.hpp"
 #include "sim/run_sensitivity.hpp"
 #include "sim/step_cache.hpp"
+#include "sim/step_sensitivity.hpp"
 #include "core/atomic_file.hpp"
 #include "report/engine_comparison.hpp"
 #include "report/run_report.hpp"
@@ -58,6 +59,7 @@ struct RunArgs {
   std::string engine = "native";
   std::string contention = "on";
   std::string rate_uncertainty = "on";
+  std::string step_uncertainty = "off";
   bool sensitivity = false;
 };
 
@@ -113,6 +115,16 @@ int run_command(const RunArgs& args) {
 
   return cli::run_reporting_errors([&] {
     resolve_step_time(scenario, path);  // after the cheap checks: it may simulate the fabric
+    if (args.step_uncertainty == "on") {
+      // A modelled step is drawn from its range; a stated one (a measured figure) is held.
+      if (!scenario.workload) std::cerr << path << ": note: --step-uncertainty on: no workload, so no step model: the step is held\n";
+      else if (!scenario.job.step_modelled()) std::cerr << path << ": note: --step-uncertainty on: the step time is stated (job.step_time): it is held\n";
+      else {
+        const StepRange range = step_sensitivity(*scenario.workload, scenario.cluster.gpus_per_node, scenario.cluster.gpu_memory_bytes,
+                                                 StepCache::shared()).range;
+        options.step_draw = RunOptions::StepDraw{range.min_s / range.point_s, range.max_s / range.point_s, scenario.job.work_steps.has_value()};
+      }
+    }
     // Said before the trials start: they may take long.
     if (const auto w = trial_cost_warning(scenario, make_trial_config(scenario, resolve_checkpoint_costs(scenario)), options.trials))
       std::cerr << path << ": warning: " << *w << "\n";
@@ -244,6 +256,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--rate-uncertainty", run.rate_uncertainty,
                       "on (default): each trial draws the rates from their uncertainty (a scenario's rate_uncertainty), and the "
                       "predictive interval has it; off: the rates are held exact")
+      ->check(CLI::IsMember({"on", "off"}));
+  run_cmd->add_option("--step-uncertainty", run.step_uncertainty,
+                      "on: each trial draws a modelled step time from its range over what the workload left assumed "
+                      "(ctwin step prints it), log-triangular with its mode at the point; off (default): the point. A stated "
+                      "job.step_time is held either way")
       ->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_flag("--sensitivity", run.sensitivity,
                     "goodput over the plausible range of each assumed field (spare nodes, repair time, fleet spread, rate "

@@ -44,8 +44,9 @@ StepCommand::StepCommand(CLI::App& app) {
   cmd_->add_option("--dp-width", dp_width_, "data-parallel replicas running (a shrunk job), the global batch kept")
       ->check(CLI::Range(1, 100000000));
   cmd_->add_flag("--sensitivity", sensitivity_,
-                 "the step time over the plausible values of the layout fields (rank order, sequence parallelism, virtual stages, "
-                 "embedding/loss split, CP algorithm, micro-batch), one at a time; names the assumed field that moves it most");
+                 "the step time over the plausible values of each field, one at a time: the layout (rank order, sequence parallelism, "
+                 "virtual stages, schedule, recomputation, activation offload, embedding/loss split, CP algorithm, micro-batch) and "
+                 "the efficiencies other stacks and kernels reach (GEMM, attention); names the assumed field that moves it most");
   cmd_->add_option("--uplink", uplink_, "every leaf's uplink at this fraction of its bandwidth (a slow or failed spine)")
       ->check(CLI::Range(0.0, 1.0));
 }
@@ -80,14 +81,15 @@ int StepCommand::run() {
     return cli::kExitBadInput;
   }
   const StepBreakdown b = StepCache::shared().get(*s.workload, state);
-  std::cout << step_text(s, b, dp_width_);
+  // The range is the healthy step's at full width: over what was assumed, one field at a time.
+  const bool healthy = state.dp_width == 0 && state.gpu_speed.empty() && state.fabric.nic_factor.empty() &&
+                       state.fabric.nvlink_factor.empty() && state.fabric.uplink_factor == 1 && !b.hung;
   std::optional<StepSensitivity> sensitivity;
-  if (sensitivity_) {
-    sensitivity = step_sensitivity(*s.workload, s.cluster.gpus_per_node, s.cluster.gpu_memory_bytes, StepCache::shared());
-    std::cout << sensitivity_text(*sensitivity);
-  }
+  if (healthy) sensitivity = step_sensitivity(*s.workload, s.cluster.gpus_per_node, s.cluster.gpu_memory_bytes, StepCache::shared());
+  std::cout << step_text(s, b, dp_width_, sensitivity ? &sensitivity->range : nullptr);
+  if (sensitivity_) std::cout << sensitivity_text(*sensitivity);
   if (json_.empty() || !Ranks::world().is_root()) return 0;
-  write_file_atomically(json_, step_json(s, b, sensitivity ? &*sensitivity : nullptr));
+  write_file_atomically(json_, step_json(s, b, sensitivity_ ? &*sensitivity : nullptr, sensitivity ? &sensitivity->range : nullptr));
   return 0;
 }
 

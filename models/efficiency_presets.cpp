@@ -21,6 +21,7 @@ std::vector<EfficiencyPreset> make_presets() {
   a100.efficiency.gemm = 0.703;
   a100.efficiency.bandwidth = 0.513;
   a100.source = "MegaScale (NSDI'24) Table 2, Megatron-LM rows, fitted on 2 of 8 by build/ctwin_validate_step";
+  a100.predicted_error = 0.051;
   out.push_back(a100);
   // NVIDIA's NeMo 24.07 DGX-H100 FP8 table (5B-175B, 8-512 GPUs): Transformer Engine hides most
   // tensor- and data-parallel traffic and the context-parallel ring. `bench/validate_h100.py`
@@ -30,6 +31,7 @@ std::vector<EfficiencyPreset> make_presets() {
   h100.efficiency.tp_overlap = h100.efficiency.dp_overlap = 0.740;
   h100.efficiency.cp_overlap = 1;
   h100.source = "NeMo 24.07 performance summary, DGX-H100 FP8, fitted on 3 of 9 rows by bench/validate_h100.py";
+  h100.predicted_error = 0.103;
   out.push_back(h100);
   // NVIDIA's dgxc-benchmarking v25.04 Llama 3.1 table, DGX-H100 BF16 (8B on 8-128 GPUs, 70B on
   // 64-2,048, 405B on 32-2,048): fitted on one row of each size by bench/validate_dgxc.py, the
@@ -39,6 +41,7 @@ std::vector<EfficiencyPreset> make_presets() {
   h100_bf16.efficiency.tp_overlap = h100_bf16.efficiency.dp_overlap = 0.6469;
   h100_bf16.efficiency.cp_overlap = 1;
   h100_bf16.source = "dgxc-benchmarking v25.04 Llama 3.1, DGX-H100 BF16, fitted on 3 of 17 rows by bench/validate_dgxc.py";
+  h100_bf16.predicted_error = 0.023;
   out.push_back(h100_bf16);
   return out;
 }
@@ -61,6 +64,57 @@ const EfficiencyPreset* efficiency_preset_for(std::string_view gpu_model, bool f
   for (const auto& p : efficiency_presets())
     if (p.fp8 == fp8 && model.find(lower(p.gpu_family)) != std::string::npos) return &p;
   return nullptr;
+}
+
+namespace {
+bool hopper(std::string_view gpu_model) {
+  const std::string model = lower(gpu_model);
+  return model.find("h100") != std::string::npos || model.find("h200") != std::string::npos;
+}
+}  // namespace
+
+std::vector<EfficiencyAlternative> gemm_by_stack(std::string_view gpu_model, bool fp8) {
+  if (!hopper(gpu_model) || fp8) return {};
+  const EfficiencyPreset& nemo = *find_efficiency_preset("h100-bf16");
+  EfficiencyAlternative megatron{"NeMo / Megatron-Core (h100-bf16)", nemo.source, nemo.efficiency.gemm, 0};
+  // MosaicML's llm-foundry table (PyTorch FSDP, H100 BF16), fitted with the attention core apart.
+  EfficiencyAlternative fsdp{"PyTorch FSDP (MosaicML llm-foundry)",
+                             "llm-foundry H100 BF16 throughput table, fitted with the attention core apart by bench/fit_attention.py", 0.8271, 1337};
+  return {megatron, fsdp};
+}
+
+std::vector<EfficiencyAlternative> attention_by_kernel(std::string_view gpu_model) {
+  if (!hopper(gpu_model)) return {};
+  std::vector<EfficiencyAlternative> out;
+  EfficiencyAlternative layers{"as the layers' GEMMs", "the NeMo presets' (their tables hold one sequence length)"};
+  layers.sets_attention = true;
+  out.push_back(layers);
+  EfficiencyAlternative triton{"Triton FlashAttention (MosaicML fit)", "llm-foundry H100 BF16 table, every single-node row, by bench/fit_attention.py"};
+  triton.sets_attention = true;
+  triton.attention = triton.attention_backward = 0.1703;
+  triton.attention_half_seq = triton.attention_backward_half_seq = 1523;
+  out.push_back(triton);
+  // The FA3 paper's baselines (Figs. 5-6; scenarios/sources/h100_attention_kernels.md): the causal
+  // forward, and the backward published without the mask.
+  auto kernel = [&](const char* name, double forward, double forward_half, double backward, double backward_half) {
+    EfficiencyAlternative k{name, "Shah et al. (arXiv 2407.08608) Figs. 5-6 baselines, head dim 128, scenarios/sources/h100_attention_kernels.md"};
+    k.sets_attention = true;
+    k.attention = forward, k.attention_half_seq = forward_half, k.attention_backward = backward, k.attention_backward_half_seq = backward_half;
+    out.push_back(k);
+  };
+  kernel("FlashAttention-2", 0.3543, 404, 0.3327, 274);
+  kernel("cuDNN fused attention", 0.5671, 387, 0.5477, 377);
+  EfficiencyAlternative fa3{"FlashAttention-3", "Shah et al. (arXiv 2407.08608) Figs. 5-6, causal, head dim 128, by bench/fit_flash_kernels.py"};
+  fa3.sets_attention = true;
+  fa3.attention = 0.6709, fa3.attention_half_seq = 635, fa3.attention_backward = 0.6019, fa3.attention_backward_half_seq = 442;
+  out.push_back(fa3);
+  return out;
+}
+
+double widest_predicted_error() {
+  double widest = 0;
+  for (const auto& p : efficiency_presets()) widest = std::max(widest, p.predicted_error);
+  return widest;
 }
 
 std::string efficiency_preset_names() {

@@ -19,13 +19,33 @@ struct EfficiencyPreset {
   bool fp8 = false;        //!< the workload's precision it was fitted in
   Efficiency efficiency;
   std::string source;      //!< the table it was fitted on, and the command that fits it
+  double predicted_error = 0;  //!< the worst error on that table's rows it was not fitted on
 };
+
+//! The widest of the presets' predicted errors: the model's own error where no preset is used.
+double widest_predicted_error();
 
 const std::vector<EfficiencyPreset>& efficiency_presets();
 //! The preset of that name, or null.
 const EfficiencyPreset* find_efficiency_preset(std::string_view name);
 //! The preset fitted for that GPU model's family and precision, or null.
 const EfficiencyPreset* efficiency_preset_for(std::string_view gpu_model, bool fp8);
+//! An efficiency another software stack or kernel reached on the same GPU: what `ctwin step
+//! --sensitivity` varies a preset's over. Fields left 0 keep the workload's.
+struct EfficiencyAlternative {
+  std::string name;    //!< as a person names it: "PyTorch FSDP (MosaicML)", "FlashAttention-3"
+  std::string source;  //!< the table or figure, and the command that fits it
+  double gemm = 0, gemm_half_hidden = 0;
+  bool sets_attention = false;  //!< sets the attention core's four fields (0: the layers' efficiency)
+  double attention = 0, attention_half_seq = 0, attention_backward = 0, attention_backward_half_seq = 0;
+};
+
+//! The layers' GEMM efficiency as each stack's table fits it on this GPU and precision (H100 and
+//! H200 share tensor cores); empty where fewer than two stacks were fitted.
+std::vector<EfficiencyAlternative> gemm_by_stack(std::string_view gpu_model, bool fp8);
+//! The attention core as published kernels run it on this GPU (H100, H200); empty elsewhere.
+std::vector<EfficiencyAlternative> attention_by_kernel(std::string_view gpu_model);
+
 //! "a100-bf16, h100-fp8": for error messages.
 std::string efficiency_preset_names();
 

@@ -1,6 +1,7 @@
 #pragma once
 //! The plausible values of the layout fields a published run rarely states (rank order, sequence
-//! parallelism, virtual stages, the embedding/loss split, the CP algorithm, the micro-batch), each
+//! parallelism, virtual stages, the schedule, recomputation, activation offload, the embedding/loss
+//! split, the CP algorithm, the micro-batch; and the efficiencies by published stack), each
 //! as a copy of the workload with that one field changed. `ctwin step --sensitivity` runs them to
 //! say how much an unstated field can move the step time.
 //!
@@ -10,6 +11,7 @@
 //! up to 16. A variant the layout check or the GPU's memory refuses is kept, with the reason.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/workload.hpp"
@@ -34,5 +36,10 @@ struct LayoutField {
 
 //! The fields that apply to this layout (no CP algorithm without CP), in a fixed order.
 std::vector<LayoutField> plausible_layouts(const Workload& w, int gpus_per_node, double gpu_memory_bytes);
+
+//! The achieved efficiencies over what published stacks and kernels reach on this GPU
+//! (models/efficiency_presets.hpp): the layers' GEMMs by software stack, the attention core by
+//! kernel. Every variant runs (the layout is the base's).
+std::vector<LayoutField> plausible_efficiencies(const Workload& w, std::string_view gpu_model);
 
 }  // namespace ctwin

@@ -1,5 +1,7 @@
 #include "models/workload.hpp"
 
+#include "models/pipeline_schedule.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -83,12 +85,13 @@ std::string check_layout(const Workload& w, int gpus_per_node) {
     if (stages[i] < 0) return "a stage cannot hold fewer than 0 layers";
     if (!p.stage_layers.empty()) continue;
     const int units = stages[i] + (i == 0 && p.embedding_as_layer ? 1 : 0) + (i + 1 == stages.size() && p.loss_as_layer ? 1 : 0);
-    if (units % p.virtual_stages != 0)
+    if (units % chunks_per_stage(p) != 0)
       return p.embedding_as_layer || p.loss_as_layer
                  ? "virtual_stages must divide every stage's layers (the embedding and loss counted as layers)"
                  : "virtual_stages must divide every stage's layers";
   }
   if (p.global_batch % (p.micro_batch * p.dp) != 0) return "micro_batch x dp must divide the global batch";
+  if (const std::string why = check_schedule(p, p.global_batch / (p.micro_batch * p.dp)); !why.empty()) return why;
   if (m.seq_len % p.cp != 0) return "cp must divide the sequence length";
   if (m.experts % p.ep != 0 || p.dp % p.ep != 0) return "ep must divide both the experts and dp";
   if (m.top_k < 1 || m.top_k > m.experts) return "top_k must be between 1 and the experts";

@@ -45,18 +45,27 @@ enum class CpAlgorithm { Ring, AllGather };
 //! model-FLOP count (12·s·h a token a layer) says; an unfused softmax attention computes them all.
 enum class AttentionKernel { Flash, Full };
 
+//! How the pipeline orders its micro-batches' forward and backward passes (models/pipeline_schedule.hpp).
+enum class PipelineSchedule { OneFOneB, Interleaved, FlexibleInterleaved, ZeroBubbleH1, ZeroBubbleV, DualPipe };
+
 //! A dimension of the rank grid. Expert parallelism is carved out of the data ranks.
 enum class RankDim { Tensor, Context, Data, Pipeline };
 
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   int virtual_stages = 1;   //!< interleaved 1F1B: model chunks per pipeline rank
+  //! 1F1B with virtual_stages > 1 is Megatron's interleaved schedule (schedule_of says which runs).
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int contiguous_micro_batches = 0;  //!< flexible interleaving's N (Llama 3 §3.3.2); 0: pp, Megatron's
   //! 0: all-reduce gradients; 1, 2: reduce-scatter gradients and all-gather the updated parameters
   //! (the same bytes, the same overlap); 3 (FSDP): parameters gathered per layer, every micro-batch.
   int zero_stage = 1;
   int micro_batch = 1;      //!< sequences per micro-batch
   int global_batch = 1;     //!< sequences per step
   Recompute recompute = Recompute::None;
+  //! Share of a stage's saved activations moved to host memory between a micro-batch's forward and
+  //! its backward (Megatron-Core's activation offloading); the micro-batch in hand stays on the GPU.
+  double activation_offload = 0;
   //! Decoder layers on each pipeline stage; empty: an even split (of layers, or of layers plus the
   //! embedding and the loss when `embedding_as_layer` / `loss_as_layer` count them as one each).
   std::vector<int> stage_layers;
@@ -103,6 +112,8 @@ struct Workload {
   double gpu_peak_flops = 0;   //!< dense bf16
   double gemm_peak_flops = 0;  //!< the layers' projections and MLP (FP8 training: the FP8 peak); 0: gpu_peak_flops
   AttentionKernel attention = AttentionKernel::Flash;
+  //! Bytes a second each way between one GPU and host memory (PCIe 5 x16: 64 GB/s raw, about 50 achieved).
+  double host_bandwidth = 50e9;
 };
 
 //! How data-parallel gradients are all-reduced (NCCL's algorithms).
@@ -120,6 +131,7 @@ struct WorkloadSpec {
   CommFabricSpec fabric;
   AllReduceAlgorithm dp_algorithm = AllReduceAlgorithm::Ring;
   std::string efficiency_preset;  //!< the preset its efficiencies start from ("": all stated)
+  std::string gpu_model;          //!< the cluster's, for the efficiencies other stacks reach on it
   std::vector<Assumption> assumed;  //!< fields defaulted, in the order the loader met them
 };
 

@@ -7,6 +7,7 @@
 #include "models/efficiency_presets.hpp"
 #include "models/json_reader.hpp"
 #include "models/memory.hpp"
+#include "models/pipeline_schedule.hpp"
 
 namespace ctwin::json_reader {
 
@@ -185,6 +186,8 @@ std::vector<Assumption> assumptions(const json& wl, const WorkloadSpec& spec) {
   note(par, "/parallel", "recompute", true, "none");
   note(par, "/parallel", "sequence_parallel", l.tp > 1, yes_no(l.sequence_parallel));
   note(par, "/parallel", "virtual_stages", l.pp > 1, std::to_string(l.virtual_stages));
+  note(par, "/parallel", "schedule", l.pp > 1, to_string(l.schedule));
+  note(fab, "/fabric", "host", l.activation_offload > 0, "50GB/s");
   const bool even_split = l.pp > 1 && absent(par, "stage_layers") && absent(par, "first_stage_layers") && absent(par, "last_stage_layers");
   note(par, "/parallel", "embedding_as_layer", even_split, yes_no(l.embedding_as_layer));
   note(par, "/parallel", "loss_as_layer", even_split, yes_no(l.loss_as_layer));
@@ -208,6 +211,7 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   const std::string p = "/workload";
   r.allow_only(*wl, p, {"model", "parallel", "efficiency", "fabric", "dp_algorithm", "precision", "attention", "source", "notes"});
   WorkloadSpec spec;
+  spec.gpu_model = s.cluster.gpu_model;
   Workload& w = spec.workload;
   w.gpu_peak_flops = s.cluster.gpu_peak_bf16_flops;
   // FP8 training (Transformer Engine): the layers' GEMMs at the FP8 peak, the rest in bf16.
@@ -234,7 +238,8 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* l = r.object(*wl, p, "parallel", true)) {
     const std::string lp = p + "/parallel";
-    r.allow_only(*l, lp, {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "zero_stage", "micro_batch", "global_batch", "recompute",
+    r.allow_only(*l, lp, {"tp", "pp", "dp", "cp", "ep", "virtual_stages", "schedule", "contiguous_micro_batches", "zero_stage", "micro_batch",
+                         "global_batch", "recompute", "activation_offload",
                          "stage_layers", "first_stage_layers", "last_stage_layers", "embedding_as_layer", "loss_as_layer",
                          "sequence_parallel", "cp_algorithm", "rank_order"});
     ParallelLayout& layout = w.layout;
@@ -243,6 +248,17 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
     layout.cp = count(r, *l, lp, "cp", false, 1);
     layout.ep = count(r, *l, lp, "ep", false, 1);
     layout.virtual_stages = count(r, *l, lp, "virtual_stages", false, 1);
+    // The pipeline's schedule (models/pipeline_schedule.hpp): Megatron's 1F1B, interleaved when
+    // there are virtual stages, unless the scenario names another.
+    layout.schedule = choose<PipelineSchedule>(r, *l, lp, "schedule", false,
+                                               {{"1f1b", PipelineSchedule::OneFOneB},
+                                                {"interleaved", PipelineSchedule::Interleaved},
+                                                {"flexible_interleaved", PipelineSchedule::FlexibleInterleaved},
+                                                {"zb_h1", PipelineSchedule::ZeroBubbleH1},
+                                                {"zb_v", PipelineSchedule::ZeroBubbleV},
+                                                {"dualpipe", PipelineSchedule::DualPipe}})
+                          .value_or(layout.virtual_stages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB);
+    layout.contiguous_micro_batches = count(r, *l, lp, "contiguous_micro_batches", false, 0);
     layout.zero_stage = static_cast<int>(r.integer(*l, lp, "zero_stage", false, 0, 3).value_or(1));
     layout.micro_batch = count(r, *l, lp, "micro_batch", false, 1);
     layout.global_batch = count(r, *l, lp, "global_batch", true, 1);
@@ -255,6 +271,10 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
     layout.recompute = choose<Recompute>(r, *l, lp, "recompute", false,
                                          {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}})
                            .value_or(Recompute::None);
+    if (auto f = r.number(*l, lp, "activation_offload", false)) {
+      if (*f < 0 || *f > 1) r.problem(lp + "/activation_offload", "must be a share between 0 and 1 (of a stage's saved activations)");
+      else layout.activation_offload = *f;
+    }
     read_stage_layers(r, *l, lp, w.model.layers, layout);
     layout.embedding_as_layer = r.boolean(*l, lp, "embedding_as_layer").value_or(false);
     layout.loss_as_layer = r.boolean(*l, lp, "loss_as_layer").value_or(false);
@@ -277,7 +297,8 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
   }
   if (const json* fb = r.object(*wl, p, "fabric", !s.cluster.topology)) {
     const std::string fp = p + "/fabric";
-    r.allow_only(*fb, fp, {"nvlink", "nvlink_latency", "nic", "nic_latency", "nodes_per_leaf", "oversubscription", "source"});
+    r.allow_only(*fb, fp, {"nvlink", "nvlink_latency", "nic", "nic_latency", "host", "nodes_per_leaf", "oversubscription", "source"});
+    w.host_bandwidth = r.positive_unit(*fb, fp, "host", false, parse_bandwidth_bytes_per_s, "50GB/s").value_or(w.host_bandwidth);
     f.nvlink_bytes_per_s = r.positive_unit(*fb, fp, "nvlink", false, parse_bandwidth_bytes_per_s, "300GB/s").value_or(f.nvlink_bytes_per_s);
     f.nic_bytes_per_s = r.positive_unit(*fb, fp, "nic", false, parse_bandwidth_bytes_per_s, "200Gbps").value_or(f.nic_bytes_per_s);
     f.nvlink_latency_s = micros_to_seconds(r.duration(*fb, fp, "nvlink_latency", false).value_or(1));
@@ -295,7 +316,10 @@ void read_workload(Reader& r, const json& root, Scenario& s) {
                          .value_or(AllReduceAlgorithm::Ring);
   if (r.problems.empty()) {
     if (const std::string why = check_layout(w, s.cluster.gpus_per_node); !why.empty()) r.problem(p + "/parallel", why);
-    else if (const std::string full = check_memory(w, s.cluster.gpu_memory_bytes); !full.empty()) r.problem(p + "/parallel", full);
+    else if (const std::string full = check_memory(w, s.cluster.gpu_memory_bytes); !full.empty()) {
+      const std::string fix = cheapest_fit(w, s.cluster.gpu_memory_bytes, s.cluster.gpus_per_node);
+      r.problem(p + "/parallel", full + (fix.empty() ? "; no change of schedule, recomputation or micro-batch alone fits" : "; the cheapest change that fits: " + fix));
+    }
   }
   // Shrinking drops whole elastic replicas: each must hold whole data-parallel replicas (and whole
   // expert-parallel groups), or the step model has no layout for the narrower job.

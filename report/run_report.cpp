@@ -59,8 +59,14 @@ std::string fixed(double v, int digits) {
 //! Where the step time comes from, said: modelled (the workload on the fabric), or stated, and
 //! then the model's beside it when the two differ by more than a tenth (a published step the model
 //! does not reproduce is worth knowing before trusting either).
-std::string step_line(const Job& job) {
+std::string step_line(const Job& job, const RunOptions& options) {
   const std::string step = format_duration(micros_to_seconds(job.step_us));
+  if (job.step_modelled() && options.step_draw) {
+    const double point = micros_to_seconds(job.step_us);
+    return step + " modelled: the workload on the fabric (ctwin step); each trial draws it from " +
+           format_duration(point * options.step_draw->low) + " .. " + format_duration(point * options.step_draw->high) +
+           " (its range over what was assumed, --step-uncertainty on)";
+  }
   if (job.step_modelled()) return step + " modelled: the workload on the fabric (ctwin step)";
   std::string line = step + " stated (job.step_time)";
   if (job.modelled_step_us > 0) {
@@ -191,6 +197,10 @@ std::string report_json(const RunReportInput& in) {
   const Job& job = in.scenario.job;
   j["step"] = {{"seconds", micros_to_seconds(job.step_us)}, {"source", job.step_modelled() ? "modelled" : "stated"}};
   if (job.modelled_step_us > 0) j["step"]["modelled_seconds"] = micros_to_seconds(job.modelled_step_us);
+  if (in.options.step_draw)
+    j["step"]["drawn"] = {{"min_seconds", micros_to_seconds(job.step_us) * in.options.step_draw->low},
+                          {"max_seconds", micros_to_seconds(job.step_us) * in.options.step_draw->high},
+                          {"work_in_steps", in.options.step_draw->work_in_steps}};
   ordered_json ledger;
   for (std::size_t c = 0; c < kCategoryCount; ++c) ledger[kCategoryKeys[c]] = r.tally.mean_ledger_hours(c);
   j["ledger_hours"] = ledger;
@@ -263,7 +273,7 @@ std::string summary_text(const RunReportInput& in) {
       << "; checkpoint every " << format_duration(micros_to_seconds(r.config.interval_us)) << ", save "
       << format_duration(micros_to_seconds(r.costs.save_us)) << ", restore "
       << format_duration(micros_to_seconds(r.costs.restore_us)) << " (" << r.costs.source << ")\n";
-  out << "  step     " << step_line(s.job) << "\n";
+  out << "  step     " << step_line(s.job, in.options) << "\n";
   if (const std::string p = policies_line(s); !p.empty()) out << "  policies " << p << "\n";
   out << "\n";
   // Two intervals, named: the mean's (Monte Carlo noise, shrinking with trials) and one run's

@@ -23,7 +23,16 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
+std::string step_range_text(const StepRange& r) {
+  std::string fields;
+  for (const std::string& f : r.fields) fields += (fields.empty() ? "" : ", ") + f;
+  char model[160];
+  std::snprintf(model, sizeof model, "the model's own %.1f %% (%s)", 100 * r.model_error, r.model_error_source.c_str());
+  return seconds_text(r.min_s) + " .. " + seconds_text(r.max_s) + " over " +
+         (fields.empty() ? std::string(model) + " (nothing assumed moves it)" : "what was assumed (" + fields + ") and " + model);
+}
+
+std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width, const StepRange* range) {
   std::ostringstream out;
   const auto& l = s.workload->workload.layout;
   out << "ctwin step: " << s.name << "  (" << b.gpus << " GPUs: tp " << l.tp << " x pp " << l.pp << " x dp "
@@ -47,7 +56,9 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     char rates[160];  // a throughput in whole tokens with thousands apart, MFU to a tenth: the digits that mean something
     std::snprintf(rates, sizeof rates, "\n  tokens per s     %s\n  MFU              %.1f %%\n\n  breakdown\n", thousands(std::llround(b.tokens_per_s)).c_str(),
                   100 * b.mfu);
-    out << "  step time        " << seconds_text(b.step_s) << rates;
+    out << "  step time        " << seconds_text(b.step_s) << (range ? " as given and assumed" : "");
+    if (range) out << "\n  range            " << step_range_text(*range);
+    out << rates;
     row("compute", b.compute_s);
     row("pipeline bubble", b.bubble_s);
     row("tensor-parallel exposed", b.tp_exposed_s);
@@ -55,6 +66,7 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width) {
     row("data-parallel exposed", b.dp_exposed_s);
     if (l.ep > 1) row("expert all-to-alls exposed", b.ep_exposed_s);
     if (l.cp > 1) row("context K/V ring exposed", b.cp_exposed_s);
+    if (l.activation_offload > 0) row("activation offload exposed", b.offload_exposed_s);
     out << "\n  one TP all-reduce " << seconds_text(b.tp_collective_s) << ", one stage transfer "
               << seconds_text(b.pp_transfer_s);
     if (l.zero_stage == 3 && b.dp_traffic_s != b.dp_collective_s)
@@ -106,21 +118,31 @@ std::string sensitivity_text(const StepSensitivity& x) {
     return std::string(t);
   };
   out << "\n  sensitivity: each field over its plausible values, the others as given (* assumed)\n";
+  int refused = 0;
   for (const FieldSensitivity& f : x.fields) {
     char head[200];
     std::snprintf(head, sizeof head, "  %c %-22s %s .. %s (%s .. %s)\n", f.assumed ? '*' : ' ', f.field.c_str(), seconds_text(f.min_s).c_str(),
                   seconds_text(f.max_s).c_str(), percent(f.min_s).c_str(), percent(f.max_s).c_str());
     out << head;
     for (const SensitivityPoint& pt : f.points) {
-      out << "      " << pt.value << (pt.value == f.base_value ? " (as given)" : "") << ": ";
-      if (pt.excluded.empty()) out << seconds_text(pt.step_s) << "  " << percent(pt.step_s) << "\n";
-      else out << "cannot run: " << pt.excluded << "\n";
+      if (!pt.excluded.empty()) continue;
+      out << "      " << pt.value << (pt.value == f.base_value ? " (as given)" : "") << ": " << seconds_text(pt.step_s) << "  " << percent(pt.step_s)
+          << (pt.outside_range.empty() ? "" : "  (not in the range: " + pt.outside_range + ")") << "\n";
     }
+    if (f.refused > 0) {
+      out << "      refused (" << f.refused << "):\n";
+      for (const SensitivityPoint& pt : f.points)
+        if (!pt.excluded.empty()) out << "        " << pt.value << ": " << pt.excluded << "\n";
+    }
+    if (f.assumed || !x.over_assumed) refused += f.refused;
   }
   out << "\n  step time " << seconds_text(x.base_s) << ", " << seconds_text(x.min_s) << " .. " << seconds_text(x.max_s) << " ("
-      << percent(x.min_s) << " .. " << percent(x.max_s) << ") over " << (x.over_assumed ? "the assumed fields" : "these fields (every one is stated)");
-  out << (x.most.empty() ? "; none of them moves it" : "; " + x.most + " moves it most");
+      << percent(x.min_s) << " .. " << percent(x.max_s) << ") over " << (x.over_assumed ? "the assumed fields" : "these fields (every one is stated)")
+      << ", one at a time";
+  out << (x.most.empty() ? "; none of the values that run moves it" : "; " + x.most + " moves it most");
+  if (refused > 0) out << " (" << refused << (refused == 1 ? " value" : " values") << " refused, listed apart)";
   out << "\n";
+  out << "  range " << step_range_text(x.range) << "\n";
   if (x.over_assumed)
     out << "  over every field, stated ones too: " << seconds_text(x.min_all_s) << " .. " << seconds_text(x.max_all_s) << " ("
         << percent(x.min_all_s) << " .. " << percent(x.max_all_s) << ")"
@@ -128,13 +150,13 @@ std::string sensitivity_text(const StepSensitivity& x) {
   return out.str();
 }
 
-std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensitivity* sensitivity) {
+std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensitivity* sensitivity, const StepRange* range) {
   nlohmann::ordered_json j{{"schema_version", 1}, {"ctwin_version", kCtwinVersion}, {"command", "step"}, {"scenario", s.name}, {"scenario_hash", s.content_hash},
                            {"gpus", b.gpus}, {"hung", b.hung}, {"step_s", b.step_s}, {"tokens_per_s", b.tokens_per_s},
                            {"mfu", b.mfu},
                            {"breakdown_s", {{"compute", b.compute_s}, {"pipeline_bubble", b.bubble_s}, {"tp_exposed", b.tp_exposed_s},
                                             {"pp_exposed", b.pp_exposed_s}, {"dp_exposed", b.dp_exposed_s},
-                                            {"ep_exposed", b.ep_exposed_s}, {"cp_exposed", b.cp_exposed_s}}},
+                                            {"ep_exposed", b.ep_exposed_s}, {"cp_exposed", b.cp_exposed_s}, {"offload_exposed", b.offload_exposed_s}}},
                            {"collectives_s", {{"tp_all_reduce", b.tp_collective_s}, {"pp_transfer", b.pp_transfer_s},
                                               {"dp_gradients", b.dp_collective_s}, {"dp_traffic", b.dp_traffic_s}, {"ep_all_to_all", b.ep_collective_s},
                                               {"cp_ring_step", b.cp_transfer_s}}}};
@@ -147,6 +169,9 @@ std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensi
   if (!s.workload->efficiency_preset.empty()) j["efficiency_preset"] = s.workload->efficiency_preset;
   j["assumed"] = nlohmann::ordered_json::array();
   for (const Assumption& a : s.workload->assumed) j["assumed"].push_back({{"field", a.pointer}, {"value", a.value}});
+  if (range)
+    j["range"] = {{"min_s", range->min_s}, {"max_s", range->max_s}, {"assumed_fields", range->fields},
+                  {"model_error", range->model_error}, {"model_error_source", range->model_error_source}};
   if (sensitivity) {
     nlohmann::ordered_json fields = nlohmann::ordered_json::array();
     for (const FieldSensitivity& f : sensitivity->fields) {
@@ -155,10 +180,11 @@ std::string step_json(const Scenario& s, const StepBreakdown& b, const StepSensi
         nlohmann::ordered_json one{{"value", pt.value}};
         if (pt.excluded.empty()) one["step_s"] = pt.step_s;
         else one["excluded"] = pt.excluded;
+        if (!pt.outside_range.empty()) one["outside_range"] = pt.outside_range;
         points.push_back(one);
       }
       fields.push_back({{"field", f.field}, {"pointers", f.pointers}, {"assumed", f.assumed}, {"as_given", f.base_value},
-                        {"min_s", f.min_s}, {"max_s", f.max_s}, {"fastest", f.fastest}, {"slowest", f.slowest}, {"values", points}});
+                        {"min_s", f.min_s}, {"max_s", f.max_s}, {"fastest", f.fastest}, {"slowest", f.slowest}, {"refused", f.refused}, {"values", points}});
     }
     j["sensitivity"] = {{"step_s", sensitivity->base_s}, {"min_s", sensitivity->min_s}, {"max_s", sensitivity->max_s},
                         {"over", sensitivity->over_assumed ? "assumed" : "all"}, {"most", sensitivity->most},

@@ -40,6 +40,27 @@ std::shared_ptr<const Physics> make_physics(const Scenario& scenario, EngineKind
 
 namespace {
 
+//! The step factor trial `seed` draws: log-triangular over [low, high] with its mode at 1, from
+//! its own stream (the faults' draws do not move when it is on).
+double step_factor(const RunOptions::StepDraw& d, std::uint64_t seed) {
+  const double u = static_cast<double>(splitmix64(seed ^ 0x5354455044524157ULL) >> 11) * 0x1.0p-53;
+  const double a = std::log(std::min(1.0, d.low)), c = 0, b = std::log(std::max(1.0, d.high));
+  if (b - a <= 0) return 1;
+  const double split = (c - a) / (b - a);
+  const double x = u < split ? a + std::sqrt(u * (b - a) * (c - a)) : b - std::sqrt((1 - u) * (b - a) * (b - c));
+  return std::exp(x);
+}
+
+//! The trial's config with its step drawn (and work counted in steps stretched with it).
+TrialConfig with_step_drawn(const TrialConfig& config, const RunOptions::StepDraw& d, std::uint64_t seed) {
+  TrialConfig c = config;
+  const double f = step_factor(d, seed);
+  c.step_us = std::max<Micros>(1, static_cast<Micros>(std::llround(static_cast<double>(config.step_us) * f)));
+  if (d.work_in_steps && config.work_us != kNever)
+    c.work_us = std::max<Micros>(1, static_cast<Micros>(std::llround(static_cast<double>(config.work_us) * f)));
+  return c;
+}
+
 //! Trials first_trial .. first_trial + trials - 1 into the tally; or, given `again`, those trials
 //! (indices, ascending) run again for options.on_trial alone.
 void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, const RunOptions& options, RunResult& out,
@@ -78,8 +99,12 @@ void run_driver(const TrialConfig& config, const FaultTimelineModel& faults, con
         TrialObserver* observer = (!rerun && index == options.recorded_trial && options.record_events) ? &recorder : nullptr;
         const std::uint64_t seed = trial_seed(options.seed, static_cast<std::uint64_t>(index));
         // Two levels: the trial's rates from their uncertainty, then its faults from those rates.
-        finished(i, out.rates_drawn ? run_trial_native(config, faults.with_rates_drawn(seed), seed, observer)
-                                    : run_trial_native(config, faults, seed, observer));
+        // A third level when asked: the trial's step time from the step model's range.
+        const std::optional<TrialConfig> stepped =
+            options.step_draw ? std::optional<TrialConfig>(with_step_drawn(config, *options.step_draw, seed)) : std::nullopt;
+        const TrialConfig& trial = stepped ? *stepped : config;
+        finished(i, out.rates_drawn ? run_trial_native(trial, faults.with_rates_drawn(seed), seed, observer)
+                                    : run_trial_native(trial, faults, seed, observer));
       }
     } catch (...) {
       next = count;

@@ -30,6 +30,14 @@ struct RunOptions {
   //! Each trial draws its classes' rates from their uncertainty (two-level Monte Carlo); off: the
   //! rates are held exact. Only classes with a `rate_uncertainty` are drawn.
   bool rate_uncertainty = true;
+  //! Set: each trial draws its step time from this range (`ctwin run --step-uncertainty on`): as
+  //! factors of the point, log-triangular with its mode at the point. Work counted in steps
+  //! (job.steps) takes as long as its steps do.
+  struct StepDraw {
+    double low = 1, high = 1;
+    bool work_in_steps = false;
+  };
+  std::optional<StepDraw> step_draw;
   //! Every trial's whole result in RunResult::trials (tests, validation, the engines compared).
   //! Off (`ctwin run`), only the tally: memory stops growing with the trials.
   bool keep_trials = true;

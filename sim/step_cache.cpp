@@ -18,12 +18,12 @@ namespace ctwin {
 
 namespace {
 
-constexpr int kStepModelVersion = 5;  //!< bump when the step model's answers change
+constexpr int kStepModelVersion = 6;  //!< bump when the step model's answers change
 
 nlohmann::json breakdown_json(const StepBreakdown& b) {
   return {{"step_s", b.step_s},           {"compute_s", b.compute_s},     {"bubble_s", b.bubble_s},
           {"tp_exposed_s", b.tp_exposed_s}, {"pp_exposed_s", b.pp_exposed_s}, {"dp_exposed_s", b.dp_exposed_s},
-          {"ep_exposed_s", b.ep_exposed_s}, {"cp_exposed_s", b.cp_exposed_s}, {"ep_collective_s", b.ep_collective_s},
+          {"ep_exposed_s", b.ep_exposed_s}, {"cp_exposed_s", b.cp_exposed_s}, {"offload_exposed_s", b.offload_exposed_s}, {"ep_collective_s", b.ep_collective_s},
           {"cp_transfer_s", b.cp_transfer_s},
           {"tp_collective_s", b.tp_collective_s}, {"pp_transfer_s", b.pp_transfer_s},
           {"dp_collective_s", b.dp_collective_s}, {"dp_traffic_s", b.dp_traffic_s}, {"tokens_per_s", b.tokens_per_s}, {"mfu", b.mfu},
@@ -40,6 +40,7 @@ StepBreakdown breakdown_from(const nlohmann::json& j) {
   b.dp_exposed_s = j.at("dp_exposed_s");
   b.ep_exposed_s = j.at("ep_exposed_s");
   b.cp_exposed_s = j.at("cp_exposed_s");
+  b.offload_exposed_s = j.at("offload_exposed_s");
   b.ep_collective_s = j.at("ep_collective_s");
   b.cp_transfer_s = j.at("cp_transfer_s");
   b.tp_collective_s = j.at("tp_collective_s");
@@ -65,7 +66,8 @@ std::string signature_text(const WorkloadSpec& spec, const StepState& state) {
       << m.gated_mlp << ' ' << m.vocab << ' ' << m.seq_len << ' ' << m.experts << ' ' << m.top_k << " layout " << l.tp << ' '
       << l.pp << ' ' << l.dp << ' ' << l.cp << ' ' << l.ep << ' ' << l.virtual_stages << ' ' << l.zero_stage << ' '
       << l.micro_batch << ' ' << l.global_batch << ' ' << static_cast<int>(l.recompute) << ' ' << l.embedding_as_layer << ' '
-      << l.loss_as_layer << ' ' << l.sequence_parallel << ' ' << static_cast<int>(l.cp_algorithm) << " order";
+      << l.loss_as_layer << ' ' << l.sequence_parallel << ' ' << static_cast<int>(l.cp_algorithm) << " schedule "
+      << static_cast<int>(l.schedule) << ' ' << l.contiguous_micro_batches << " offload " << l.activation_offload << ' ' << w.host_bandwidth << " order";
   for (RankDim d : l.rank_order) out << ' ' << static_cast<int>(d);
   out << " stages";
   for (int n : l.stage_layers) out << ' ' << n;

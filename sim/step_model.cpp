@@ -1,5 +1,8 @@
 #include "sim/step_model.hpp"
 
+#include "models/memory.hpp"
+#include "models/pipeline_schedule.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -278,9 +281,13 @@ StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slow
   b.tp_exposed_s = slowest_stage.layers * tp_layer_s * m;
   b.ep_exposed_s = slowest_stage.layers * ep_layer_s * m;
   b.cp_exposed_s = slowest_stage.layers * cp_layer_s * m;
-  b.bubble_s = (total - critical_s) / p.virtual_stages;
+  // The fill and drain the schedule leaves idle (models/pipeline_schedule.hpp).
+  b.bubble_s = (total - critical_s) * bubble_factor(p, c.micro_batches);
+  // DualPipe runs a forward chunk beside a backward one: the expert all-to-alls of each hide behind
+  // the other's compute, all but the fill's and drain's.
+  if (schedule_hides_all_to_alls(p)) b.ep_exposed_s *= (p.pp - 1.0) / (m + p.pp - 1);
   // Forward activations and backward gradients on the critical path of fill, steady state and drain.
-  if (p.pp > 1) b.pp_exposed_s = 2.0 * k.pp_s * (m * p.virtual_stages + p.pp - 1) * (1 - e.tp_overlap);
+  if (p.pp > 1) b.pp_exposed_s = 2.0 * k.pp_s * (m * chunks_per_stage(p) + p.pp - 1) * (1 - e.tp_overlap);
   if (c.fsdp_units > 0) {
     // ZeRO-3 (FSDP's prefetch): a micro-batch waits for its first unit's gather; each next unit's
     // gather runs beside the unit before it in forward, and each unit's gather and gradient
@@ -295,8 +302,9 @@ StepBreakdown assemble_step(const Workload& w, const Collectives& k, double slow
     b.dp_exposed_s = k.dp_s * (1 - e.dp_overlap);
     b.dp_traffic_s = k.dp_s;
   }
+  b.offload_exposed_s = offload_exposed_s(w, static_cast<int>(critical), slowest_stage.compute_s / speed, c.micro_batches);
   b.hung = k.hung;
-  b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s;
+  b.step_s = b.compute_s + b.bubble_s + b.tp_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.ep_exposed_s + b.cp_exposed_s + b.offload_exposed_s;
   if (b.hung) b.step_s = timeout_s;
   b.tokens_per_s = b.hung ? 0 : c.tokens_per_step / b.step_s;
   b.mfu = b.hung ? 0 : c.model_flops_per_token * c.tokens_per_step / (b.step_s * c.gpus * w.gpu_peak_flops);
@@ -355,7 +363,7 @@ ScaleOutTraffic scale_out_traffic(const Workload& w, const StepBreakdown& b, int
   ScaleOutTraffic t;
   t.dp_s = dp_share * b.dp_traffic_s;
   // A stage sends each micro-batch's activations forward and its gradients back, per virtual stage.
-  if (p.pp > 1) t.pp_s = pp_share * 2 * m * p.virtual_stages * b.pp_transfer_s;
+  if (p.pp > 1) t.pp_s = pp_share * 2 * m * chunks_per_stage(p) * b.pp_transfer_s;
   if (p.cp > 1) t.cp_s = cp_share * m * layers * c.cp_passes_per_layer * (p.cp - 1) * b.cp_transfer_s;
   if (p.ep > 1) t.ep_s = ep_share * m * layers * c.ep_collectives_per_layer * b.ep_collective_s;
   // The critical path's exposed transfers include other stages' (the pipeline's fill and drain):

@@ -36,6 +36,7 @@ struct StepBreakdown {
   double dp_exposed_s = 0;
   double ep_exposed_s = 0;
   double cp_exposed_s = 0;
+  double offload_exposed_s = 0;  //!< activations to and from host memory, beyond what the passes hide
   double tp_collective_s = 0; //!< one tensor-parallel all-reduce
   double pp_transfer_s = 0;   //!< one activation transfer between stages
   double dp_collective_s = 0; //!< the step's gradient reduction, unhidden (ZeRO-3: a ring all-reduce of one unit's parameters)

@@ -1,6 +1,9 @@
 #include "sim/step_sensitivity.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "models/efficiency_presets.hpp"
 
 #include "models/layout_variants.hpp"
 
@@ -32,7 +35,9 @@ StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, do
   const StepBreakdown base = cache.get(spec, {});
   out.base_s = base.step_s;
   const Collectives base_collectives = collectives_of(base);
-  for (const LayoutField& field : plausible_layouts(spec.workload, gpus_per_node, gpu_memory_bytes)) {
+  std::vector<LayoutField> fields = plausible_layouts(spec.workload, gpus_per_node, gpu_memory_bytes);
+  for (LayoutField& f : plausible_efficiencies(spec.workload, spec.gpu_model)) fields.push_back(std::move(f));
+  for (const LayoutField& field : fields) {
     FieldSensitivity f{field.name, field.pointers, false, field.base_value, {}, base.step_s, base.step_s, field.base_value, field.base_value};
     for (const std::string& pointer : field.pointers)
       for (const Assumption& a : spec.assumed) f.assumed |= a.pointer == pointer;
@@ -45,6 +50,16 @@ StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, do
                                                        : cache.get(changed, {}, [&] { return resimulated(spec, changed, base_collectives); });
         if (b.hung) point.excluded = "a collective cannot run on the healthy fabric";
         else point.step_s = b.step_s;
+      }
+      if (point.excluded.empty() && field.name == "micro_batch" && v.workload.layout.pp > 1) {
+        // Fewer micro-batches than stages leave no steady state: no tuned run chooses it.
+        const WorkloadCosts c = workload_costs(v.workload);
+        if (c.micro_batches < v.workload.layout.pp) point.outside_range = "fewer micro-batches a step than pipeline stages";
+      }
+      if (!point.excluded.empty()) ++f.refused;
+      if (point.excluded.empty() && point.outside_range.empty()) {
+        f.range_min_s = f.range_min_s > 0 ? std::min(f.range_min_s, point.step_s) : point.step_s;
+        f.range_max_s = std::max(f.range_max_s, point.step_s);
       }
       if (point.excluded.empty()) {
         if (point.step_s < f.min_s) f.min_s = point.step_s, f.fastest = v.value;
@@ -67,6 +82,31 @@ StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, do
   };
   envelope(out.over_assumed, out.min_s, out.max_s, out.most);
   envelope(false, out.min_all_s, out.max_all_s, out.most_all);
+  // The range: the assumed fields' farthest values in quadrature, with the model's own error.
+  StepRange& r = out.range;
+  r.point_s = base.step_s;
+  const EfficiencyPreset* preset = find_efficiency_preset(spec.efficiency_preset);
+  r.model_error = preset ? preset->predicted_error : widest_predicted_error();
+  r.model_error_source = preset ? "preset " + preset->name : "the widest preset's (no preset used)";
+  // The virtual stages and the schedule are one choice (how the pipeline runs): their envelope
+  // counts once.
+  std::vector<std::pair<std::string, std::pair<double, double>>> choices;
+  for (const FieldSensitivity& f : out.fields) {
+    if (!f.assumed || f.range_max_s <= 0 || base.step_s <= 0) continue;
+    const std::string choice = f.field == "virtual_stages" ? "schedule" : f.field;
+    auto it = std::find_if(choices.begin(), choices.end(), [&](const auto& c) { return c.first == choice; });
+    if (it == choices.end()) it = choices.insert(choices.end(), {choice, {base.step_s, base.step_s}});
+    it->second.first = std::min(it->second.first, f.range_min_s);
+    it->second.second = std::max(it->second.second, f.range_max_s);
+    if (f.range_max_s > f.range_min_s) r.fields.push_back(f.field);
+  }
+  double down = std::pow(std::log1p(r.model_error), 2), up = down;
+  for (const auto& [choice, span] : choices) {
+    down += std::pow(std::log(base.step_s / span.first), 2);
+    up += std::pow(std::log(span.second / base.step_s), 2);
+  }
+  r.min_s = base.step_s * std::exp(-std::sqrt(down));
+  r.max_s = base.step_s * std::exp(std::sqrt(up));
   return out;
 }
 

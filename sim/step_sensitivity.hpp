@@ -16,6 +16,7 @@ struct SensitivityPoint {
   std::string value;
   double step_s = 0;     //!< 0 when excluded
   std::string excluded;  //!< "" when it runs; else why it cannot
+  std::string outside_range;  //!< "" when it counts toward the step's range; else why not (it runs)
 };
 
 struct FieldSensitivity {
@@ -26,6 +27,19 @@ struct FieldSensitivity {
   std::vector<SensitivityPoint> points;
   double min_s = 0, max_s = 0;  //!< over the points that run
   std::string fastest, slowest; //!< their values
+  double range_min_s = 0, range_max_s = 0;  //!< over the points that count toward the range
+  int refused = 0;              //!< values that cannot run
+};
+
+//! The step as a point (stated and assumed fields as given) and a range over the plausible values
+//! of what was assumed. Each assumed field's farthest values, as log ratios to the point, add in
+//! quadrature (the fields independent, each at its extreme), with the step model's own error: the
+//! preset's worst predicted row on its table, or the widest of the presets' where none is used.
+struct StepRange {
+  double point_s = 0, min_s = 0, max_s = 0;
+  std::vector<std::string> fields;  //!< the assumed fields that move it
+  double model_error = 0;           //!< the fraction added for the model itself
+  std::string model_error_source;   //!< "preset h100-bf16" or "the widest preset's"
 };
 
 struct StepSensitivity {
@@ -38,6 +52,7 @@ struct StepSensitivity {
   //! Over every field, stated ones too: what a change of layout could buy or cost.
   double min_all_s = 0, max_all_s = 0;
   std::string most_all;
+  StepRange range;
 };
 
 StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, double gpu_memory_bytes, StepCache& cache);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -312,6 +313,58 @@ TEST_CASE("step --sensitivity runs on every shipped workload and says which fiel
   CHECK(refused.exit_code == 2);
   CHECK(refused.output.find("--sensitivity is for the healthy fabric") != std::string::npos);
   CHECK_FALSE(fs::exists(json));
+}
+
+TEST_CASE("step on Llama 3's 16k layout names its assumed schedule, and its range spans the schedules that fit", "[cli][step][process]") {
+  const fs::path json = scratch() / "llama3-16k-step.json";
+  const Outcome out = run_cli("step " + ctwin::test::repo_file("scenarios/llama3_405b_16k_full.json") + " --sensitivity --json " + json.string());
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("/workload/parallel/schedule              1f1b") != std::string::npos);
+  CHECK(out.output.find("range            ") != std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(slurp(json));
+  const double lo = report.at("range").at("min_s"), hi = report.at("range").at("max_s");
+  CHECK(lo < report.at("step_s").get<double>());
+  CHECK(hi > report.at("step_s").get<double>());
+  int schedules = 0;
+  for (const auto& f : report.at("sensitivity").at("fields")) {
+    if (f.at("field") != "schedule" && f.at("field") != "virtual_stages") continue;
+    for (const auto& v : f.at("values")) {
+      if (!v.contains("step_s")) continue;
+      ++schedules;
+      CHECK(v.at("step_s").get<double>() >= lo);
+      CHECK(v.at("step_s").get<double>() <= hi);
+    }
+  }
+  CHECK(schedules >= 8);  // 1F1B, ZB-H1, ZB-V, interleaving by 2..7
+  // The efficiencies and the recomputation are varied too.
+  std::set<std::string> fields;
+  for (const auto& f : report.at("sensitivity").at("fields")) fields.insert(f.at("field").get<std::string>());
+  for (const char* name : {"gemm", "attention", "recompute", "schedule", "activation_offload"}) CHECK(fields.count(name) == 1);
+}
+
+TEST_CASE("a layout that does not fit is refused with the cheapest change that does", "[cli][step][process]") {
+  auto doc = nlohmann::json::parse(slurp(ctwin::test::repo_file("scenarios/llama3_405b_16k_full.json")));
+  doc["workload"]["parallel"]["schedule"] = "dualpipe";
+  const fs::path scenario = scratch() / "dualpipe-16k.json";
+  std::ofstream(scenario) << doc.dump();
+  const Outcome out = run_cli("step " + scenario.string());
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("/workload/parallel: does not fit in GPU memory") != std::string::npos);
+  CHECK(out.output.find("the cheapest change that fits: schedule zb_v") != std::string::npos);
+}
+
+TEST_CASE("run --step-uncertainty on draws a modelled step from its range and holds a stated one", "[cli][process]") {
+  const fs::path json = scratch() / "step-drawn.json";
+  const Outcome out = run_cli("run " + ctwin::test::repo_file("scenarios/megascale_175b.json") + " --trials 20 --step-uncertainty on --json " + json.string());
+  REQUIRE(out.exit_code == 0);
+  CHECK(out.output.find("each trial draws it from") != std::string::npos);
+  const auto report = nlohmann::json::parse(slurp(json));
+  const auto& drawn = report.at("step").at("drawn");
+  CHECK(drawn.at("min_seconds").get<double>() < report.at("step").at("seconds").get<double>());
+  CHECK(drawn.at("max_seconds").get<double>() > report.at("step").at("seconds").get<double>());
+  const Outcome stated = run_cli("run " + ctwin::test::repo_file("scenarios/llama3_405b_16k_full.json") + " --trials 2 --step-uncertainty on");
+  CHECK(stated.exit_code == 0);
+  CHECK(stated.output.find("the step time is stated (job.step_time): it is held") != std::string::npos);
 }
 
 TEST_CASE("run says what its tail is made of, and --sensitivity which assumed field moves goodput most", "[cli][process]") {

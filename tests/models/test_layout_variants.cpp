@@ -41,7 +41,8 @@ TEST_CASE("layout variants: the fields that apply, each with the value as given 
   std::vector<std::string> names;
   for (const LayoutField& f : fields) names.push_back(f.name);
   // No CP algorithm without CP; no embedding/loss split when the stage sizes are stated.
-  CHECK(names == std::vector<std::string>{"rank_order", "sequence_parallel", "virtual_stages", "micro_batch"});
+  CHECK(names == std::vector<std::string>{"rank_order", "sequence_parallel", "virtual_stages", "schedule", "recompute", "activation_offload",
+                                          "micro_batch"});
   for (const LayoutField& f : fields) {
     INFO(f.name);
     const std::vector<std::string> all = values(f);
@@ -59,6 +60,10 @@ TEST_CASE("layout variants: the fields that apply, each with the value as given 
   CHECK(values(*field(fields, "micro_batch")) == std::vector<std::string>{"1", "2", "4", "8", "16"});
   CHECK(field(fields, "virtual_stages")->same_collectives);
   CHECK_FALSE(field(fields, "micro_batch")->same_collectives);
+  // Interleaving always fits without a memory limit: the flexible schedule is not offered.
+  CHECK(values(*field(fields, "schedule")) == std::vector<std::string>{"1f1b", "zb_h1", "zb_v", "dualpipe"});
+  CHECK(values(*field(fields, "recompute")) == std::vector<std::string>{"none", "selective", "full"});
+  CHECK(values(*field(fields, "activation_offload")) == std::vector<std::string>{"0", "0.5", "1"});
 }
 
 TEST_CASE("layout variants: an H100's memory refuses what does not fit, with the reason", "[step][sensitivity]") {
@@ -70,8 +75,18 @@ TEST_CASE("layout variants: an H100's memory refuses what does not fit, with the
   REQUIRE(values(sp) == std::vector<std::string>{"false", "true"});
   CHECK(sp.variants[0].excluded.find("does not fit in GPU memory") != std::string::npos);
   CHECK(sp.variants[1].excluded.empty());
-  // Interleaving keeps more micro-batches in flight: none of 2..7 fits beside 1.
-  CHECK(values(*field(fields, "virtual_stages"), true) == std::vector<std::string>{"1"});
+  // 16 micro-batches on 16 stages: interleaving's warm-up would hold more than all of them, so it
+  // holds all 16 (1F1B's stage 1 holds 15), and every count of chunks fits.
+  CHECK(values(*field(fields, "virtual_stages"), true) == std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"});
+  // 32 micro-batches: interleaving's warm-up holds 22.5 of them on stage 1 and none of 2..7 fits;
+  // the flexible schedule does, with fewer contiguous micro-batches; DualPipe's two copies do not.
+  w.layout.global_batch = 4096;
+  const std::vector<LayoutField> more = plausible_layouts(w, 8, 80.0 * (1 << 30));
+  CHECK(values(*field(more, "virtual_stages"), true) == std::vector<std::string>{"1"});
+  const std::vector<std::string> schedules = values(*field(more, "schedule"), true);
+  CHECK(std::count(schedules.begin(), schedules.end(), "zb_v") == 1);
+  CHECK(std::count(schedules.begin(), schedules.end(), "dualpipe") == 0);
+  CHECK(std::count_if(schedules.begin(), schedules.end(), [](const std::string& v) { return v.rfind("flexible_interleaved, virtual_stages 2,", 0) == 0; }) == 1);
 }
 
 TEST_CASE("layout variants: an even split offers the embedding/loss split, and CP its algorithm", "[step][sensitivity]") {

@@ -69,3 +69,29 @@ TEST_CASE("without contention to see, the native and SimGrid engines give the sa
     CHECK(a.recorded_events[i].node == b.recorded_events[i].node);
   }
 }
+
+TEST_CASE("a drawn step time stretches work counted in steps, trial by trial, and the ledger still adds up", "[monte-carlo]") {
+  const Scenario scenario = load_scenario(test::fixture("features.json"));  // 200,000 steps of 5 s
+  const RunResult held = run_trials(scenario, run_options(30, 7));
+  RunOptions drawing = run_options(30, 7);
+  drawing.step_draw = RunOptions::StepDraw{0.5, 2.0, true};
+  const RunResult drawn = run_trials(scenario, drawing);
+  const RunResult again = run_trials(scenario, drawing);
+  int longer = 0, shorter = 0;
+  for (std::size_t i = 0; i < drawn.trials.size(); ++i) {
+    const TrialResult& t = drawn.trials[i];
+    REQUIRE(t.ledger.total() == t.wall_us);
+    CHECK(t.wall_us == again.trials[i].wall_us);  // the same seed draws the same step
+    const Micros work = held.trials[i].ledger[Category::Productive] + held.trials[i].ledger[Category::Degraded];
+    const Micros stretched = t.ledger[Category::Productive] + t.ledger[Category::Degraded];
+    longer += stretched > work;
+    shorter += stretched < work;
+  }
+  // Log-triangular over [0.5, 2] with its mode at 1: both sides drawn.
+  CHECK(longer > 3);
+  CHECK(shorter > 3);
+  // A range of one point changes nothing.
+  RunOptions point = run_options(30, 7);
+  point.step_draw = RunOptions::StepDraw{1, 1, true};
+  test::require_same_trials(held, run_trials(scenario, point));
+}
