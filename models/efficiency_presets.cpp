@@ -17,7 +17,7 @@ std::vector<EfficiencyPreset> make_presets() {
   std::vector<EfficiencyPreset> out;
   // Megatron-LM's rows of MegaScale's Table 2 (175B, 256-12,288 A100s): no overlap, the
   // collectives at half the simulated bandwidth. `build/ctwin_validate_step` fits it.
-  EfficiencyPreset a100{"a100-bf16", "A100", false, {}, ""};
+  EfficiencyPreset a100{"a100-bf16", "Megatron-LM", {"megatron-a100-bf16"}, true, "A100", false, {}, ""};
   a100.efficiency.gemm = 0.703;
   a100.efficiency.bandwidth = 0.513;
   a100.source = "MegaScale (NSDI'24) Table 2, Megatron-LM rows, fitted on 2 of 8 by build/ctwin_validate_step";
@@ -26,7 +26,7 @@ std::vector<EfficiencyPreset> make_presets() {
   // NVIDIA's NeMo 24.07 DGX-H100 FP8 table (5B-175B, 8-512 GPUs): Transformer Engine hides most
   // tensor- and data-parallel traffic and the context-parallel ring. `bench/validate_h100.py`
   // fits the GEMM efficiency and the exposed share of communication (1 - overlap at full bandwidth).
-  EfficiencyPreset h100{"h100-fp8", "H100", true, {}, ""};
+  EfficiencyPreset h100{"h100-fp8", "NeMo / Megatron-Core (Transformer Engine)", {"nemo-h100-fp8"}, true, "H100", true, {}, ""};
   h100.efficiency.gemm = 0.444;
   h100.efficiency.tp_overlap = h100.efficiency.dp_overlap = 0.740;
   h100.efficiency.cp_overlap = 1;
@@ -36,13 +36,35 @@ std::vector<EfficiencyPreset> make_presets() {
   // NVIDIA's dgxc-benchmarking v25.04 Llama 3.1 table, DGX-H100 BF16 (8B on 8-128 GPUs, 70B on
   // 64-2,048, 405B on 32-2,048): fitted on one row of each size by bench/validate_dgxc.py, the
   // other 14 predicted within 2.3 %.
-  EfficiencyPreset h100_bf16{"h100-bf16", "H100", false, {}, ""};
+  EfficiencyPreset h100_bf16{"h100-bf16", "NeMo / Megatron-Core", {"nemo-h100-bf16"}, true, "H100", false, {}, ""};
   h100_bf16.efficiency.gemm = 0.5775;
   h100_bf16.efficiency.tp_overlap = h100_bf16.efficiency.dp_overlap = 0.6469;
   h100_bf16.efficiency.cp_overlap = 1;
   h100_bf16.source = "dgxc-benchmarking v25.04 Llama 3.1, DGX-H100 BF16, fitted on 3 of 17 rows by bench/validate_dgxc.py";
   h100_bf16.predicted_error = 0.023;
   out.push_back(h100_bf16);
+  // MosaicML's llm-foundry table (PyTorch FSDP, one node of 8 H100, BF16): the GEMM law and the
+  // attention core (Triton FlashAttention) fitted on 760M, 3B and 13B, the 1B, 7B and 30B rows
+  // predicted (`bench/fit_attention.py`): worst 30 % (30B), mean 7.7 %. Its own data shows the
+  // width law; single-node FSDP over NVLink, so no overlap was fitted.
+  EfficiencyPreset fsdp{"pytorch-fsdp-h100-bf16", "PyTorch FSDP, MosaicML llm-foundry", {}, false, "H100", false, {}, ""};
+  fsdp.efficiency.gemm = 0.8271;
+  fsdp.efficiency.gemm_half_hidden = 1337;
+  fsdp.efficiency.attention = fsdp.efficiency.attention_backward = 0.1703;
+  fsdp.efficiency.attention_half_seq = fsdp.efficiency.attention_backward_half_seq = 1523;
+  fsdp.source = "llm-foundry MPT H100 BF16 table, fitted on 3 of 6 sizes by bench/fit_attention.py";
+  fsdp.predicted_error = 0.30;
+  out.push_back(fsdp);
+  // torchtitan's FSDP2 table (64 A100 80GB, Llama 2/3 8B-70B): one efficiency and the collectives'
+  // bandwidth share fitted on three rows, two predicted (`bench/fit_torchtitan.py`). A width law
+  // fits better but only with an asymptote (0.91 of peak) no A100 kernel reaches: not taken.
+  EfficiencyPreset titan{"torchtitan-a100-bf16", "torchtitan (PyTorch FSDP2)", {}, false, "A100", false, {}, ""};
+  titan.efficiency = a100.efficiency;
+  titan.efficiency.gemm = 0.5649;
+  titan.efficiency.bandwidth = 0.825;
+  titan.source = "torchtitan docs/performance.md FSDP2 table, 64 A100, fitted on 3 of 5 exact rows by bench/fit_torchtitan.py";
+  titan.predicted_error = 0.128;
+  out.push_back(titan);
   return out;
 }
 
@@ -55,14 +77,14 @@ const std::vector<EfficiencyPreset>& efficiency_presets() {
 
 const EfficiencyPreset* find_efficiency_preset(std::string_view name) {
   for (const auto& p : efficiency_presets())
-    if (p.name == name) return &p;
+    if (p.name == name || std::find(p.aliases.begin(), p.aliases.end(), name) != p.aliases.end()) return &p;
   return nullptr;
 }
 
 const EfficiencyPreset* efficiency_preset_for(std::string_view gpu_model, bool fp8) {
   const std::string model = lower(gpu_model);
   for (const auto& p : efficiency_presets())
-    if (p.fp8 == fp8 && model.find(lower(p.gpu_family)) != std::string::npos) return &p;
+    if (p.default_for_gpu && p.fp8 == fp8 && model.find(lower(p.gpu_family)) != std::string::npos) return &p;
   return nullptr;
 }
 
@@ -74,13 +96,14 @@ bool hopper(std::string_view gpu_model) {
 }  // namespace
 
 std::vector<EfficiencyAlternative> gemm_by_stack(std::string_view gpu_model, bool fp8) {
-  if (!hopper(gpu_model) || fp8) return {};
-  const EfficiencyPreset& nemo = *find_efficiency_preset("h100-bf16");
-  EfficiencyAlternative megatron{"NeMo / Megatron-Core (h100-bf16)", nemo.source, nemo.efficiency.gemm, 0};
-  // MosaicML's llm-foundry table (PyTorch FSDP, H100 BF16), fitted with the attention core apart.
-  EfficiencyAlternative fsdp{"PyTorch FSDP (MosaicML llm-foundry)",
-                             "llm-foundry H100 BF16 throughput table, fitted with the attention core apart by bench/fit_attention.py", 0.8271, 1337};
-  return {megatron, fsdp};
+  // H200 runs H100's tensor cores: the H100 stacks' fits stand for it.
+  const std::string model = hopper(gpu_model) ? std::string("h100") : lower(gpu_model);
+  std::vector<EfficiencyAlternative> out;
+  for (const auto& p : efficiency_presets())
+    if (p.fp8 == fp8 && model.find(lower(p.gpu_family)) != std::string::npos)
+      out.push_back({"preset " + p.name + ": " + p.stack, p.source, p.efficiency.gemm, p.efficiency.gemm_half_hidden});
+  if (out.size() < 2) out.clear();
+  return out;
 }
 
 std::vector<EfficiencyAlternative> attention_by_kernel(std::string_view gpu_model) {
@@ -111,10 +134,12 @@ std::vector<EfficiencyAlternative> attention_by_kernel(std::string_view gpu_mode
   return out;
 }
 
-double widest_predicted_error() {
-  double widest = 0;
-  for (const auto& p : efficiency_presets()) widest = std::max(widest, p.predicted_error);
-  return widest;
+double typical_predicted_error() {
+  std::vector<double> errors;
+  for (const auto& p : efficiency_presets()) errors.push_back(p.predicted_error);
+  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
+  return n == 0 ? 0 : n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
 }
 
 std::string efficiency_preset_names() {

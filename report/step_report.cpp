@@ -40,8 +40,8 @@ std::string step_text(const Scenario& s, const StepBreakdown& b, int dp_width, c
   if (const auto* preset = find_efficiency_preset(s.workload->efficiency_preset)) {
     const Efficiency& e = s.workload->workload.efficiency;
     char line[400];
-    std::snprintf(line, sizeof line, "  efficiencies from preset %s (GEMM %.3f, bandwidth %.3f, TP/DP overlap %.3f/%.3f): %s\n",
-                  preset->name.c_str(), e.gemm, e.bandwidth, e.tp_overlap, e.dp_overlap, preset->source.c_str());
+    std::snprintf(line, sizeof line, "  efficiencies from preset %s, %s (GEMM %.3f, bandwidth %.3f, TP/DP overlap %.3f/%.3f): %s\n",
+                  preset->name.c_str(), preset->stack.c_str(), e.gemm, e.bandwidth, e.tp_overlap, e.dp_overlap, preset->source.c_str());
     out << line;
   }
   out << "\n";

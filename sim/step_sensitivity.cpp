@@ -86,8 +86,8 @@ StepSensitivity step_sensitivity(const WorkloadSpec& spec, int gpus_per_node, do
   StepRange& r = out.range;
   r.point_s = base.step_s;
   const EfficiencyPreset* preset = find_efficiency_preset(spec.efficiency_preset);
-  r.model_error = preset ? preset->predicted_error : widest_predicted_error();
-  r.model_error_source = preset ? "preset " + preset->name : "the widest preset's (no preset used)";
+  r.model_error = preset ? preset->predicted_error : typical_predicted_error();
+  r.model_error_source = preset ? "preset " + preset->name : "the presets' median (no preset used)";
   // The virtual stages and the schedule are one choice (how the pipeline runs): their envelope
   // counts once.
   std::vector<std::pair<std::string, std::pair<double, double>>> choices;

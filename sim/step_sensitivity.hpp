@@ -34,12 +34,12 @@ struct FieldSensitivity {
 //! The step as a point (stated and assumed fields as given) and a range over the plausible values
 //! of what was assumed. Each assumed field's farthest values, as log ratios to the point, add in
 //! quadrature (the fields independent, each at its extreme), with the step model's own error: the
-//! preset's worst predicted row on its table, or the widest of the presets' where none is used.
+//! preset's worst predicted row on its table, or the presets' median where none is used.
 struct StepRange {
   double point_s = 0, min_s = 0, max_s = 0;
   std::vector<std::string> fields;  //!< the assumed fields that move it
   double model_error = 0;           //!< the fraction added for the model itself
-  std::string model_error_source;   //!< "preset h100-bf16" or "the widest preset's"
+  std::string model_error_source;   //!< "preset h100-bf16" or "the presets' median (no preset used)"
 };
 
 struct StepSensitivity {

@@ -85,6 +85,19 @@ TEST_CASE("a workload's efficiencies start from the preset fitted for its GPU an
   // Stated in full: no preset.
   doc["workload"]["efficiency"] = {{"gemm", 0.6}};
   CHECK(test::scenario_from(doc).workload->efficiency_preset.empty());
+
+  // Presets are named by stack and GPU: another stack's is named, never chosen by the GPU alone;
+  // the Megatron presets answer to their stack's name too.
+  doc["cluster"]["gpu"]["model"] = "NVIDIA H100 80GB HBM3";
+  doc["workload"].erase("efficiency");
+  CHECK(test::scenario_from(doc).workload->efficiency_preset == "h100-bf16");
+  doc["workload"]["efficiency"] = {{"preset", "pytorch-fsdp-h100-bf16"}};
+  const Scenario fsdp = test::scenario_from(doc);
+  CHECK(fsdp.workload->efficiency_preset == "pytorch-fsdp-h100-bf16");
+  CHECK(fsdp.workload->workload.efficiency.gemm_half_hidden == 1337);  // its own table shows the width law
+  CHECK(fsdp.workload->workload.efficiency.attention == 0.1703);
+  doc["workload"]["efficiency"] = {{"preset", "nemo-h100-bf16"}};
+  CHECK(test::scenario_from(doc).workload->efficiency_preset == "h100-bf16");
 }
 
 TEST_CASE("a workload lists the fields it left out that its layout depends on, with the values assumed", "[scenario][workload]") {
@@ -170,6 +183,24 @@ TEST_CASE("each kind of bad input names its field and reason", "[scenario]") {
          d["workload"]["efficiency"] = {{"preset", "b200"}};
        },
        "/workload/efficiency/preset", "one of: a100-bf16, h100-fp8, h100-bf16"},
+      {"unknown pipeline schedule",
+       [](json& d) {
+         d["workload"] = small_workload();
+         d["workload"]["parallel"]["schedule"] = "zb_x";
+       },
+       "/workload/parallel/schedule", "one of: 1f1b, interleaved, flexible_interleaved, zb_h1, zb_v, dualpipe"},
+      {"offload share above one",
+       [](json& d) {
+         d["workload"] = small_workload();
+         d["workload"]["parallel"]["activation_offload"] = 1.5;
+       },
+       "/workload/parallel/activation_offload", "between 0 and 1"},
+      {"contiguous micro-batches without the flexible schedule",
+       [](json& d) {
+         d["workload"] = small_workload();
+         d["workload"]["parallel"]["contiguous_micro_batches"] = 2;
+       },
+       "/workload/parallel", "flexible_interleaved's"},
       {"two kinds of work", [](json& d) { d["job"]["steps"] = 1000; }, "/job", "exactly one of"},
       {"no work", [](json& d) { d["job"].erase("horizon"); }, "/job/horizon", "give the work"},
       {"replace without repair time", [](json& d) { d.erase("spares"); }, "/spares", "missing required object"},

@@ -128,7 +128,7 @@ TEST_CASE("step sensitivity: the efficiencies over what other stacks and kernels
 TEST_CASE("step sensitivity: the range adds the assumed fields in quadrature with the model's own error", "[step][sensitivity]") {
   WorkloadSpec spec = gpt175b_spec();
   StepCache cache("");
-  // Nothing assumed: the model's own error alone, the widest preset's when none is used.
+  // Nothing assumed: the model's own error alone, the presets' median when none is used.
   const StepSensitivity stated = step_sensitivity(spec, 8, 0, cache);
   CHECK(stated.range.fields.empty());
   CHECK(stated.range.model_error > 0.05);
