@@ -287,12 +287,28 @@ PrecheckReport run_live_precheck(Bootstrap& boot, ComputeDevice& device, const c
   controller.precheck(ranks, runner, actions);
   boot.allgather(encode({}));  // done
   report.rounds = runner.rounds;
-  // The same verdict the controller took its actions from, kept for the report.
-  NodeTimes t0, t1;
-  for (int round = 0; round < 2 && round < static_cast<int>(report.rounds.size()); ++round)
-    for (std::size_t g = 0; g < report.rounds[round].groups.size(); ++g)
-      for (const int n : report.rounds[round].groups[g]) (round == 0 ? t0 : t1)[n] = report.rounds[round].group_s[g];
-  report.policy = precheck_verdict(t0, t1, options.timeout_s);
+  // The same verdict the controller took its actions from, kept for the report: its rounds
+  // replayed, confirmations included (PrecheckRounds is a function of the times it is given), so a
+  // suspect a confirmation cleared is not named a straggler beside an `evict` of false.
+  const int confirmations = std::max(0, static_cast<int>(report.rounds.size()) - 2);
+  PrecheckRounds replay(ranks, options.timeout_s, confirmations);
+  bool replayed = true;
+  for (const RoundResult& round : report.rounds) {
+    if (replay.done() || replay.groups() != round.groups) {
+      replayed = false;
+      break;
+    }
+    replay.record(round.group_s);
+  }
+  if (replayed && replay.done()) {
+    report.policy = replay.verdict();
+  } else {  // not the controller's rounds (another controller): rounds 0 and 1 as measured
+    NodeTimes t0, t1;
+    for (int round = 0; round < 2 && round < static_cast<int>(report.rounds.size()); ++round)
+      for (std::size_t g = 0; g < report.rounds[round].groups.size(); ++g)
+        for (const int n : report.rounds[round].groups[g]) (round == 0 ? t0 : t1)[n] = report.rounds[round].group_s[g];
+    report.policy = precheck_verdict(t0, t1, options.timeout_s);
+  }
   judge(report, actions);
   return report;
 }

@@ -60,6 +60,8 @@ TEST_CASE("live precheck: among 8 processes the two rounds find the hung rank an
   CHECK(verdict(p, 3) == "straggler");
   CHECK(evicted(p, 5));
   CHECK(evicted(p, 3));  // the scenario's default: evict stragglers found by the precheck
+  // The report's policy is the verdict the actions came from (confirmation rounds included).
+  for (const auto& named : p.report["policy"]["stragglers_median"]) CHECK(evicted(p, named.get<int>()));
   for (const int healthy : {0, 1, 2, 4, 6, 7}) {
     // The decision holds however busy the machine: no healthy rank is evicted. Its own GEMM
     // figure may still read low when 8 ranks share 2 cores with other work (measured three more
