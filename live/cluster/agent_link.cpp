@@ -1,5 +1,6 @@
 #include "live/cluster/agent_link.hpp"
 
+#include "core/atomic_file.hpp"
 #include "core/wall_clock.hpp"
 
 #include <httplib.h>
@@ -10,10 +11,24 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <limits>
 
 namespace ctwin::live::cluster {
+
+std::string remembered_run(const std::string& memory_path, const std::string& persist_dir) {
+  for (const std::string& path : {memory_path, persist_dir.empty() ? std::string() : persist_dir + "/ctwin-run"}) {
+    std::string run;
+    if (std::ifstream in(path); !path.empty() && in && std::getline(in, run) && !run.empty() && run.size() <= 256) return run;
+  }
+  return {};
+}
+
+void AgentLink::remember_run_in(std::string path) {
+  std::lock_guard lock(mutex_);
+  memory_path_ = std::move(path);
+}
 
 AgentLink::AgentLink(std::string master_host, int master_port, std::string token, JoinRequest join)
     : host_(std::move(master_host)), token_(std::move(token)), port_(master_port), join_(std::move(join)) {
@@ -60,7 +75,7 @@ void AgentLink::send_heartbeat() {
     // "finished" before the last steps, and the job's ledger ends without them (391 of 400 steps,
     // a spare job under Slurm; the datagram overtook the report carrying them).
     const NodeStatus& said = (lines_.empty() && !fault_) || !acknowledged_ ? status_ : *acknowledged_;
-    h = {join_.agent, ++seq_, said.generation, said.state, said.step, plan_->generation, plan_->what, plan_->cadence.revision};
+    h = {join_.agent, ++seq_, said.generation, said.state, said.step, plan_->generation, plan_->what, plan_->cadence.revision, plan_->incarnation};
   }
   const std::string datagram = encode(h, token_);
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
@@ -280,6 +295,14 @@ bool AgentLink::send_report() {
   try {
     plan_ = parse_plan(*body);
     plan_stale_ = false;
+    if (!memory_path_.empty() && plan_->node_rank >= 0 && !plan_->run.empty() && plan_->run != remembered_run_) {
+      remembered_run_ = plan_->run;
+      try {
+        write_file_atomically(memory_path_, remembered_run_ + "\n");
+      } catch (const std::exception& e) {  // the node serves on; only a fast return is lost
+        std::cerr << "ctwin agent: cannot remember the run in " << memory_path_ << ": " << e.what() << "\n";
+      }
+    }
     wake_.notify_all();  // the heartbeat thread waits for the first plan
   } catch (const ProtocolError& e) {
     refused_ = std::string("the master's plan is not the protocol: ") + e.what();

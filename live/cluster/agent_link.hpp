@@ -28,6 +28,10 @@ namespace ctwin::live::cluster {
 std::optional<std::string> post_to_master(const std::string& host, int port, const std::string& token, const char* path,
                                           const std::string& body, int& status);
 
+//! The run a node served (AgentLink::remember_run_in's file, else the persist folder's claim,
+//! live/supervisor/job_launch.hpp); empty when neither says.
+std::string remembered_run(const std::string& memory_path, const std::string& persist_dir);
+
 class AgentLink final : public Coordination {
  public:
   AgentLink(std::string master_host, int master_port, std::string token, JoinRequest join);
@@ -46,6 +50,9 @@ class AgentLink final : public Coordination {
   void on_precheck(std::function<void(const PrecheckTask&)> start);
   void precheck_done(const NodeCheck& result) override;
 
+  //! Each run the master gives this node a rank in is written to `path` (atomically): an agent
+  //! started again on this node says it when it joins, and takes its rank back at once.
+  void remember_run_in(std::string path);
   //! Sends what is pending now, waiting at most `timeout_s` (the agent's last word before it exits).
   void flush(double timeout_s);
   //! Set when the master refused this agent for good (a wrong token): the message.
@@ -95,6 +102,7 @@ class AgentLink final : public Coordination {
   int udp_ = -1;
   int news_[2] = {-1, -1};              //!< a pipe: news from the node cuts a heartbeat's wait short
   std::uint64_t seq_ = 0;
+  std::string memory_path_, remembered_run_;
   //! With the lock held: wake the link now; `by_http`: what changed needs a report, not a datagram.
   void tell_news(bool by_http);
   bool news_pending_ = false;

@@ -64,7 +64,7 @@ std::string mac_of(const std::string& text, const std::string& token) {
 std::string signed_text(const std::string& text, const std::string& token) { return text + " " + mac_of(text, token); }
 
 //! The words of a datagram whose MAC holds, nullopt otherwise.
-std::optional<std::vector<std::string>> verified_words(const std::string& datagram, const std::string& token) {
+std::optional<std::vector<std::string>> verified_words(const std::string& datagram, const std::string& token, const char* version) {
   if (datagram.size() > kLargestDatagram) return std::nullopt;
   const auto space = datagram.rfind(' ');
   if (space == std::string::npos) return std::nullopt;
@@ -76,7 +76,7 @@ std::optional<std::vector<std::string>> verified_words(const std::string& datagr
     if (end > at) words.emplace_back(text, at, end - at);
     at = end + 1;
   }
-  if (words.size() < 4 || words[1] != "1") return std::nullopt;
+  if (words.size() < 4 || words[1] != version) return std::nullopt;
   return words;
 }
 
@@ -90,7 +90,7 @@ bool number(const std::string& word, T& out) {
 
 std::string encode(const Heartbeat& h, const std::string& token) {
   std::ostringstream out;
-  out << "ctwin-heartbeat 1 " << h.agent << ' ' << h.seq << ' ' << h.generation << ' ' << to_string(h.state) << ' ' << h.step << ' '
+  out << "ctwin-heartbeat 2 " << h.agent << ' ' << h.incarnation << ' ' << h.seq << ' ' << h.generation << ' ' << to_string(h.state) << ' ' << h.step << ' '
       << h.known_generation << ' ' << to_string(h.known_plan) << ' ' << h.known_cadence;
   return signed_text(out.str(), token);
 }
@@ -103,14 +103,14 @@ std::string encode(const HeartbeatAnswer& a, const std::string& token) {
 }
 
 std::optional<Heartbeat> decode_heartbeat(const std::string& datagram, const std::string& token) {
-  const auto words = verified_words(datagram, token);
-  if (!words || words->size() != 10 || (*words)[0] != "ctwin-heartbeat") return std::nullopt;
+  const auto words = verified_words(datagram, token, "2");
+  if (!words || words->size() != 11 || (*words)[0] != "ctwin-heartbeat") return std::nullopt;
   Heartbeat h;
   h.agent = (*words)[2];
-  const auto state = node_state_named((*words)[5]);
-  const auto plan = plan_kind_named((*words)[8]);
-  if (!state || !plan || !number((*words)[3], h.seq) || !number((*words)[4], h.generation) || !number((*words)[6], h.step) ||
-      !number((*words)[7], h.known_generation) || !number((*words)[9], h.known_cadence) || h.agent.size() > 64)
+  const auto state = node_state_named((*words)[6]);
+  const auto plan = plan_kind_named((*words)[9]);
+  if (!state || !plan || !number((*words)[3], h.incarnation) || !number((*words)[4], h.seq) || !number((*words)[5], h.generation) ||
+      !number((*words)[7], h.step) || !number((*words)[8], h.known_generation) || !number((*words)[10], h.known_cadence) || h.agent.size() > 64)
     return std::nullopt;
   h.state = *state;
   h.known_plan = *plan;
@@ -118,7 +118,7 @@ std::optional<Heartbeat> decode_heartbeat(const std::string& datagram, const std
 }
 
 std::optional<HeartbeatAnswer> decode_answer(const std::string& datagram, const std::string& token) {
-  const auto words = verified_words(datagram, token);
+  const auto words = verified_words(datagram, token, "1");
   if (!words) return std::nullopt;
   HeartbeatAnswer a;
   a.agent = (*words)[2];

@@ -4,13 +4,15 @@
 //! connection and an exchange); a datagram costs a few. Anything that changes (a state, a
 //! generation, a fault, node rank 0's trainer lines) still goes by HTTP.
 //!
-//!   ctwin-heartbeat 1 AGENT SEQ GENERATION STATE STEP KNOWN_GENERATION KNOWN_PLAN MAC
+//!   ctwin-heartbeat 2 AGENT INCARNATION SEQ GENERATION STATE STEP KNOWN_GENERATION KNOWN_PLAN KNOWN_CADENCE MAC
 //!   ctwin-plan 1 AGENT SEQ GENERATION PLAN MAC           the master, when the agent's plan is stale
 //!   ctwin-unknown 1 AGENT SEQ MAC                        the master does not know the agent: join again
 //!
 //! MAC: HMAC-SHA256 keyed with the job's token over the text before it, the first 16 bytes in hex:
 //! the token never travels, a forged or altered datagram is dropped, and SEQ (increasing per
-//! agent) drops a replayed one.
+//! agent) drops a replayed one. INCARNATION is the master process's (new at each start, in every
+//! plan): a datagram captured before a master restarted is refused by the master after it, though
+//! its SEQ is new to that master (it keeps no sequence in its journal).
 
 #include <cstdint>
 #include <optional>

@@ -66,7 +66,9 @@ std::optional<std::vector<std::int64_t>> read_steps(Reader& r, const json& statu
 }  // namespace
 
 json to_json(const JoinRequest& m) {
-  return {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"node_id", m.node_id}, {"host", m.host}, {"address", m.address}, {"spare", m.spare}};
+  json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"node_id", m.node_id}, {"host", m.host}, {"address", m.address}, {"spare", m.spare}};
+  if (!m.run.empty()) j["run"] = m.run;
+  return j;
 }
 
 json to_json(const JoinReply& m) {
@@ -109,7 +111,7 @@ json to_json(const Plan& m) {
           {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
           {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)},
-          {"run", m.run},                 {"adopt_steps", m.adopt_steps}};
+          {"run", m.run},                 {"adopt_steps", m.adopt_steps}, {"incarnation", m.incarnation}};
   if (m.precheck)
     j["precheck"] = {{"key", m.precheck->key}, {"ranks", m.precheck->ranks}, {"first_rank", m.precheck->first_rank},
                        {"gpus", m.precheck->gpus}, {"timeout_s", m.precheck->timeout_s}};
@@ -155,7 +157,7 @@ ExchangeReply parse_exchange_reply(const std::string& body) {
 JoinRequest parse_join_request(const std::string& body) {
   const json j = parse_body(body, "join request");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "node_id", "host", "address", "spare"});
+  r.allow_only(j, "", {"protocol", "agent", "node_id", "host", "address", "spare", "run"});
   check_version(r, j);
   JoinRequest m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
@@ -164,6 +166,7 @@ JoinRequest parse_join_request(const std::string& body) {
   m.host = bounded_string(r, j, "", "host", false);
   m.address = bounded_string(r, j, "", "address", false);
   m.spare = r.boolean(j, "", "spare").value_or(false);
+  m.run = bounded_string(r, j, "", "run", false, 256);
   throw_problems(r, "join request");
   return m;
 }
@@ -308,6 +311,7 @@ Plan parse_plan(const std::string& body) {
   m.reason = bounded_string(r, j, "", "reason", false, kLongestLine);
   m.run = bounded_string(r, j, "", "run", false, 256);
   m.adopt_steps = r.boolean(j, "", "adopt_steps").value_or(false);
+  m.incarnation = r.integer(j, "", "incarnation", false, 0, kNewest).value_or(0);
   if (const json* c = r.object(j, "", "checkpoint_cadence", false)) {
     m.cadence.revision = r.integer(*c, "/checkpoint_cadence", "revision", true, 0, kNewest).value_or(0);
     const auto it = c->find("changes");

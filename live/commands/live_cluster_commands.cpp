@@ -88,7 +88,7 @@ void LiveCommands::add_cluster_commands(CLI::App& parent) {
   master_->add_option("--port-file", m.port_file, "write the port served to this file (with --bind HOST:0)");
   master_->add_option("--trainer-port", m.trainer_port, "the trainers' rendezvous port on node rank 0 (MASTER_PORT)")->check(CLI::Range(1, 65535));
   master_->add_option("--report-interval", m.report_interval, "agents report this often (default 1s)");
-  master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long lost its node (default 30s)");
+  master_->add_option("--agent-timeout", m.agent_timeout, "an agent silent this long, while the master itself ran, lost its node (default 4s, at least 4 report intervals)");
   master_->add_option("--straggler-window", m.straggler_window,
                       "ranks' compute times compared this often, when policies.stragglers.evict (default 30s)");
   master_->add_option("--forecast", m.forecast,
@@ -201,6 +201,7 @@ int LiveCommands::run_master() {
       !cli::parse_positive_seconds(m.straggler_window, "--straggler-window", o.straggler_window_s))
     return cli::kExitBadInput;
   if (!cli::parse_positive_seconds(m.precheck_timeout, "--precheck-timeout", o.precheck_timeout_s)) return cli::kExitBadInput;
+  if (!m.agent_timeout) o.agent_timeout_s = std::max(o.agent_timeout_s, 4 * o.report_interval_s);  // four heartbeats missed
   std::string metrics_host;  // checked before anything serves: a bad --metrics is exit 2 with nothing started
   int metrics_port = 0;
   if (!m.no_metrics && !cli::parse_host_port(m.metrics, "--metrics", metrics_host, metrics_port)) return cli::kExitBadInput;
@@ -278,7 +279,10 @@ int LiveCommands::run_agent() {
   join.host = o.host.empty() ? this_host() : o.host;
   join.address = a.address.empty() ? join.host : a.address;
   join.spare = a.spare;
+  const std::string memory = o.shm_dir + "/ctwin-" + o.flash_name + ".run";  // node-local: gone with a reboot, as the node's snapshots are
+  if (!a.spare) join.run = live::cluster::remembered_run(memory, o.persist_dir);
   live::cluster::AgentLink link(host, port, *token, join);
+  link.remember_run_in(memory);
   o.coordination = &link;
   o.precheck.clear();  // the agent's precheck is the one across nodes (below), not a command of its own
   // The precheck across nodes: this node's GPUs, one `pair-check` process each, when the master asks.

@@ -48,6 +48,7 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
     char id[40];
     std::snprintf(id, sizeof id, "%llx-%08x", static_cast<unsigned long long>(start_utc_us_), static_cast<unsigned>(entropy()));
     run_id_ = id;
+    incarnation_ = static_cast<std::int64_t>(((std::uint64_t{entropy()} << 32) | entropy()) >> 2) | 1;  // 1 .. 2^62 - 1
   }
   read_journal(now);
   // nodes=: the whole job's log (validate compares it with the scenario's job, not with one node).
@@ -72,7 +73,12 @@ JoinReply JobMaster::join(const JoinRequest& request, Clock::time_point now) {
     int rank = -1;
     // A rank left vacant by a fault is filled at the decision (fill_vacancies), after the fault's rows.
     const bool may_take_a_rank = phase_ == Phase::Rendezvous || (phase_ == Phase::Gathering && decided_);
-    if (!request.spare && may_take_a_rank) {
+    // A node whose agent started again (the same node id, and the run it served) takes its rank
+    // back at once, rather than wait as a spare for the agent timeout to free it.
+    Agent* held = request.node_id >= 0 && wanted < static_cast<std::size_t>(width()) && !slots_[wanted].empty() ? &agents_.at(slots_[wanted]) : nullptr;
+    if (!request.spare && held && held->node_id == request.node_id && !request.run.empty() && request.run == o_.job + "/" + run_id_) {
+      reclaim(*held, a, now);
+    } else if (!request.spare && may_take_a_rank) {
       if (request.node_id >= 0 && wanted < static_cast<std::size_t>(width()) && slots_[wanted].empty()) rank = static_cast<int>(wanted);
       for (std::size_t r = 0; rank < 0 && r < static_cast<std::size_t>(width()); ++r)
         if (slots_[r].empty()) rank = static_cast<int>(r);
@@ -82,7 +88,7 @@ JoinReply JobMaster::join(const JoinRequest& request, Clock::time_point now) {
       a.rank = rank;
       if (phase_ != Phase::Rendezvous) record(ledger_.at(now), EventKind::SpareAssigned, "host=" + a.host + " joined", rank);
     }
-    std::cerr << "ctwin master: " << a.host << " joined as " << (rank >= 0 ? "node rank " + std::to_string(rank) : std::string("a spare"))
+    std::cerr << "ctwin master: " << a.host << " joined as " << (a.rank >= 0 ? "node rank " + std::to_string(a.rank) : std::string("a spare"))
               << "\n";
     journal_dirty_ = true;
   }
@@ -142,6 +148,12 @@ std::optional<HeartbeatAnswer> JobMaster::heartbeat(const Heartbeat& h, Clock::t
   const auto it = agents_.find(h.agent);
   if (it == agents_.end()) return HeartbeatAnswer{h.agent, h.seq, true, 0, PlanKind::Wait};
   Agent& a = it->second;
+  // Sent to an earlier master (a capture replayed after this one started, whose SEQ it has not
+  // seen): no sign of life. The answer sends the agent for its plan, which names this incarnation.
+  if (h.incarnation != incarnation_) {
+    const Plan p = plan_for(a);
+    return HeartbeatAnswer{h.agent, h.seq, false, p.generation, p.what};
+  }
   if (h.seq <= a.seq) return std::nullopt;  // replayed, or overtaken by a newer one
   a.seq = h.seq;
   a.last_seen = now;
@@ -198,9 +210,9 @@ void JobMaster::take_lines(const Report& report, Clock::time_point left, Clock::
 
 void JobMaster::tick(Clock::time_point now) {
   discount_own_stall(now);
-  // Silence is looked for once a second: the agent timeout is seconds long, and a pass over
-  // 10,000 agents 20 times a second would cost more than their heartbeats.
-  if (phase_ != Phase::Done && now - silence_checked_ >= std::chrono::seconds(1)) {
+  // Silence is looked for 4 times a second: a quarter second on a timeout of seconds, and a pass
+  // over 10,000 agents at every tick (20 a second) would cost more than their heartbeats.
+  if (phase_ != Phase::Done && now - silence_checked_ >= std::chrono::milliseconds(250)) {
     silence_checked_ = now;
     std::vector<std::string> silent;
     std::size_t heard = 0;
@@ -243,7 +255,7 @@ void JobMaster::discount_own_stall(Clock::time_point now) {
   const Clock::time_point last = last_tick_;
   last_tick_ = now;
   if (!std::isfinite(o_.agent_timeout_s)) return;  // no agent is ever declared silent: nothing to discount
-  if (last == Clock::time_point{} || now - last <= seconds(kOwnStallS)) return;
+  if (last == Clock::time_point{} || now - last <= seconds(o_.own_stall_s)) return;
   const Clock::duration gap = now - last;
   for (auto& [id, a] : agents_) a.last_seen = std::min(now, a.last_seen + gap);
   char why[160];
@@ -269,6 +281,24 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
   a.evicted = true;
   if (phase_ == Phase::Running) on_fault(rank, fault, now);
   journal_dirty_ = true;
+}
+
+void JobMaster::reclaim(Agent& old, Agent& back, Clock::time_point now) {
+  const int rank = old.rank;
+  std::cerr << "ctwin master: node rank " << rank << " (" << back.host << ") came back with a new agent: it takes its rank again\n";
+  old.rank = -1;
+  old.evicted = true;
+  slots_[static_cast<std::size_t>(rank)] = back.id;
+  back.rank = rank;
+  journal_dirty_ = true;
+  if (phase_ == Phase::Rendezvous) return;
+  const LiveFaultClass lost = classify_stop(scenario_, LiveStop::NodeLost);
+  const FaultReport fault{lost, "the agent on host=" + back.host + " started again: its trainer went with the old one", -1, -1, 0};
+  const std::int64_t generation = phase_ == Phase::Gathering && generation_ > 1 ? generation_ - 1 : generation_;
+  faults_.push_back({rank, generation, fault, std::min(old.last_seen, now), old.id, now});
+  record(ledger_.at(now), EventKind::SpareAssigned, "host=" + back.host + " came back", rank);
+  if (phase_ == Phase::Running) on_fault(rank, fault, now);
+  back.took_rank_in = generation_;  // it says what it holds for the rank before the job runs
 }
 
 // --- a fault, and the job's restart ---------------------------------------------------------------
@@ -477,6 +507,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.cadence = cadence_;
   p.run = o_.job + "/" + run_id_;
   p.adopt_steps = o_.adopt_steps;
+  p.incarnation = incarnation_;
   if (phase_ == Phase::Done) {
     p.what = PlanKind::Exit;
     p.exit_code = exit_code_;

@@ -50,7 +50,10 @@ struct MasterOptions {
   int nproc_per_node = 1;        //!< trainer ranks per node (WORLD_SIZE = nnodes x this)
   int trainer_port = 29500;      //!< the trainers' rendezvous port on node rank 0 (MASTER_PORT)
   double report_interval_s = 1;  //!< agents report this often
-  double agent_timeout_s = 30;   //!< an agent silent this long lost its node
+  double agent_timeout_s = 4;    //!< an agent silent this long (while the master ran) lost its node
+  //! A gap between ticks (the service ticks every 50 ms) longer than this is the master's own stall
+  //! (stopped, paused, starved), not its agents' silence: that span alone is granted to them.
+  double own_stall_s = 0.5;
   int max_restarts = 10;
   std::string events_path;       //!< the job's event log (CSV); empty: none
   std::string journal_path;      //!< empty: no journal (a restarted master starts over)
@@ -158,10 +161,11 @@ class JobMaster {
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
+  //! `back` is the agent of the node `old` held its rank on, started again (the same node id and
+  //! run): the old agent's trainer went with it, a node fault, and the rank is `back`'s at once.
+  void reclaim(Agent& old, Agent& back, Clock::time_point now);
   void replace(Agent& a, const std::string& note);
   void fall_back_from_failed_restores();
-  //! A gap between ticks longer than this is the master's own stall, not its agents' silence.
-  static constexpr double kOwnStallS = 2;
   void discount_own_stall(Clock::time_point now);
   void fill_vacancies(Clock::time_point now);
   void try_to_run(Clock::time_point now);
@@ -219,6 +223,7 @@ class JobMaster {
   Phase phase_ = Phase::Rendezvous;
   std::int64_t generation_ = 0, restore_step_ = -2, start_utc_us_ = 0;
   std::string run_id_;  //!< this run of the job (journaled): the nodes' persist folders are claimed for it
+  std::int64_t incarnation_ = 0;  //!< this master process's (never journaled): heartbeats of an earlier one are refused
   std::unordered_map<std::string, Agent> agents_;
   std::vector<std::string> slots_;  //!< the agent holding each node rank ("" vacant)
   std::vector<Fault> faults_;

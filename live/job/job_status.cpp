@@ -63,7 +63,7 @@ nlohmann::json JobMaster::status(Clock::time_point now) const {
           {"nodes", nodes},        {"spares", spares()},                        {"exit_code", exit_code_},
           {"reason", reason_},     {"resumed", resumed_},                       {"wall_s", static_cast<double>(ledger_.at(now)) / 1e6},
           {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()},
-          {"forecast", forecast_status()}};
+          {"forecast", forecast_status()}, {"incarnation", incarnation_}};
 }
 
 }  // namespace ctwin::live

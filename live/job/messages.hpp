@@ -53,6 +53,9 @@ struct Plan {
   //! `adopt_steps` (the master's --resume) says to take them.
   std::string run;
   bool adopt_steps = false;
+  //! The master process's incarnation (new at each start, journal or not): the agent's heartbeat
+  //! datagrams carry it, so that one captured before a master restarted is refused after it.
+  std::int64_t incarnation = 0;
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };
@@ -103,6 +106,9 @@ struct JoinRequest {
   std::string host;             //!< for people and {host} in commands
   std::string address;          //!< where this node's trainers are reached (MASTER_ADDR when it is node rank 0)
   bool spare = false;           //!< joins as a hot spare
+  //! The run ("JOB/RUN-ID", Plan::run) this node served before its agent started again (its own
+  //! memory of it, or its persist folder's claim): with `node_id`, it takes its rank back at once.
+  std::string run = {};
 };
 
 struct JoinReply {
@@ -151,6 +157,7 @@ struct Heartbeat {
   std::int64_t known_generation = 0;  //!< the plan the agent follows
   PlanKind known_plan = PlanKind::Wait;
   std::int64_t known_cadence = 0;  //!< the checkpoint cadence's revision it follows
+  std::int64_t incarnation = 0;    //!< the master's, from the plan it follows (Plan::incarnation)
 };
 
 //! The master's answer: the plan changed (`plan` set), or the agent is unknown (`unknown`).

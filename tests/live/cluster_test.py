@@ -7,7 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
-              | precheck | precheck_domains | slow_clients
+              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -61,12 +61,14 @@ class Job:
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
-    def start_master(self, extra=()):
+    def start_master(self, extra=(), agent_timeout="5s"):
+        """agent_timeout None: the master's default."""
         log = open(self.path("master.log"), "a")
+        timeout = ["--agent-timeout", agent_timeout] if agent_timeout else []
         self.master = subprocess.Popen(
             [os.path.join(self.build, "ctwin-live"), "master", "--policy", self.policy, "--nnodes", str(self.nnodes),
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
-             "--report-interval", self.report_interval, "--agent-timeout", "5s", "--trainer-port", str(self.trainer_port),
+             "--report-interval", self.report_interval, *timeout, "--trainer-port", str(self.trainer_port),
              "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, *extra],
             stdout=log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + 20
@@ -742,6 +744,117 @@ class SlowClients:
         self.thread.join(10)
 
 
+def row_utc(rows, row):
+    return utc_start(rows) + float(row["time_s"])
+
+
+def run_rejoin(job):
+    """Kill -9 of the master and every agent at once (their trainers go with them), then all started
+    again, each agent with its own --node-id: each takes its rank back at once (issue 50: they joined
+    as spares and the job waited the agent timeout, here 60 s, for the old agents)."""
+    job.steps = 400 if job.trainer == "synthetic" else 150
+    job.start_master(agent_timeout="60s")
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    job.master.kill()
+    job.master.wait()
+    for n in range(job.nnodes):
+        job.lose_node(str(n))
+    back_at = time.time()
+    job.start_master(agent_timeout="60s")
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    s = job.wait_for("the job to run again on the returning nodes", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=40)
+    took = time.time() - back_at
+    check(took < 40, "the job ran again %.1f s after the nodes returned" % took, job)
+    hosts = [n.get("host") for n in s["nodes"]]
+    check(hosts == ["host-%d" % n for n in range(job.nnodes)], "the ranks are on %s, not each on its own host" % hosts, job)
+    check(s["spares"] == 0, "a returning node joined as a spare: %s" % s, job)
+    _, rows = finish_and_check(job, 1)
+    silent = [r for r in rows if "silent for" in r["detail"]]
+    check(not silent, "a node was declared lost by silence: %s" % silent, job)
+    print("rejoin: the job ran again %.2f s after the nodes came back" % took)
+
+
+def run_agent_pause(job):
+    """A hung node (its agent and trainer SIGSTOPped), with the master's default agent timeout: it is
+    declared lost within 5 s of the hang and the spare takes its rank; resumed, the old node leaves."""
+    job.steps = 400 if job.trainer == "synthetic" else 150
+    job.start_master(agent_timeout=None)
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.start_agent("spare", None, spare=True)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    stopped = job.trainers_of("1")
+    os.killpg(job.agents["1"].pid, signal.SIGSTOP)
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    hung_at = time.time()
+    s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+    running_at = time.time()
+    check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
+    os.killpg(job.agents["1"].pid, signal.SIGCONT)
+    for pid in stopped:
+        os.kill(pid, signal.SIGCONT)
+    _, rows = finish_and_check(job, 1)
+    fault = [r for r in rows if r["kind"] == "fault"]
+    check(len(fault) == 1 and fault[0]["node"] == "node-1" and "silent for" in fault[0]["detail"], "the fault rows: %s" % fault, job)
+    lost = [r for r in rows if r["kind"] == "detected"][0]
+    detected_s = row_utc(rows, lost) - hung_at
+    check(detected_s <= 5.0, "the hung node was declared lost %.2f s after the hang (goal: 5 s)" % detected_s, job)
+    print("agent_pause: declared lost %.2f s after the hang, the spare running %.2f s after it" % (detected_s, running_at - hung_at))
+
+
+HEARTBEAT_FIELDS = "ctwin-heartbeat 2 {agent} {incarnation} {seq} {generation} running {step} {generation} run {cadence}"
+
+
+def signed(text):
+    import hashlib
+    import hmac
+    return text + " " + hmac.new(TOKEN.encode(), text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def run_replay(job):
+    """Node 1 dies while the master is down; its heartbeat datagrams, captured before (signed with the
+    job's token, sequence numbers the restarted master never saw), are replayed at it. They are of the
+    earlier master's incarnation: refused, the node is declared lost and the spare takes its rank
+    (issue 50: accepted once each, a dead node stayed running for more than 70 s)."""
+    job.steps = 400 if job.trainer == "synthetic" else 150
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.start_agent("spare", None, spare=True)
+    s = job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    captured = dict(agent=s["nodes"][1]["agent"], incarnation=s["incarnation"], generation=s["generation"], step=s["step"], cadence=0)
+    job.master.kill()
+    job.master.wait()
+    job.lose_node("1")
+    import threading
+    stop = threading.Event()
+
+    def replay():
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            seq = 10 ** 6
+            while not stop.is_set():
+                for cadence in range(4):  # whichever cadence revision the node followed
+                    seq += 1
+                    udp.sendto(signed(HEARTBEAT_FIELDS.format(seq=seq, **dict(captured, cadence=cadence))).encode(), ("127.0.0.1", job.port))
+                stop.wait(0.1)
+    replayer = threading.Thread(target=replay, daemon=True)
+    replayer.start()
+    try:
+        s = job.start_master()
+        check(s["incarnation"] != captured["incarnation"], "the restarted master kept its incarnation", job)
+        s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
+        check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
+        check(replayer.is_alive(), "the replay stopped before the node was declared lost", job)
+    finally:
+        stop.set()
+    _, rows = finish_and_check(job, 1)
+    check(any(r["kind"] == "fault" and "silent for" in r["detail"] for r in rows), "node 1 was not declared lost by its silence", job)
+
+
 def run_slow_clients(job):
     """64 connections without the token trickle headers at the master for the whole job (issue 36:
     8 of them held cpp-httplib's 8 workers, every node was lost after --agent-timeout and the job
@@ -934,7 +1047,7 @@ def run_bad_input(job):
 SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_outage, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "replicas": (run_replicas, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
-             "slow_clients": (run_slow_clients, 2)}
+             "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2)}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}

@@ -42,7 +42,7 @@ Report report(const std::string& agent, std::int64_t generation, NodeState state
 }  // namespace
 
 TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign one is dropped", "[live][cluster]") {
-  const Heartbeat h{"agent-7", 42, 3, NodeState::Running, 1200, 3, PlanKind::Run, 5};
+  const Heartbeat h{"agent-7", 42, 3, NodeState::Running, 1200, 3, PlanKind::Run, 5, 77};
   const std::string datagram = encode(h, kToken);
   const auto back = decode_heartbeat(datagram, kToken);
   REQUIRE(back);
@@ -50,11 +50,12 @@ TEST_CASE("heartbeat datagrams: a round trip, and a forged, altered or foreign o
   CHECK(back->seq == 42);
   CHECK(back->step == 1200);
   CHECK(back->known_plan == PlanKind::Run);
+  CHECK(back->incarnation == 77);
   CHECK_FALSE(decode_heartbeat(datagram, "another-token-0123456789"));  // not this job's
   std::string altered = datagram;
   altered[datagram.find("1200")] = '9';  // a step changed on the way
   CHECK_FALSE(decode_heartbeat(altered, kToken));
-  CHECK_FALSE(decode_heartbeat("ctwin-heartbeat 1 a 1 1 running 5 1 run 0 00000000000000000000000000000000", kToken));
+  CHECK_FALSE(decode_heartbeat("ctwin-heartbeat 2 a 1 1 1 running 5 1 run 0 00000000000000000000000000000000", kToken));
   CHECK_FALSE(decode_heartbeat(std::string(600, 'x'), kToken));
   const auto answer = decode_answer(encode(HeartbeatAnswer{"agent-7", 42, false, 4, PlanKind::Stop}, kToken), kToken);
   REQUIRE(answer);
@@ -98,11 +99,13 @@ TEST_CASE("job master: rendezvous, the newest step every node holds, one fault s
   CHECK(stop.what == PlanKind::Stop);
   CHECK(stop.reason == "the job restarts after software_bug");  // named at once, before the decision
   // Node rank 0 learns it from its heartbeat's answer, and a replayed heartbeat is ignored.
-  const auto answer = m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run}, now);
+  const std::int64_t incarnation = run.incarnation;  // this master's: the datagrams say it
+  CHECK(incarnation > 0);
+  const auto answer = m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run, 0, incarnation}, now);
   REQUIRE(answer);
   CHECK(answer->generation == 2);
   CHECK(answer->plan == PlanKind::Stop);
-  CHECK_FALSE(m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run}, now));
+  CHECK_FALSE(m.heartbeat({"b", 7, 1, NodeState::Running, 35, 1, PlanKind::Run, 0, incarnation}, now));
   CHECK(m.heartbeat({"nobody", 1, 1, NodeState::Running, 1, 1, PlanKind::Run}, now)->unknown);
   // Both stopped for generation 2 (a killed during its save of 40 holds 30 whole): the commit is 30.
   CHECK(m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{30, 20}), now).what == PlanKind::Stop);
@@ -118,7 +121,7 @@ TEST_CASE("job master: rendezvous, the newest step every node holds, one fault s
   crash.status.generation = 2;
   m.report(crash, now);
   m.report(report("b", 3, NodeState::Stopped, std::vector<std::int64_t>{30}), now);
-  CHECK(m.heartbeat({"b", 9, 2, NodeState::Running, 36, 2, PlanKind::Run}, now));
+  CHECK(m.heartbeat({"b", 9, 2, NodeState::Running, 36, 2, PlanKind::Run, 0, incarnation}, now));
   CHECK(m.status(now)["nodes"][0]["state"] == "stopped");
   CHECK(m.status(now)["nodes"][0]["generation"] == 3);
 }
@@ -129,6 +132,7 @@ TEST_CASE("job master: an agent gone silent loses its node, a hot spare takes it
   MasterOptions o;
   o.nnodes = 2;
   o.agent_timeout_s = 5;
+  o.own_stall_s = 2;  // ticked once a second
   auto now = Clock::now();
   JobMaster m(s, controller, o, now);
   m.join({"a", 0, "h0", "", false}, now);
@@ -159,12 +163,90 @@ TEST_CASE("job master: an agent gone silent loses its node, a hot spare takes it
   CHECK(m.status(now)["nodes"][1]["host"] == "h2");
 }
 
+TEST_CASE("job master: a heartbeat sent to an earlier master is no sign of life after a restart", "[live][cluster]") {
+  // Issue 50: the journal keeps no sequence, so a restarted master had accepted every captured
+  // datagram once: a dead node stayed "running" for as long as its old datagrams were replayed.
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  const auto dir = std::filesystem::temp_directory_path() / ("ctwin-replay-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 5;
+  o.own_stall_s = 2;  // ticked once a second
+  o.journal_path = (dir / "journal.json").string();
+  auto now = Clock::now();
+  std::int64_t before = 0;
+  {
+    JobMaster m(s, controller, o, now);
+    m.join({"a", 0, "h0", "", false}, now);
+    m.join({"b", 1, "h1", "", false}, now);
+    m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    before = m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now).incarnation;
+    CHECK_FALSE(m.heartbeat({"b", 5, 1, NodeState::Running, 10, 1, PlanKind::Run, 0, before}, now));  // heard
+    m.close(now);
+  }
+  JobMaster again(s, controller, o, now);  // from the journal, a new incarnation
+  REQUIRE(again.resumed());
+  const Plan a_plan = again.report(report("a", 1, NodeState::Running), now);
+  CHECK(a_plan.incarnation != before);
+  // b is dead; its captured datagrams (sequence numbers this master never saw) are replayed.
+  std::uint64_t seq = 6;
+  for (int second = 1; second <= 7; ++second) {
+    now += std::chrono::seconds(1);
+    again.report(report("a", 1, NodeState::Running), now);
+    const auto answer = again.heartbeat({"b", seq++, 1, NodeState::Running, 10, 1, PlanKind::Run, 0, before}, now);
+    REQUIRE(answer);  // refused, and answered: a live agent fetches its plan (and the incarnation) by HTTP
+    CHECK_FALSE(answer->unknown);
+    again.tick(now);
+  }
+  CHECK(again.interruptions().at("node_lost") == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("job master: a node whose agent started again takes its rank back at once", "[live][cluster]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 60;  // the old agent would hold the rank this long
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  const Plan run = m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  REQUIRE(run.what == PlanKind::Run);
+  now += std::chrono::seconds(1);
+  // Another run's node, or none named: a spare, as before.
+  JoinRequest stranger{"c", 1, "h1", "", false};
+  stranger.run = "ctwin/another-run";
+  CHECK(m.join(stranger, now).node_rank == -1);
+  // b's agent was killed and started again: the same node id, and the run it served.
+  JoinRequest back{"b2", 1, "h1", "", false};
+  back.run = run.run;
+  CHECK(m.join(back, now).node_rank == 1);
+  CHECK(m.interruptions().at("node_lost") == 1);  // its trainer went with the old agent
+  CHECK(m.status(now)["phase"] == "gathering");
+  CHECK(m.status(now)["nodes"][1]["agent"] == "b2");
+  CHECK(m.report(report("b", 1, NodeState::Running), now).what == PlanKind::Exit);  // the old agent, were it alive, leaves
+  // Both stop for generation 2; b2 says what it holds as rank 1: the job runs, no spare waited for.
+  m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  Report b2 = report("b2", 2, NodeState::Stopped, std::vector<std::int64_t>{});
+  b2.status.node_rank = 1;
+  const Plan again = m.report(b2, now);
+  CHECK(again.what == PlanKind::Run);
+  CHECK(again.generation == 2);
+  CHECK(m.status(now)["spares"] == 1);  // the stranger
+}
+
 TEST_CASE("job master: its own stall is not its agents' silence, and every agent silent at once is waited for", "[live][cluster]") {
   const Scenario s = policy();
   const RecoveryController controller(s);
   MasterOptions o;
   o.nnodes = 2;
   o.agent_timeout_s = 5;
+  o.own_stall_s = 2;  // ticked once a second
   auto now = Clock::now();
   JobMaster m(s, controller, o, now);
   m.join({"a", 0, "h0", "", false}, now);
@@ -213,6 +295,7 @@ TEST_CASE("job master: a fault's rows are journaled with the decision, so a mast
   MasterOptions o;
   o.nnodes = 2;
   o.agent_timeout_s = 5;
+  o.own_stall_s = 2;  // ticked once a second
   o.journal_path = (dir / "journal.json").string();
   o.events_path = (dir / "job.csv").string();
   auto now = Clock::now();
@@ -425,6 +508,7 @@ TEST_CASE("job master: elastic, a lost node with no spare shrinks the job, a spa
   MasterOptions o;
   o.nnodes = 2;
   o.agent_timeout_s = 5;
+  o.own_stall_s = 2;  // ticked once a second
   o.total_steps = 100000;
   auto now = Clock::now();
   JobMaster m(s, controller, o, now);
