@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,13 +44,14 @@ void write_all(int fd, const std::string& path, const unsigned char* p, std::uin
 }
 
 //! Writes `bytes` to `path` through a unique temporary name: fsync, rename. Removes the temporary on failure.
-void write_durably(const std::string& path, const unsigned char* bytes, std::uint64_t n) {
+void write_durably(const std::string& path, const unsigned char* bytes, std::uint64_t n, mode_t mode) {
   std::ostringstream temp_name;
   temp_name << path << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id());
   const std::string temp = temp_name.str();
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) persist_failure(temp, "cannot create", errno);
   try {
+    if (::fchmod(fd, mode) != 0) persist_failure(temp, "chmod failed", errno);  // the mode configured, whatever the umask
     write_all(fd, temp, bytes, n);
     if (::fsync(fd) != 0) persist_failure(temp, "fsync failed", errno);
   } catch (...) {
@@ -148,13 +150,24 @@ std::optional<int> rank_of(const std::string& name) {
 
 }  // namespace
 
+mode_t checkpoint_file_mode() {
+  const char* text = std::getenv("CTWIN_FLASH_FILE_MODE");
+  if (!text || !*text) return 0600;
+  char* end = nullptr;
+  const long mode = std::strtol(text, &end, 8);
+  if (*end != '\0' || mode < 0400 || mode > 0666 || (mode & 0600) != 0600)
+    throw FlashError(ErrorKind::Usage, std::string("$CTWIN_FLASH_FILE_MODE ") + text + ": expected an octal file mode from 0600 to 0666");
+  return static_cast<mode_t>(mode);
+}
+
 DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool replicated, int replica_ranks)
     : dir_(std::move(dir)),
       rank_(rank),
       world_(world),
       keep_last_(std::max(keep_last, 1)),
       replicated_(replicated),
-      replica_ranks_(replica_ranks > 0 ? replica_ranks : world) {}
+      replica_ranks_(replica_ranks > 0 ? replica_ranks : world),
+      file_mode_(checkpoint_file_mode()) {}
 
 DiskStore::SavedWorld DiskStore::saved_world(std::int64_t step) const {
   std::ifstream in(rank_file(step, "manifest", 0));
@@ -192,6 +205,9 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) persist_failure(folder, "cannot create the checkpoint folder", ec.value());
+  // The folder opens to whoever may read its files (0700 for files of 0600).
+  const mode_t folder_mode = file_mode_ | 0100 | ((file_mode_ & 044) >> 2);
+  if (::chmod(folder.c_str(), folder_mode) != 0 && errno != EPERM) persist_failure(folder, "chmod failed", errno);  // another user's folder: left as it is
   const Layout layout = slot.recorded_layout();
   const SlotSummary saver = slot.summary();
   if (!saver.persists() || saver.rank != rank_)
@@ -209,9 +225,9 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
     m.buffers.push_back({b.name, b.offset, b.bytes, crc32c(0, slot.payload() + b.offset, b.bytes), b.description});
   const std::string text = render(m);
   try {
-    write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes());
+    write_durably(rank_file(step, "shard"), slot.payload(), slot.payload_bytes(), file_mode_);
     try {
-      write_durably(rank_file(step, "manifest"), reinterpret_cast<const unsigned char*>(text.data()), text.size());
+      write_durably(rank_file(step, "manifest"), reinterpret_cast<const unsigned char*>(text.data()), text.size(), file_mode_);
     } catch (...) {
       ::unlink(rank_file(step, "shard").c_str());
       throw;

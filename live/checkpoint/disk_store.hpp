@@ -15,6 +15,8 @@
 //!   shard FILE BYTES / buffer NAME OFFSET BYTES CRC32C [DESCRIPTION] (one per buffer; e.g.
 //!   "dtype=float32 shape=64,32") / end
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -40,6 +42,10 @@ struct Manifest {
   };
   std::vector<Buffer> buffers;
 };
+
+//! The mode of checkpoint files: 0600 (the owner's alone), or $CTWIN_FLASH_FILE_MODE (octal, e.g.
+//! 0640 for a group that reads them); a value that is not a mode from 0600 to 0666 is a usage error.
+mode_t checkpoint_file_mode();
 
 class DiskStore {
  public:
@@ -86,6 +92,7 @@ class DiskStore {
   int rank_, world_, keep_last_;
   bool replicated_ = false;
   int replica_ranks_;
+  mode_t file_mode_;  //!< shards and manifests: 0600, or $CTWIN_FLASH_FILE_MODE; their step folder the same with x where r
 };
 
 }  // namespace ctwin::flash

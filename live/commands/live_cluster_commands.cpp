@@ -1,4 +1,5 @@
 // `ctwin live master` and `ctwin live agent` (live/cluster): a job master and one agent per node.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -33,6 +34,13 @@ std::atomic<bool> g_stop{false};
 std::optional<std::string> job_token(const std::string& file) {
   std::string token;
   if (!file.empty()) {
+    // A secret others may read is no secret: refused, as ssh refuses a key file others can read.
+    if (struct stat st{}; ::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      std::cerr << "ctwin: --token-file " << file << ": mode " << mode << " lets the group or others read or write it; chmod 600 it\n";
+      return std::nullopt;
+    }
     std::ifstream in(file);
     if (!in || !std::getline(in, token)) {
       std::cerr << "ctwin: --token-file " << file << ": cannot read a token from it\n";

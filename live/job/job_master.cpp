@@ -309,8 +309,10 @@ void JobMaster::on_fault(int rank, const FaultReport& fault, Clock::time_point n
   ++interruptions_[fault.fault.name];
   cause_ = fault.fault.name;  // the nodes' stop names it at once; the decision may name an earlier fault
   detected_at_ = now;
-  std::cerr << "ctwin master: generation " << generation_ << " interrupted: " << fault.fault.name << " on node rank " << rank << " ("
-            << fault.detail << ")\n";
+  // The first report to arrive need not be the cause (a peer's collective fails milliseconds after
+  // the rank that died): the blame is said once decided (decide()).
+  std::cerr << "ctwin master: generation " << generation_ << " stops: node rank " << rank << " reported " << fault.fault.name
+            << "; the cause is decided once every node has stopped\n";
   begin_gathering(now);
 }
 
@@ -433,6 +435,8 @@ void JobMaster::decide(Clock::time_point now) {
     record(ledger_.marked(), EventKind::Detected, {}, first->rank, f.xid, f.fault.name);
     ledger_.charge(Category::Diagnosis, now);
     record(ledger_.marked(), EventKind::Diagnosed, {}, first->rank, f.xid, f.fault.name);
+    std::cerr << "ctwin master: generation " << first->generation << " interrupted: " << f.fault.name << " on node rank " << first->rank << " ("
+              << f.detail << ")\n";
   }
   clean_bound_ = -1;  // silent corruption seen late: the restore goes no later than its onset
   for (const auto& f : faults_)

@@ -125,6 +125,7 @@ TrainerProcess::TrainerProcess(const std::vector<std::string>& argv, const std::
     ::setenv("CTWIN_FAULT_DIR", socket_dir_.c_str(), 1);
     ::setenv("TORCHELASTIC_ERROR_FILE", (socket_dir_ + "/" + kTorchErrorFile).c_str(), 0);
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+    ::unsetenv("CTWIN_JOB_TOKEN");  // the job's secret is the agent's: a trainer (and what it runs) never sees it
     ::signal(SIGPIPE, SIG_DFL);
     ::execvp(args[0], args.data());
     const int e = errno;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "live/checkpoint/ckpt_bench.hpp"
@@ -62,6 +64,31 @@ TEST_CASE("flash checkpoint: save returns with the state in shared memory, resto
   CHECK(f.holds(3));
   // keep_last = 2: steps 2 and 3 stay on disk.
   CHECK(f.step_folders() == std::vector<std::string>{"step-000000000002", "step-000000000003"});
+}
+
+TEST_CASE("flash checkpoint: files are the owner's alone (0600 in 0700) unless $CTWIN_FLASH_FILE_MODE says", "[live][flash]") {
+  const auto mode_of = [](const fs::path& p) { return static_cast<unsigned>(fs::status(p).permissions() & fs::perms::mask); };
+  for (const auto& [setting, file, folder] : {std::tuple{"", 0600u, 0700u}, std::tuple{"0640", 0640u, 0750u}}) {
+    if (*setting) ::setenv("CTWIN_FLASH_FILE_MODE", setting, 1);
+    const mode_t umask_before = ::umask(0);  // the mode configured, whatever the umask
+    Fixture f;
+    {
+      Engine engine(f.options());
+      f.attach(engine);
+      f.fill(1);
+      engine.save(1);
+      REQUIRE(engine.wait_persisted(1, 30));
+    }
+    ::umask(umask_before);
+    ::unsetenv("CTWIN_FLASH_FILE_MODE");
+    const fs::path step = fs::path(f.disk.path) / "step-000000000001";
+    CHECK(mode_of(step) == folder);
+    for (const char* name : {"rank-00000.shard", "rank-00000.manifest"}) CHECK(mode_of(step / name) == file);
+  }
+  ::setenv("CTWIN_FLASH_FILE_MODE", "0777", 1);
+  Fixture f;
+  CHECK_THROWS_WITH(Engine(f.options()), Catch::Contains("CTWIN_FLASH_FILE_MODE 0777"));
+  ::unsetenv("CTWIN_FLASH_FILE_MODE");
 }
 
 TEST_CASE("flash checkpoint: a step an earlier attempt persisted counts as persisted at once", "[live][flash]") {
