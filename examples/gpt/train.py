@@ -175,12 +175,14 @@ def main():
             print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
         if sup.checkpoint_due(s, args.checkpoint_every) or stop:  # the master's policy, else --checkpoint-every
             sup.checkpoint(s, ckpt.save(s))
+            sup.persist_health(ckpt)  # a full disk is said, and training goes on from memory
             saved = s
         if stop:
             sup.stopped(s)
             return 0
-    if args.persist_dir and saved is not None:
-        ckpt.wait_persisted(saved)
+    if args.persist_dir and saved is not None and not sup.wait_persisted(ckpt, saved, stop=lambda: bool(stop)):
+        sup.stopped(step)  # stopped while the disk was full: the last checkpoint stays in shared memory
+        return 0
     sup.done(step)
     ckpt.close()
     if world > 1:

@@ -50,6 +50,8 @@ def _load(path=None):
     lib.ctwin_flash_wait_persisted.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_double]
     lib.ctwin_flash_persisted_step.restype = ctypes.c_int64
     lib.ctwin_flash_persisted_step.argtypes = [ctypes.c_void_p]
+    lib.ctwin_flash_persist_failing.restype = ctypes.c_int
+    lib.ctwin_flash_persist_failing.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
     lib.ctwin_flash_error.restype = ctypes.c_char_p
     lib.ctwin_flash_error.argtypes = [ctypes.c_void_p]
     lib.ctwin_flash_close.argtypes = [ctypes.c_void_p]
@@ -196,6 +198,14 @@ class FlashCheckpoint:
             return False
         self._check(rc)
         return True
+
+    def persist_failing(self):
+        """(step, why) while the background persister's last attempt failed (a full disk, a quota,
+        I/O): the snapshots stay in memory and it retries on a backoff; None otherwise."""
+        step = ctypes.c_int64(-1)
+        if not self._lib.ctwin_flash_persist_failing(self._h, ctypes.byref(step)):
+            return None
+        return step.value, self._lib.ctwin_flash_error(self._h).decode(errors="replace")
 
     @property
     def persisted_step(self):
@@ -368,6 +378,7 @@ class Supervisor:
         self._control_stamp = None
         self._cadence = []  # (from, every), oldest first
         self._timers = []
+        self._persist_failing = False
         record_failures()
         if self.path:
             import socket
@@ -436,6 +447,33 @@ class Supervisor:
 
     def checkpoint(self, step, seconds):
         self._say(f"checkpoint {int(step)} {float(seconds):.6f}")
+
+    def persist_health(self, ckpt, again=False):
+        """Says when `ckpt`'s persister begins to fail (a full disk: a storage fault, never an
+        interruption; training goes on from memory) and when it writes again. Call it after each
+        save; `again` says a failure that goes on once more (a sign of life while waiting on it)."""
+        failing = ckpt.persist_failing()
+        if bool(failing) == self._persist_failing and not (failing and again):
+            return
+        self._persist_failing = bool(failing)
+        if failing:
+            self._say(f"persist {int(failing[0])} failed " + " ".join(failing[1].split()))
+        else:
+            self._say(f"persist {int(ckpt.persisted_step if ckpt.persisted_step is not None else -1)} ok")
+
+    def wait_persisted(self, ckpt, step, stop=lambda: False):
+        """Waits for `step` on disk however long a storage fault lasts (the persister retries), saying
+        the failure each second meanwhile (a sign of life, well within any hang timeout): True once it
+        is there, False when `stop()` says so."""
+        while not stop():
+            try:
+                if ckpt.wait_persisted(step, 1.0):
+                    self.persist_health(ckpt)
+                    return True
+            except FlashCheckpointError:
+                time.sleep(1.0)
+            self.persist_health(ckpt, again=True)
+        return False
 
     def nan(self, step):
         self._say(f"nan {int(step)}")

@@ -29,8 +29,9 @@ constexpr std::uint64_t kChunk = 16ull << 20;
 
 [[noreturn]] void persist_failure(const std::string& path, const std::string& what, int e) {
   std::string text = system_error_text(path, what, e);
-  if (e == ENOSPC || e == EDQUOT || e == EFBIG) text += " (disk full or over quota; the previous checkpoint is intact)";
-  throw FlashError(ErrorKind::Persist, text);
+  const FlashError error(ErrorKind::Persist, text, e);
+  if (error.out_of_space()) text += " (disk full or over quota; the previous checkpoint is intact)";
+  throw FlashError(ErrorKind::Persist, text, e);
 }
 
 void write_all(int fd, const std::string& path, const unsigned char* p, std::uint64_t n) {
@@ -333,6 +334,31 @@ bool DiskStore::load(const Manifest& m, unsigned char* payload, std::uint64_t ca
       return false;
     }
   return true;
+}
+
+void DiskStore::prune_for_space() const {
+  const std::vector<std::int64_t> complete = complete_steps();
+  const std::int64_t newest_complete = complete.empty() ? -1 : complete.front();
+  // Newer steps other ranks have not completed (one rank slow, or saving other steps): this rank's
+  // newest keep_last of them stay, for a rank behind to complete; the rest would fill any disk.
+  std::vector<std::int64_t> newer;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (const auto step = step_of(entry.path().filename().string()); step && *step > newest_complete) newer.push_back(*step);
+  std::sort(newer.rbegin(), newer.rend());
+  const std::int64_t newest_dropped = newer.size() > static_cast<std::size_t>(keep_last_) ? newer[keep_last_] : -1;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const auto step = step_of(entry.path().filename().string());
+    if (!step || *step == newest_complete || (*step > newest_complete && *step > newest_dropped)) continue;  // what a restore needs, and the newest
+    std::vector<fs::path> manifests, others;
+    for (const auto& file : fs::directory_iterator(entry.path(), ec)) {
+      const std::string name = file.path().filename().string();
+      if (const auto rank = rank_of(name); rank && prunes_for(*rank)) (name.ends_with(".manifest") ? manifests : others).push_back(file.path());
+    }
+    for (const auto* files : {&manifests, &others})  // manifests first, as in prune()
+      for (const auto& path : *files) fs::remove(path, ec);
+    fs::remove(entry.path(), ec);
+  }
 }
 
 void DiskStore::prune() const {

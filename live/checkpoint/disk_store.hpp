@@ -61,6 +61,10 @@ class DiskStore {
   //! world and replicas the slot records; then prunes. Throws FlashError(Persist) naming the file;
   //! nothing of the failed step is left behind. A slot of a rank that does not persist is a usage error.
   void persist(const ShmSlot& slot, std::int64_t step);
+  //! The disk is full: this rank's files of every step older than the newest complete one go (the
+  //! one a restore needs stays), and of the steps newer than it all but the newest keep_last (a rank
+  //! behind may still complete those), to make room for the next.
+  void prune_for_space() const;
   //! Steps complete for every rank, newest first.
   std::vector<std::int64_t> complete_steps() const;
   //! This rank's manifest of `step`; nullopt when missing or malformed.

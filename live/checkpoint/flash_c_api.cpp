@@ -124,6 +124,15 @@ int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s) {
 
 int64_t ctwin_flash_persisted_step(ctwin_flash* h) { return h ? h->engine->persisted_step() : -1; }
 
+int ctwin_flash_persist_failing(ctwin_flash* h, int64_t* failed_step) {
+  if (!h) return 0;
+  const auto health = h->engine->persist_health();
+  if (!health.failing) return 0;
+  if (failed_step) *failed_step = health.failed_step;
+  h->error = health.error;
+  return 1;
+}
+
 const char* ctwin_flash_error(ctwin_flash* h) { return h ? h->error.c_str() : g_open_error.c_str(); }
 
 void ctwin_flash_close(ctwin_flash* h) { delete h; }

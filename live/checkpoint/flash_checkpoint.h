@@ -59,6 +59,10 @@ int64_t ctwin_flash_restore_step(ctwin_flash* h, int64_t step, int* source);
 /* OK once `step` is on disk, CTWIN_FLASH_TIMEOUT, or the persist error. */
 int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s);
 int64_t ctwin_flash_persisted_step(ctwin_flash* h);
+/* 1 while the background persister's last attempt failed (a full disk, a quota, an I/O error: the
+ * step it could not write in *failed_step, why in ctwin_flash_error), 0 otherwise. The snapshots
+ * stay in memory; it tries again on a backoff and at each save. */
+int ctwin_flash_persist_failing(ctwin_flash* h, int64_t* failed_step);
 const char* ctwin_flash_error(ctwin_flash* h);
 void ctwin_flash_close(ctwin_flash* h);
 /* CRC-32C (Castagnoli) of `bytes` at `data`, continuing `crc` (start with 0): the checksum on each

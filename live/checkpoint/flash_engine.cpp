@@ -319,12 +319,14 @@ struct PersistAttempt {
   std::int64_t persisted = -1;  //!< the step written, -1 when none
   std::int64_t failed = -1;     //!< the step that could not be written, -1 when none
   std::string error;
+  bool out_of_space = false;    //!< the disk is full or over quota
 };
 
 PersistAttempt attempt_persist(const SlotLocation& location, DiskStore& store, std::int64_t after) noexcept {
   try {
     return {Engine::persist_newest(location, store, after).value_or(-1), -1, {}};
   } catch (const std::exception& e) {
+    const auto* flash_error = dynamic_cast<const FlashError*>(&e);
     // The step that failed: the newest complete one in memory.
     std::int64_t newest = -1;
     try {
@@ -334,29 +336,50 @@ PersistAttempt attempt_persist(const SlotLocation& location, DiskStore& store, s
       }
     } catch (...) {
     }
-    return {-1, std::max<std::int64_t>(newest, after + 1), e.what()};
+    return {-1, std::max<std::int64_t>(newest, after + 1), e.what(), flash_error && flash_error->out_of_space()};
   }
 }
+
+//! A persist that failed is tried again after 1 s, then 2, 4 ... at most 30 s apart (a new save
+//! tries at once): the disk may be freed while training goes on from memory.
+constexpr double kFirstRetryS = 1, kLongestRetryS = 30;
 
 }  // namespace
 
 void Engine::persist_loop() {
   std::unique_lock lock(mutex_);
+  double retry_s = 0;  // > 0: the last attempt failed, the next comes after this long
   for (;;) {
-    changed_.wait(lock, [this] { return pending_ || stopping_; });
+    const auto woken = [this] { return pending_ || stopping_; };
+    if (retry_s > 0) changed_.wait_for(lock, std::chrono::duration<double>(retry_s), woken);
+    else changed_.wait(lock, woken);
     if (!pending_ && stopping_) return;
     pending_ = false;
     const std::int64_t after = persisted_step_;
     lock.unlock();
-    const PersistAttempt attempt = attempt_persist(location_, *store_, after);
+    PersistAttempt attempt = attempt_persist(location_, *store_, after);
+    if (attempt.out_of_space) {  // room for the new step: only the newest complete one is needed to restore
+      store_->prune_for_space();
+      attempt = attempt_persist(location_, *store_, after);
+    }
     lock.lock();
     persisted_step_ = std::max(persisted_step_, attempt.persisted);
     if (!attempt.error.empty()) {
       persist_error_ = attempt.error;
       failed_step_ = std::max(failed_step_, attempt.failed);
+      failing_ = true;
+      retry_s = retry_s > 0 ? std::min(2 * retry_s, kLongestRetryS) : kFirstRetryS;
+    } else {
+      failing_ = false;
+      retry_s = 0;
     }
     changed_.notify_all();
   }
+}
+
+Engine::PersistHealth Engine::persist_health() const {
+  std::lock_guard lock(mutex_);
+  return {failing_, failed_step_, persisted_step_, failing_ ? persist_error_ : std::string()};
 }
 
 bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
@@ -381,6 +404,11 @@ bool Engine::wait_persisted(std::int64_t step, double timeout_s) {
     std::lock_guard lock(mutex_);
     persisted_step_ = std::max(persisted_step_, step);
     return true;
+  }
+  if (!saved_here && options_.persist_in_background) {  // restored from memory, not on disk (a disk lost or full then): persist it
+    std::lock_guard lock(mutex_);
+    pending_ = true;
+    changed_.notify_all();
   }
   if (!options_.persist_in_background) {  // the caller persists in its own thread
     const PersistAttempt attempt = attempt_persist(location_, *store_, persisted_step_);

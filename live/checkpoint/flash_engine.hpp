@@ -89,6 +89,15 @@ class Engine {
   bool wait_persisted(std::int64_t step, double timeout_s);
   std::int64_t persisted_step() const;
   std::string persist_error() const;
+  //! Whether the background persister's last attempt failed (a full disk, a quota, an I/O error):
+  //! the snapshots stay in memory, and it tries again on a backoff (1 s doubling to 30 s) and at
+  //! each save; a full disk first loses every step older than the newest complete one.
+  struct PersistHealth {
+    bool failing = false;
+    std::int64_t failed_step = -1, persisted_step = -1;
+    std::string error;  //!< while failing
+  };
+  PersistHealth persist_health() const;
   const EngineOptions& options() const { return options_; }
 
   //! Persists the newest complete snapshot in `slots` newer than `after`: its step, or nullopt when
@@ -124,7 +133,7 @@ class Engine {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  bool pending_ = false, stopping_ = false;
+  bool pending_ = false, stopping_ = false, failing_ = false;
   std::int64_t persisted_step_ = -1, failed_step_ = -1;
   std::int64_t saved_step_ = -1;  //!< the newest step this engine saved for its persister
   std::string persist_error_;

@@ -16,11 +16,15 @@ enum class ErrorKind {
 
 class FlashError : public std::runtime_error {
  public:
-  FlashError(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  FlashError(ErrorKind kind, const std::string& what, int error_number = 0) : std::runtime_error(what), kind_(kind), errno_(error_number) {}
   ErrorKind kind() const { return kind_; }
+  //! The system's error number behind it (0: none): ENOSPC, EDQUOT or EFBIG is a disk out of room.
+  int error_number() const { return errno_; }
+  bool out_of_space() const;
 
  private:
   ErrorKind kind_;
+  int errno_ = 0;
 };
 
 //! "path: what: strerror(errno)".

@@ -54,6 +54,8 @@ std::string human_mib(std::uint64_t bytes) { return std::to_string((bytes + (1u 
 
 }  // namespace
 
+bool FlashError::out_of_space() const { return errno_ == ENOSPC || errno_ == EDQUOT || errno_ == EFBIG; }
+
 std::string system_error_text(const std::string& path, const std::string& what, int error_number) {
   return path + ": " + what + ": " + std::strerror(error_number);
 }

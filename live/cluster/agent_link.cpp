@@ -58,7 +58,9 @@ void AgentLink::open_datagrams() {
 }
 
 bool AgentLink::heartbeat_will_do() const {
-  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty() || precheck_result_) return false;
+  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty() || precheck_result_ ||
+      !storage_.empty())
+    return false;
   if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
   if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
   return status_.generation == reported_.generation && status_.state == reported_.state && status_.restorable == reported_.restorable &&
@@ -195,6 +197,13 @@ void AgentLink::fault(const FaultReport& fault) {
   tell_news(true);
 }
 
+void AgentLink::storage(const StorageReport& report) {
+  std::lock_guard lock(mutex_);
+  storage_.emplace_back(Clock::now(), report);
+  while (storage_.size() > 64) storage_.pop_front();  // a master away for long: the oldest go
+  tell_news(true);
+}
+
 void AgentLink::sections(const std::vector<RankSection>& sections) {
   std::lock_guard lock(mutex_);
   sections_ = sections;
@@ -271,6 +280,10 @@ bool AgentLink::send_report() {
     sections_.clear();
     report.precheck = precheck_result_;
     lines_sent = lines_.size();
+    for (const auto& [at, r] : storage_) {
+      report.storage.push_back(r);
+      report.storage.back().age_s = seconds_between(at, now);
+    }
     if (fault_) {
       report.fault = fault_->second;
       report.fault->age_s = std::max(0.0, seconds_between(fault_->first, now));
@@ -289,6 +302,7 @@ bool AgentLink::send_report() {
     return false;
   }
   lines_.erase(lines_.begin(), lines_.begin() + static_cast<std::ptrdiff_t>(std::min(lines_sent, lines_.size())));
+  storage_.erase(storage_.begin(), storage_.begin() + static_cast<std::ptrdiff_t>(std::min(report.storage.size(), storage_.size())));
   acknowledged_ = sent;
   if (with_fault) fault_.reset();
   if (report.precheck && precheck_result_ && precheck_result_->key == report.precheck->key) precheck_result_.reset();

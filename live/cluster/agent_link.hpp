@@ -49,6 +49,7 @@ class AgentLink final : public Coordination {
   //! not block (it starts the node's check, whose result comes back by precheck_done).
   void on_precheck(std::function<void(const PrecheckTask&)> start);
   void precheck_done(const NodeCheck& result) override;
+  void storage(const StorageReport& report) override;
 
   //! Each run the master gives this node a rank in is written to `path` (atomically): an agent
   //! started again on this node says it when it joins, and takes its rank back at once.
@@ -86,6 +87,7 @@ class AgentLink final : public Coordination {
   std::deque<std::pair<Clock::time_point, std::string>> lines_;
   std::optional<std::pair<Clock::time_point, FaultReport>> fault_;
   std::vector<RankSection> sections_;  //!< to go with the next report
+  std::deque<std::pair<Clock::time_point, StorageReport>> storage_;  //!< persist outcomes not yet acknowledged
   std::function<void(const PrecheckTask&)> start_precheck_;
   std::string precheck_started_;        //!< the newest task's key
   std::optional<NodeCheck> precheck_result_;

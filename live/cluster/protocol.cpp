@@ -97,6 +97,12 @@ json to_json(const Report& m) {
                   {"detail", m.fault->detail}, {"gpu", m.fault->gpu},
                   {"xid", m.fault->xid}, {"before_restoring", m.fault->before_restoring},            {"age_s", m.fault->age_s},   {"clean_step", m.fault->clean_step}};
   if (m.fault && m.fault->generation >= 0) j["fault"]["generation"] = m.fault->generation;
+  if (!m.storage.empty()) {
+    json storage = json::array();
+    for (const auto& x : m.storage)
+      storage.push_back({{"local_rank", x.local_rank}, {"step", x.step}, {"failing", x.failing}, {"detail", x.detail}, {"age_s", x.age_s}});
+    j["storage"] = storage;
+  }
   if (m.fault && m.fault->silent) j["fault"]["silent"] = true;
   if (m.fault && !m.fault->answer.empty()) {
     nlohmann::json& answer = j["fault"]["answer"] = nlohmann::json::array();
@@ -186,7 +192,7 @@ JoinReply parse_join_reply(const std::string& body) {
 Report parse_report(const std::string& body) {
   const json j = parse_body(body, "report");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck", "sent_us"});
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck", "sent_us", "storage"});
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
@@ -263,6 +269,29 @@ Report parse_report(const std::string& body) {
         }
     }
     m.fault = fault;
+  }
+  if (const auto it = j.find("storage"); it != j.end()) {
+    if (!it->is_array() || it->size() > 64) {
+      r.problem("/storage", "expected an array of at most 64 persist outcomes");
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string p = "/storage/" + std::to_string(i);
+        if (!(*it)[i].is_object()) {
+          r.problem(p, "expected an object");
+          continue;
+        }
+        const json& o = (*it)[i];
+        r.allow_only(o, p, {"local_rank", "step", "failing", "detail", "age_s"});
+        StorageReport x;
+        x.local_rank = static_cast<int>(r.integer(o, p, "local_rank", true, 0, 4095).value_or(0));
+        x.step = r.integer(o, p, "step", true, -1, kNewest).value_or(-1);
+        x.failing = r.boolean(o, p, "failing").value_or(false);
+        x.detail = bounded_string(r, o, p, "detail", false, kLongestLine);
+        x.age_s = r.number(o, p, "age_s", false, 0.0).value_or(0);
+        if (x.age_s > 1e7) r.problem(p + "/age_s", "must be between 0 and 1e7 seconds");
+        m.storage.push_back(std::move(x));
+      }
+    }
   }
   if (const auto it = j.find("sections"); it != j.end()) {
     if (!it->is_array() || it->size() > 4096) {

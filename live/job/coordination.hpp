@@ -29,6 +29,8 @@ class Coordination {
   virtual void sections(const std::vector<RankSection>& sections) = 0;
   //! This node's result of a precheck task its plan named.
   virtual void precheck_done(const NodeCheck& result) = 0;
+  //! A rank's persist began to fail, or writes again: sent at once.
+  virtual void storage(const StorageReport& report) = 0;
 };
 
 }  // namespace ctwin::live

@@ -11,6 +11,10 @@
 //!   nan STEP                                 the loss went NaN or Inf: the step did not land
 //!   stopped STEP                             stopped on request (SIGTERM) after saving STEP
 //!   done STEP                                the run is complete
+//!   persist STEP failed WHY...               this rank's persister could not write STEP (a full disk,
+//!                                            a quota, I/O): training goes on from memory, it retries
+//!   persist STEP ok                          it writes again (STEP on disk) after failing; every rank
+//!                                            says both, and either is a sign of life
 //!   section STEP SECONDS GROUP               this rank's compute in the step, collectives excluded
 //!                                            (CUDA events on a GPU, wall time on a CPU), and its
 //!                                            group: its pipeline stage and role, as one number.
@@ -25,13 +29,15 @@
 namespace ctwin::live {
 
 struct TrainerMessage {
-  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Section, Unknown } kind = Kind::Unknown;
+  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Section, Persist, Unknown } kind = Kind::Unknown;
   std::int64_t step = -1;
   double seconds = 0;
   std::string source;  //!< restored: memory, disk or none
   int rank = 0;        //!< the node-local rank that sent it (`rank=R`; 0 when not said)
   int group = 0;       //!< section: the rank's pipeline stage and role
   std::optional<double> loss;  //!< step: the loss, when the trainer says it
+  bool persist_failed = false;  //!< persist: failed (else ok)
+  std::string detail;           //!< persist failed: why
 };
 
 inline TrainerMessage parse_trainer_message(const std::string& line) {
@@ -59,7 +65,20 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
   else if (word == "stopped") m.kind = TrainerMessage::Kind::Stopped;
   else if (word == "done") m.kind = TrainerMessage::Kind::Done;
   else if (word == "section") in >> m.seconds >> m.group, m.kind = TrainerMessage::Kind::Section;
-  if (!in && m.kind != TrainerMessage::Kind::Nan && m.kind != TrainerMessage::Kind::Stopped && m.kind != TrainerMessage::Kind::Done)
+  else if (word == "persist") {
+    std::string outcome;
+    in >> outcome;
+    if (outcome == "ok" || outcome == "failed") m.kind = TrainerMessage::Kind::Persist, m.persist_failed = outcome == "failed";
+    if (m.persist_failed) {
+      std::getline(in, m.detail);
+      if (const auto at = m.detail.rfind(" rank="); at != std::string::npos) m.detail.erase(at);
+      m.detail.erase(0, m.detail.find_first_not_of(' '));
+      if (m.detail.size() > 400) m.detail.resize(400);
+    }
+    in.clear();
+  }
+  if (!in && m.kind != TrainerMessage::Kind::Nan && m.kind != TrainerMessage::Kind::Stopped && m.kind != TrainerMessage::Kind::Done &&
+      m.kind != TrainerMessage::Kind::Persist)
     m.kind = TrainerMessage::Kind::Unknown;
   // Seconds become integer microseconds in the ledger: NaN, negative or beyond any run is not a
   // message (a float-to-integer conversion out of range is undefined behaviour).

@@ -143,6 +143,7 @@ class JobMaster {
     Clock::time_point sections_at{};
     std::int64_t sections_generation = -1;
     DeliveryDelay delivery;        //!< how long its reports wait in queues: their ages count from when they left
+    std::map<int, StorageReport> storage_failing;  //!< by local rank: persists failing now (a storage alert)
   };
   struct Fault {
     int rank;
@@ -159,6 +160,11 @@ class JobMaster {
   //! After an agent's state changed: every node finished, or gathering may go on.
   void status_changed(const Agent& a, Clock::time_point now);
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
+  //! A rank's persist began to fail or writes again: the storage alert, raised and cleared per node
+  //! (log, status, metrics). Never an interruption: training goes on from memory.
+  void take_storage(Agent& a, const StorageReport& r, Clock::time_point left);
+  int storage_failing_nodes() const;
+  nlohmann::json storage_status() const;
   void begin_gathering(Clock::time_point now);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
   //! `back` is the agent of the node `old` held its rank on, started again (the same node id and
@@ -238,6 +244,7 @@ class JobMaster {
   int exit_code_ = 0;
   std::string reason_;
   std::map<std::string, long> interruptions_;
+  long storage_alerts_ = 0;
   std::unique_ptr<IntervalPolicy> interval_policy_;
   CheckpointCadence cadence_;
   long cadence_failures_ = 0;  //!< interruptions the newest cadence change knew of

@@ -34,6 +34,8 @@ MetricsSnapshot JobMaster::metrics(Clock::time_point now) const {
   for (std::size_t r = 0; r < slots_.size(); ++r)
     if (!slots_[r].empty()) s.report_age_s[static_cast<int>(r)] = seconds_between(agents_.at(slots_[r]).last_seen, now);
   s.spares = spares();
+  s.storage_failing_nodes = storage_failing_nodes();
+  s.storage_alerts = storage_alerts_;
   if (forecast_ && forecast_->known) {
     const RunForecast& f = *forecast_;
     s.forecast = MetricsSnapshot::Forecast{f.goodput_to_date,
@@ -63,7 +65,7 @@ nlohmann::json JobMaster::status(Clock::time_point now) const {
           {"nodes", nodes},        {"spares", spares()},                        {"exit_code", exit_code_},
           {"reason", reason_},     {"resumed", resumed_},                       {"wall_s", static_cast<double>(ledger_.at(now)) / 1e6},
           {"ledger", ledger},      {"cause", cause_},                           {"precheck", precheck_status()},
-          {"forecast", forecast_status()}, {"incarnation", incarnation_}};
+          {"forecast", forecast_status()}, {"incarnation", incarnation_}, {"storage", storage_status()}};
 }
 
 }  // namespace ctwin::live

@@ -40,8 +40,8 @@ struct LiveMetrics::State {
   std::unique_ptr<HttpServer> server;
   std::map<std::string, std::string> labels;
   std::map<int, prometheus::Gauge*> report_ages;  //!< by node rank: a vacated rank's gauge goes
-  prometheus::Family<prometheus::Gauge>* gauges[18] = {};
-  prometheus::Family<prometheus::Counter>* counters[5] = {};
+  prometheus::Family<prometheus::Gauge>* gauges[19] = {};
+  prometheus::Family<prometheus::Counter>* counters[6] = {};
 
   prometheus::Family<prometheus::Gauge>& gauge(int i, const char* name, const char* help) {
     if (!gauges[i]) gauges[i] = &BuildGauge().Name(name).Help(help).Labels(labels).Register(*registry);
@@ -111,6 +111,11 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
   if (s.generation >= 0) m.gauge(7, "ctwin_job_generation", "the job's attempt, counted by the master").Add({}).Set(static_cast<double>(s.generation));
   for (const auto& [state, n] : s.nodes) m.gauge(8, "ctwin_job_nodes", "the job's node ranks by their agent's state").Add({{"state", state}}).Set(n);
   if (s.spares >= 0) m.gauge(9, "ctwin_job_spares", "hot spares waiting").Add({}).Set(s.spares);
+  if (s.storage_failing_nodes >= 0)
+    m.gauge(18, "ctwin_storage_failing_nodes", "nodes whose checkpoint persist fails now (training goes on from memory)").Add({}).Set(s.storage_failing_nodes);
+  if (s.storage_alerts >= 0)
+    advance(m.counter(5, "ctwin_storage_alerts_total", "storage alerts: a node's persist began to fail (full disk, quota, I/O)").Add({}),
+            static_cast<double>(s.storage_alerts));
   if (s.forecast) {  // the master's --forecast: each figure's p5, p50 and p95 as a percentile label
     const auto& f = *s.forecast;
     m.gauge(14, "ctwin_forecast_goodput_to_date_ratio", "the job's goodput so far, as its forecast takes it").Add({}).Set(f.goodput_to_date);

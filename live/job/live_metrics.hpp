@@ -50,6 +50,10 @@ struct MetricsSnapshot {
     std::array<double, 3> remaining_wall_s{}, final_goodput{}, interruptions_per_day{};
   };
   std::optional<Forecast> forecast;
+  //! The master's: nodes whose checkpoint persist fails now (a full disk, a quota, I/O), and the
+  //! storage alerts raised so far (each node's start of a failing spell); -1: not shown.
+  int storage_failing_nodes = -1;
+  long storage_alerts = -1;
 };
 
 struct MetricsLabels {

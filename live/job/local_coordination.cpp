@@ -49,6 +49,11 @@ void LocalCoordination::precheck_done(const NodeCheck& result) {
   exchange();
 }
 
+void LocalCoordination::storage(const StorageReport& report) {
+  pending_.storage.push_back(report);
+  exchange();
+}
+
 void LocalCoordination::exchange() {
   const auto now = Clock::now();
   master_.report(pending_, now);
@@ -56,6 +61,7 @@ void LocalCoordination::exchange() {
   pending_.fault.reset();
   pending_.sections.clear();
   pending_.precheck.reset();
+  pending_.storage.clear();
   master_.tick(now);
   plan_ = master_.report(pending_, now);  // the status alone: the plan after the tick, which may have moved the job on
 }

@@ -26,6 +26,7 @@ class LocalCoordination final : public Coordination {
   void fault(const FaultReport& fault) override;
   void sections(const std::vector<RankSection>& sections) override;
   void precheck_done(const NodeCheck& result) override;
+  void storage(const StorageReport& report) override;
 
   const JobMaster& master() const { return master_; }
 

@@ -133,6 +133,17 @@ struct NodeCheck {
   std::string error;       //!< why it failed
 };
 
+//! A node's checkpoint persist began to fail (a full disk, a quota, I/O) or writes again: a storage
+//! fault, never an interruption. Training goes on from memory while the persister retries; the master
+//! raises the alert (log, status, metrics).
+struct StorageReport {
+  int local_rank = 0;
+  std::int64_t step = -1;  //!< failing: the step it could not write; else the step it wrote
+  bool failing = false;
+  std::string detail;      //!< why it fails
+  double age_s = 0;        //!< how long before the report left it was heard
+};
+
 //! An agent's report to the master: its node's state, node rank 0's trainer lines, a fault, its
 //! ranks' compute times, a precheck result.
 struct Report {
@@ -142,6 +153,7 @@ struct Report {
   std::optional<FaultReport> fault;
   std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
   std::optional<NodeCheck> precheck;
+  std::vector<StorageReport> storage;  //!< persist outcomes that changed, oldest first
   //! When it left, by the agent's steady clock (microseconds): the master tells the report's time in
   //! queues from it (delivery_delay.hpp). Absent in a job of one (no queues).
   std::optional<std::int64_t> sent_us = std::nullopt;

@@ -65,6 +65,7 @@ class Supervision {
   void on_line(const std::string& line, Clock::time_point t);
   //! Every rank's compute times, summed up for the master once a window (a median per rank).
   void on_section(const TrainerMessage& m, Clock::time_point t);
+  void on_persist(const TrainerMessage& m, Clock::time_point t);
   void on_exit(int status, Clock::time_point t);
   void check_hang(Clock::time_point t);
   //! A time on the system clock (a worker's record of its failure) on this clock, between the start and now.
@@ -176,6 +177,7 @@ class Supervision {
                      }};
   bool finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
+  std::set<int> storage_failing_;  //!< local ranks whose persist fails now
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once
   std::string claimed_run_, claim_problem_;  //!< the run this node's persist folder serves, or why it cannot
   std::map<std::string, long> interruptions_, health_counts_;

@@ -170,7 +170,8 @@ void Supervision::finish_persist(bool wait) {
 
 //! A finished run whose checkpoints are on disk leaves no shared memory behind.
 void Supervision::release_slots() const {
-  if (!book_.done() || o_.persist_dir.empty()) return;
+  // The last persist failing (a full disk): the snapshots in memory are the only copy.
+  if (!book_.done() || o_.persist_dir.empty() || !storage_failing_.empty()) return;
   std::error_code ignored;
   for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank)
     for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);

@@ -140,6 +140,7 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   using K = TrainerMessage::Kind;
   if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
   if (m.kind == K::Section) return on_section(m, t);
+  if (m.kind == K::Persist) return on_persist(m, t);
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
   coordination_->trainer_line(line);
   if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
@@ -149,6 +150,19 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   if (m.kind == K::Step && m.loss && !spike_onset_)
     if (const auto onset = loss_watch_.observe(m.step, *m.loss)) spike_onset_ = *onset;
   if (m.kind == K::Checkpoint && reset_due_) reset_due_->second = true;
+}
+
+//! A rank's persist failing or writing again: a storage fault, never an interruption. It goes to the
+//! master at once (its alert), and it is a sign of life: a trainer waiting at its end for a full
+//! disk to take its last checkpoint says so every few seconds, and is not hung.
+void Supervision::on_persist(const TrainerMessage& m, Clock::time_point t) {
+  if (m.rank == 0) last_message_ = t;
+  const std::string note = "local rank " + std::to_string(m.rank) + (m.persist_failed ? " cannot persist step " : " persists again, step ") +
+                           std::to_string(m.step) + (m.persist_failed ? ": " + m.detail : std::string());
+  if (m.persist_failed ? !storage_failing_.insert(m.rank).second : !storage_failing_.erase(m.rank)) return;  // said once a spell
+  std::cerr << "ctwin: storage: " << note << "\n";
+  record(ledger_.at(t), EventKind::Health, note, -1, -1, "storage");
+  coordination_->storage({m.rank, m.step, m.persist_failed, m.detail, 0.0});
 }
 
 //! Every rank's compute times, summed up for the master once a window (a median per rank).

@@ -79,7 +79,7 @@ void beat(const char* format, ...) {
   va_start(args, format);
   int n = std::vsnprintf(line, sizeof line - 16, format, args);
   va_end(args);
-  n = std::min<int>(n, static_cast<int>(sizeof line) - 16);
+  n = std::min<int>(n, static_cast<int>(sizeof line) - 17);  // a message cut short ends before its NUL
   n += std::snprintf(line + n, 16, " rank=%d", local_rank);
   // One datagram, one message. It waits while the supervisor's queue is full (at most the send
   // timeout: a stuck supervisor must not stop training); a supervisor gone away fails at once.
@@ -387,6 +387,17 @@ int run(const Options& o) {
     lockstep = std::make_unique<Lockstep>(job_rank ? std::atoi(job_rank) : 0, world ? std::atoi(world) : 1);
   }
   ctwin::CheckpointCadence cadence;  // the master's ($CTWIN_CONTROL_FILE), read between steps
+  // A persist that fails (a full disk) is a storage fault, said to the supervisor as it begins and
+  // ends: training goes on from memory while the persister retries.
+  bool said_failing = false;
+  auto say_persist_health = [&](bool again) {  // again: a failure that goes on is said once more
+    if (o.persist_dir.empty()) return;
+    const auto health = engine.persist_health();
+    if (health.failing == said_failing && !(health.failing && again)) return;
+    said_failing = health.failing;
+    if (health.failing) beat("persist %lld failed %s", static_cast<long long>(health.failed_step), health.error.c_str());
+    else beat("persist %lld ok", static_cast<long long>(health.persisted_step));
+  };
   while (step < o.steps) {
     const long long s = step + 1;
     const auto start = Clock::now();
@@ -417,13 +428,30 @@ int run(const Options& o) {
     const double loss = 3.0 / std::sqrt(1.0 + static_cast<double>(s) / 50.0) * (faulty && o.spike_at >= 0 && s >= o.spike_at ? 6.0 : 1.0);
     beat("step %lld %.6f %.6f", s, std::chrono::duration<double>(Clock::now() - start).count(), loss);
     if (cadence.saves_at(s, o.checkpoint_every) || checkpoint_requested.exchange(false)) save(s);
+    say_persist_health(false);
     if (stop_requested) {
       if (saved != s) save(s);
       beat("stopped %lld", s);
       return 0;
     }
   }
-  if (!o.persist_dir.empty() && saved >= 0) engine.wait_persisted(saved, 600);
+  // The last checkpoint reaches the disk before the run is done, however long a full disk lasts:
+  // the persister retries, and the failure is said again each second (a sign of life, well within
+  // any hang timeout).
+  while (!o.persist_dir.empty() && saved >= 0) {
+    try {
+      if (engine.wait_persisted(saved, 1)) break;
+    } catch (const ctwin::flash::FlashError& e) {
+      if (e.kind() != ctwin::flash::ErrorKind::Persist) throw;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    say_persist_health(true);
+    if (stop_requested) {  // the snapshot stays in shared memory
+      beat("stopped %lld", step);
+      return 0;
+    }
+  }
+  say_persist_health(false);
   beat("done %lld", step);
   return 0;
 }

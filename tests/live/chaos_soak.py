@@ -9,8 +9,9 @@ trainer, through a seeded random schedule of what real clusters do without malic
   corrupt_shard  a byte of the newest step's shard on disk flipped, then its node loses its memory
                  and its trainer (it can restore only from disk);
   truncate_shard the same with the shard cut short;
-  flood          64 unauthenticated connections trickling headers for 8 s (a port scanner).
-(A full persist disk is not drawn: it needs a file system of its own, which a test cannot mount.)
+  flood          64 unauthenticated connections trickling headers for 8 s (a port scanner);
+  full_disk      the persist folder's file system (a tmpfs of its own, in a mount namespace) kept full
+                 for 4 s: a storage fault, never an interruption (not drawn where nothing can be mounted).
 
 After every fault it checks the invariants:
   - the job makes progress within a bound;
@@ -18,6 +19,7 @@ After every fault it checks the invariants:
     (never the step whose shard was damaged);
   - no process of an older attempt survives the new one's start;
   - no healthy node is evicted (only a killed agent's node leaves);
+  - a full disk restarts nothing: the master raises the storage alert, and clears it once there is room;
 and at the end of each job: the job's ledger and every node's add up to their wall times, and the
 job's interruptions are its restarts.
 
@@ -34,6 +36,7 @@ import argparse
 import os
 import random
 import signal
+import subprocess
 import sys
 import time
 
@@ -41,7 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_test as ct  # noqa: E402
 
 FAULTS = ["kill_trainer", "stop_trainer", "kill_agent", "pause_agent", "kill_master", "pause_master", "corrupt_shard",
-          "truncate_shard", "flood"]
+          "truncate_shard", "flood", "full_disk"]
 EVICTING = {"kill_agent"}
 PROGRESS_BOUND_S = 60
 
@@ -60,6 +63,7 @@ class Soak:
         self.spares = 0
         self.counts = {}
         self.restarts = 0
+        self.faults = list(FAULTS) if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") == "1" else [f for f in FAULTS if f != "full_disk"]
 
     # --- a job ---------------------------------------------------------------------------------
 
@@ -70,6 +74,13 @@ class Soak:
         if self.replica_ranks:
             job.env["CTWIN_FLASH_REPLICA_RANKS"] = str(self.replica_ranks)
         self.job = job
+        # The persist folder on a file system of its own (128 MiB: 4 nodes' 4 MiB shards, two steps kept
+        # and one being written, with room to spare), to fill up: in the soak's own mount namespace (main()).
+        if "full_disk" in self.faults:
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=128m", "ctwin-soak", job.persist], capture_output=True, text=True)
+            if r.returncode != 0:
+                print("full_disk is not drawn: cannot mount a file system here (%s)" % r.stderr.strip(), flush=True)
+                self.faults.remove("full_disk")
         # The restart budget is the policy's business, not the soak's: a job takes as many faults as it meets.
         job.master_extra = ["--max-restarts", "100000"]
         job.start_master(job.master_extra)
@@ -201,6 +212,14 @@ class Soak:
             time.sleep(8)
             flood.stop()
             return "maybe", None
+        if fault == "full_disk":
+            filler = ct.DiskFiller(job.persist)
+            time.sleep(4)
+            during = self.status()
+            filler.stop()
+            if during is not None and during["phase"] != "done":
+                ct.check(during["generation"] == s["generation"], "the full disk restarted the job: %s" % during, job)
+            return "none", None
         raise ValueError(fault)
 
     # --- the invariants ------------------------------------------------------------------------
@@ -220,6 +239,9 @@ class Soak:
         job = self.job
         if expect == "restart":
             s = self.wait("the restart", lambda s: s["phase"] == "done" or (s["generation"] > before["generation"] and s["phase"] == "running"))
+        elif expect == "none":  # a storage fault: the alert clears once there is room, and nothing restarted
+            s = self.wait("the storage alert to clear", lambda s: s["phase"] == "done" or not s["storage"]["failing"])
+            ct.check(s["phase"] == "done" or s["generation"] == before["generation"], "the full disk restarted the job: %s" % s, job)
         else:
             s = self.wait("the job running again", lambda s: s["phase"] in ("running", "done"))
         if s is None or s["phase"] == "done":
@@ -288,6 +310,8 @@ class Soak:
                     self.wait("the job running", lambda s: s["phase"] in ("running", "done"))
                     continue
                 fault = self.rng.choice(FAULTS)
+                if fault not in self.faults:  # one that cannot run here: another, drawn from those that can
+                    fault = self.rng.choice(sorted(set(self.faults)))
                 index += 1
                 self.counts[fault] = self.counts.get(fault, 0) + 1
                 expect, damaged = self.inject(fault, before, index)
@@ -316,6 +340,12 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--replica-ranks", type=int, default=0, help="1: one shard per replica (only rank 0 persists)")
     a = parser.parse_args()
+    if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") != "1":  # a mount namespace of its own, for the full disk's file system
+        unshare = ct.mount_namespace_command()
+        if unshare:
+            os.environ["CTWIN_TEST_MOUNT_NAMESPACE"] = "1"
+            os.execvp(unshare[0], unshare + [sys.executable] + sys.argv)
+        print("no mount namespace here (unshare): full_disk is not drawn", flush=True)
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     print("chaos soak: seed %d, %d faults%s" % (seed, a.faults, ", one shard per replica of %d ranks" % a.replica_ranks if a.replica_ranks else ""), flush=True)
     return Soak(os.path.abspath(a.build), seed, a.replica_ranks).run(a.faults, seed)

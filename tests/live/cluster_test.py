@@ -7,7 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
-              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay
+              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay | full_disk
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -855,6 +855,90 @@ def run_replay(job):
     check(any(r["kind"] == "fault" and "silent for" in r["detail"] for r in rows), "node 1 was not declared lost by its silence", job)
 
 
+class DiskFiller:
+    """Keeps the file system of `folder` full (a ballast file grown to ENOSPC every 50 ms, as a
+    neighbour's job would), until stop(): then the ballast goes."""
+
+    def __init__(self, folder):
+        import threading
+        self.path = os.path.join(folder, "ballast")
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.fill, daemon=True)
+        self.thread.start()
+
+    def fill(self):
+        with open(self.path, "ab", buffering=0) as f:
+            while not self.done.is_set():
+                try:
+                    while True:
+                        f.write(b"\0" * (256 << 10))
+                except OSError:
+                    pass
+                self.done.wait(0.05)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        os.remove(self.path)
+
+
+def run_full_disk(job):
+    """The persist folder's disk fills up while the job trains (a tmpfs of 48 MiB, kept full): each
+    persist fails, and that is a storage fault, not an interruption. Training goes on from memory,
+    the master raises the alert (log, status, metric), the persisters retry on a backoff; once the
+    disk has room again the alert clears, the job finishes with no restart and its last step on disk
+    (issue 50: the trainer exited, `software_bug`, then `nccl_hang` ten times over)."""
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "ctwin-full-disk", job.persist], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Skip("cannot mount a small file system here: " + r.stderr.strip())
+    job.steps = 400
+    job.start_master()
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
+    filler = DiskFiller(job.persist)
+    s = job.wait_for("the storage alert", lambda s: s["storage"]["failing"], timeout=30)
+    check(s["generation"] == 1 and s["phase"] == "running", "the full disk stopped the job: %s" % s, job)
+    alerted_at = s["step"]
+    job.wait_for("training to go on while the disk is full", lambda s: s["step"] >= alerted_at + 40 and s["storage"]["failing"], timeout=30)
+    metrics = scrape(job.metrics_port)
+    check("ctwin_storage_failing_nodes{" in metrics and "ctwin_storage_alerts_total{" in metrics, "no storage metrics:\n" + metrics, job)
+    # Training ends with the disk still full: the trainers wait for their last checkpoint to reach it,
+    # saying so, past the hang timeout (3 s): no hang, no restart.
+    job.wait_for("the last step", lambda s: s["step"] >= job.steps, timeout=60)
+    time.sleep(5)
+    s = job.status()
+    check(s["generation"] == 1 and s["phase"] == "running" and s["storage"]["failing"], "waiting on the full disk at the end: %s" % s, job)
+    filler.stop()
+    job.wait_for("the alert to clear", lambda s: not s["storage"]["failing"], timeout=60)
+    ledger, rows = finish_and_check(job, 0)
+    alerts = [r for r in rows if r["kind"] == "health" and r["detail"].startswith("storage ")]
+    check(any("cannot persist" in r["detail"] for r in alerts) and any("persists again" in r["detail"] for r in alerts),
+          "the log does not raise and clear the storage alert: %s" % [r["detail"] for r in alerts], job)
+    check(ledger.get("restart", 0) < 30, "restart time %s" % ledger, job)
+    steps = sorted(d for d in os.listdir(job.persist) if d.startswith("step-"))
+    newest = os.path.join(job.persist, steps[-1]) if steps else None
+    check(newest and int(steps[-1][5:]) > alerted_at + 40 and
+          sorted(os.listdir(newest)) == ["rank-00000.manifest", "rank-00000.shard", "rank-00001.manifest", "rank-00001.shard"],
+          "the last checkpoint is not whole on disk: %s" % {d: os.listdir(os.path.join(job.persist, d)) for d in steps}, job)
+    print("full_disk: the alert raised at step %d, the job finished with no restart" % alerted_at)
+
+
+class Skip(Exception):
+    pass
+
+
+def mount_namespace_command():
+    """The command that runs a program in a mount namespace of its own (root: unshare -m; else a user
+    namespace too, unshare -rm), when this machine allows one; None otherwise."""
+    command = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    try:
+        ok = subprocess.run(command + ["true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return command if ok else None
+
+
 def run_slow_clients(job):
     """64 connections without the token trickle headers at the master for the whole job (issue 36:
     8 of them held cpp-httplib's 8 workers, every node was lost after --agent-timeout and the job
@@ -1047,7 +1131,10 @@ def run_bad_input(job):
 SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_outage, 2), "hang": (run_hang, 2), "agent_loss": (run_agent_loss, 2), "replicas": (run_replicas, 2), "master_kill": (run_master_kill, 2),
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
-             "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2)}
+             "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
+             "full_disk": (run_full_disk, 2)}
+# Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
+PRIVATE_MOUNTS = {"full_disk"}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "adaptive", "mtbf": "2s", "prior_weight": 1},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
@@ -1079,6 +1166,13 @@ def main():
         except ImportError:
             print("SKIP: no torch (python3-torch)")
             return 77
+    if a.scenario in PRIVATE_MOUNTS and os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") != "1":
+        unshare = mount_namespace_command()
+        if not unshare:
+            print("SKIP: no mount namespace here (unshare -m, or -rm without root)")
+            return 77
+        os.environ["CTWIN_TEST_MOUNT_NAMESPACE"] = "1"
+        os.execvp(unshare[0], unshare + [sys.executable] + sys.argv)
     run, nnodes = SCENARIOS[a.scenario]
     job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer, POLICIES.get(a.scenario, POLICY))
     try:
@@ -1086,6 +1180,9 @@ def main():
     except AssertionError as e:
         print("FAILED:", e)
         return 1
+    except Skip as e:
+        print("SKIP:", e)
+        return 77
     finally:
         job.stop_everything()
     print("passed:", a.scenario, "in", job.dir)
