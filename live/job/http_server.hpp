@@ -9,8 +9,9 @@
 //! it is closed. While there is room, nobody is turned away: 10,000 agents joining at once, all
 //! behind one address or not, is the job starting, not a flood. At `max_connections` (and never
 //! past the descriptor limit) the server makes room from connections still waiting for their
-//! headers, the ones a flood is made of: the oldest of the address holding the most, else the
-//! oldest of all, once it has had a second to speak. When none has, it stops accepting for a
+//! headers, the ones a flood is made of: first every one that has sent nothing at all 100 ms after
+//! it was accepted (idle connections ahead of an agent's in the kernel's queue), then the oldest of
+//! the address holding the most, else the oldest of all, once it has had a second to speak. When none has, it stops accepting for a
 //! moment and the kernel's queue holds the newcomers: a client waits, it is not refused.
 
 #include <cstddef>

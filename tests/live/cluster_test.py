@@ -7,7 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
-              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay | full_disk
+              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay | full_disk | idle_flood
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -61,8 +61,8 @@ class Job:
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
-    def start_master(self, extra=(), agent_timeout="5s"):
-        """agent_timeout None: the master's default."""
+    def start_master(self, extra=(), agent_timeout="5s", descriptors=None):
+        """agent_timeout None: the master's default; descriptors: its descriptor limit (ulimit -n)."""
         log = open(self.path("master.log"), "a")
         timeout = ["--agent-timeout", agent_timeout] if agent_timeout else []
         self.master = subprocess.Popen(
@@ -70,7 +70,8 @@ class Job:
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
              "--report-interval", self.report_interval, *timeout, "--trainer-port", str(self.trainer_port),
              "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, *extra],
-            stdout=log, stderr=subprocess.STDOUT, env=self.env)
+            stdout=log, stderr=subprocess.STDOUT, env=self.env,
+            preexec_fn=(lambda: __import__("resource").setrlimit(__import__("resource").RLIMIT_NOFILE, (descriptors, descriptors))) if descriptors else None)
         deadline = time.time() + 20
         while time.time() < deadline:
             try:
@@ -939,6 +940,72 @@ def mount_namespace_command():
     return command if ok else None
 
 
+class IdleClients:
+    """`count` connections to the master that never send a byte (a port scanner's, or a client stuck
+    at its start); each one the master closes is opened again at once."""
+
+    def __init__(self, port, count):
+        import resource
+        import threading
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < count + 256 <= hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (count + 256, hard))
+        self.port, self.count, self.closed = port, count, 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        import selectors
+        sel = selectors.DefaultSelector()
+        open_now = 0
+        while not self.stopping.is_set():
+            while open_now < self.count and not self.stopping.is_set():
+                try:
+                    c = socket.socket()
+                    c.setblocking(False)
+                    c.connect_ex(("127.0.0.1", self.port))
+                    sel.register(c, selectors.EVENT_READ)
+                    open_now += 1
+                except OSError:
+                    break
+            for key, _ in sel.select(timeout=0.2):  # readable: closed by the master (or refused)
+                try:
+                    gone = not key.fileobj.recv(4096)
+                except OSError:
+                    gone = True
+                if gone:
+                    sel.unregister(key.fileobj)
+                    key.fileobj.close()
+                    open_now -= 1
+                    self.closed += 1
+        for key in list(sel.get_map().values()):
+            key.fileobj.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+
+
+def run_idle_flood(job):
+    """The master at a low descriptor limit (256: room for 192 connections) and 2,000 idle connections
+    that never show the token, held open for the whole job (issue 50: no progress in 90 s, a healthy
+    node declared lost). The agents join through them, node 1 crashes, the job restarts and finishes
+    with no node lost: a connection that has said nothing gives way to one that speaks."""
+    job.start_master(descriptors=256)
+    flood = IdleClients(job.port, 2000)
+    time.sleep(2)  # the flood is in before the first agent
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+    job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=90)
+    check(flood.thread.is_alive(), "the idle clients stopped before the restart", job)
+    _, rows = finish_and_check(job, 1)
+    flood.stop()
+    lost = [r for r in rows if r["kind"] in ("evicted", "to_repair") or "node_lost" in r["detail"]]
+    check(not lost, "nodes lost under the idle clients: %s" % lost, job)
+    print("idle_flood: the master closed %d idle connections" % flood.closed)
+
+
 def run_slow_clients(job):
     """64 connections without the token trickle headers at the master for the whole job (issue 36:
     8 of them held cpp-httplib's 8 workers, every node was lost after --agent-timeout and the job
@@ -1132,7 +1199,7 @@ SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_ou
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
-             "full_disk": (run_full_disk, 2)}
+             "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2)}
 # Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
 PRIVATE_MOUNTS = {"full_disk"}
 CADENCE_POLICY = {"schema_version": 1, "policies": {

@@ -158,6 +158,23 @@ TEST_CASE("master http: at the cap, the address holding the most silent connecti
   for (const int fd : neighbour) ::close(fd);
 }
 
+TEST_CASE("master http: at the cap, connections that never sent a byte give way first, and a request behind them is served",
+          "[live][cluster][network]") {
+  HttpLimits limits;
+  limits.max_connections = 8;
+  limits.header_deadline_s = 60;
+  HttpServer server = serve_ok(limits);
+  const int speaker = connect_to(server.port(), "127.0.0.2");  // the oldest, and it said something
+  REQUIRE(send_text(speaker, "GET / HTTP/1.1\r\n"));
+  std::vector<int> idle;  // then 40 that never send a byte (issue 50: 2,000 of them starved every agent)
+  for (int i = 0; i < 40; ++i) idle.push_back(connect_to(server.port(), "127.0.0.3"));
+  CHECK(authorized_get(server.port(), "/v1/status") == 200);
+  CHECK(server.counts().dropped >= 33);  // the idle ones ahead in the kernel's queue went
+  CHECK_FALSE(closed_within(speaker, 0.1));  // not the one that spoke, though it is the oldest
+  for (const int fd : idle) ::close(fd);
+  ::close(speaker);
+}
+
 TEST_CASE("master http: at the cap with every connection fresh, a newcomer waits in the kernel's queue and is served", "[live][cluster][network]") {
   HttpLimits limits;
   limits.max_connections = 8;
