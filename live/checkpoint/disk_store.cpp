@@ -167,8 +167,7 @@ DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool r
       world_(world),
       keep_last_(std::max(keep_last, 1)),
       replicated_(replicated),
-      replica_ranks_(replica_ranks > 0 ? replica_ranks : world),
-      file_mode_(checkpoint_file_mode()) {}
+      replica_ranks_(replica_ranks > 0 ? replica_ranks : world) {}
 
 DiskStore::SavedWorld DiskStore::saved_world(std::int64_t step) const {
   std::ifstream in(rank_file(step, "manifest", 0));
@@ -206,6 +205,7 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) persist_failure(folder, "cannot create the checkpoint folder", ec.value());
+  const mode_t file_mode_ = checkpoint_file_mode();  // read when writing: a reader (the agent's look at the steps held) needs none
   // The folder opens to whoever may read its files (0700 for files of 0600).
   const mode_t folder_mode = file_mode_ | 0100 | ((file_mode_ & 044) >> 2);
   if (::chmod(folder.c_str(), folder_mode) != 0 && errno != EPERM) persist_failure(folder, "chmod failed", errno);  // another user's folder: left as it is

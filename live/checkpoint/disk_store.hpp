@@ -96,7 +96,6 @@ class DiskStore {
   int rank_, world_, keep_last_;
   bool replicated_ = false;
   int replica_ranks_;
-  mode_t file_mode_;  //!< shards and manifests: 0600, or $CTWIN_FLASH_FILE_MODE; their step folder the same with x where r
 };
 
 }  // namespace ctwin::flash

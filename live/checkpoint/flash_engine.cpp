@@ -59,6 +59,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (inject && std::strncmp(inject, "hold_save_at=", 13) == 0 && (!attempt || std::string(attempt) == "0"))
     hold_save_at_ = std::strtoll(inject + 13, nullptr, 10);
   if (!options_.persist_dir.empty()) {
+    checkpoint_file_mode();  // a bad $CTWIN_FLASH_FILE_MODE is said at the open, not at the first persist
     store_.emplace(options_.persist_dir, options_.rank, options_.world, options_.keep_last, options_.replicated, options_.replica_ranks);
     if (options_.persist_in_background && persists_) persister_ = std::thread([this] { persist_loop(); });
   }

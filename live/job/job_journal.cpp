@@ -3,6 +3,7 @@
 // generation is journaled before any agent hears of it; joins and progress at most 5 times a
 // second (an agent whose join was not journaled is told to join again).
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -42,7 +43,8 @@ void JobMaster::write_journal(Clock::time_point now) {
                       {"at_us", ledger_.at(f.at)}, {"learned_us", ledger_.at(f.learned)}, {"class", r.fault.name},
                       {"effect", to_string(r.fault.effect)}, {"action", to_string(r.fault.act)}, {"known", r.fault.known},
                       {"detail", r.detail},       {"gpu", r.gpu},                        {"xid", r.xid},
-                      {"clean_step", r.clean_step}, {"before_restoring", r.before_restoring}, {"silent", r.silent}});
+                      {"clean_step", r.clean_step}, {"before_restoring", r.before_restoring}, {"silent", r.silent},
+                      {"agent_silent", f.agent_silent}});
   }
   const nlohmann::json j = {
       {"ctwin_journal", 1},
@@ -157,7 +159,7 @@ void JobMaster::read_journal(Clock::time_point now) {
       r.before_restoring = f.at("before_restoring").get<bool>();
       r.silent = f.at("silent").get<bool>();
       faults_.push_back({f.at("rank").get<int>(), f.at("generation").get<std::int64_t>(), r, on_clock(f.at("at_us").get<Micros>()),
-                         f.at("agent").get<std::string>(), on_clock(f.at("learned_us").get<Micros>())});
+                         f.at("agent").get<std::string>(), on_clock(f.at("learned_us").get<Micros>()), f.value("agent_silent", false)});
     }
   } catch (const nlohmann::json::exception& e) {
     bad(std::string("/faults: a field is missing or of the wrong type: ") + e.what());
@@ -167,7 +169,11 @@ void JobMaster::read_journal(Clock::time_point now) {
   // by its node: the ledger goes on from the journal's last charge, not from the master's return.
   last_line_at_ = std::min(now, ledger_.time_of(ledger_.marked()));
   gathering_since_ = detected_at_ = now;
-  record(ledger_.marked(), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_));
+  // Dated when it resumed (the journal's last write is when it stopped); what happened meanwhile
+  // comes from the nodes' reports, each at its own time, so rows of the outage may follow this one.
+  char gone[64];
+  std::snprintf(gone, sizeof gone, " after %.1f s away", static_cast<double>(ledger_.at(now) - ledger_.marked()) / 1e6);
+  record(ledger_.at(now), EventKind::Health, "the master resumed from its journal at generation " + std::to_string(generation_) + gone);
   std::cerr << "ctwin master: resumed job " << o_.job << " from " << o_.journal_path << " at generation " << generation_ << " ("
             << kPhases[static_cast<int>(phase_)] << ")\n";
 }

@@ -276,7 +276,7 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
   // Lost while the job gathers after another fault: the node died then too (its trainer's peers
   // failing first is what made the others stop), so it belongs to the generation that ended.
   const std::int64_t generation = phase_ == Phase::Gathering && generation_ > 1 ? generation_ - 1 : generation_;
-  faults_.push_back({rank, generation, fault, at, a.id, now});
+  faults_.push_back({rank, generation, fault, at, a.id, now, true});
   slots_[static_cast<std::size_t>(rank)].clear();
   a.rank = -1;
   a.evicted = true;
@@ -454,6 +454,12 @@ void JobMaster::decide(Clock::time_point now) {
   for (const auto& f : faults_)
     if (found_by_silence && f.generation == generation_ - 1 && !f.report.silent && f.at <= found_by_silence->learned &&
         (first == found_by_silence || f.at < first->at))
+      first = &f;
+  // A node whose agent went silent took its trainer's collectives with it: a peer's crash up to a
+  // report interval after its last sign of life is the consequence, not the cause (the twin loop
+  // blamed a peer's software bug when the trainer's death reached the master before the silence).
+  for (const auto& f : faults_)
+    if (first && !first->agent_silent && f.agent_silent && f.generation == generation_ - 1 && f.at <= first->at + seconds(o_.report_interval_s))
       first = &f;
   std::vector<control::Action> actions;
   if (first) {

@@ -152,6 +152,7 @@ class JobMaster {
     Clock::time_point at;      //!< when it struck
     std::string agent;         //!< the node it struck: a remediation is for it, not for whoever holds its rank later
     Clock::time_point learned; //!< when the master knew: the end of its detection
+    bool agent_silent = false; //!< its agent went silent (the node lost): `at` is its last sign of life
   };
 
   Plan plan_for(const Agent& a) const;

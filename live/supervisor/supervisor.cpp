@@ -52,7 +52,9 @@ Supervision::Supervision(const Scenario& scenario, const control::Controller& co
 // ---- the run ---------------------------------------------------------------------------------------
 
 SupervisorResult Supervision::run() {
-  record(0, EventKind::Start, "utc=" + utc_text(utc_now_us()) + " host=" + host());
+  // An agent that was given no node index learns its node rank from the master's plan: its log's
+  // start row names no node (it had named node-0 on node 1).
+  log_.add(0, EventKind::Start, "utc=" + utc_text(utc_now_us()) + " host=" + host(), o_.node_index_known ? node_ : -1, -1, -1, {}, 1.0);
   if (!await_run()) return result_;
   launch();
   while (!finished_) {

@@ -32,6 +32,7 @@ namespace ctwin::live {
 struct SupervisorOptions {
   std::vector<std::string> trainer;        //!< command line
   int node = 0;                            //!< this node's index in the event log (node-<i>)
+  bool node_index_known = true;            //!< false: an agent whose node rank only its plan will say
   std::string host;                        //!< for {host} in commands (default: the host name)
   std::string events_path;                 //!< the event log (CSV); empty: none
   std::string flash_name = "ctwin";        //!< the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)

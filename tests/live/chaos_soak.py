@@ -26,6 +26,12 @@ job's interruptions are its restarts.
 A job ends when its steps are done; the next fault starts a new one. A failure prints the seed and the
 fault's index, so that it can be replayed.
 
+At the end it prints detection figures (`--figures FILE` writes them as JSON), from the master's log:
+for each fault kind that restarts the job, the time from its injection to the master's detection and
+to the job running again, and the steps rolled back; interruptions no injection explains (false
+alarms, per agent-hour); and healthy nodes evicted (an invariant: none). The master runs with its
+default agent timeout.
+
 With --replica-ranks 1 the trainers persist one shard per replica (only rank 0 writes; the others
 restore its shard from disk): a damaged shard is then the one every node reads.
 
@@ -46,6 +52,9 @@ import cluster_test as ct  # noqa: E402
 FAULTS = ["kill_trainer", "stop_trainer", "kill_agent", "pause_agent", "kill_master", "pause_master", "corrupt_shard",
           "truncate_shard", "flood", "full_disk"]
 EVICTING = {"kill_agent"}
+# Faults that restart the job, by what detects them: the figures' rows.
+DETECTED_BY = {"kill_trainer": "crash", "corrupt_shard": "crash", "truncate_shard": "crash", "stop_trainer": "hang",
+               "kill_agent": "silent node"}
 PROGRESS_BOUND_S = 60
 
 
@@ -63,6 +72,10 @@ class Soak:
         self.spares = 0
         self.counts = {}
         self.restarts = 0
+        self.figures = {}          # detected by -> {"detect_s": [...], "running_s": [...], "rolled_back_steps": [...]}
+        self.agent_seconds = 0.0   # agents' time in the soak's jobs: false alarms are per agent-hour
+        self.unexplained = []      # interruptions no injection explains
+        self.injections = []       # (wall time, fault) of this job
         self.faults = list(FAULTS) if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") == "1" else [f for f in FAULTS if f != "full_disk"]
 
     # --- a job ---------------------------------------------------------------------------------
@@ -83,7 +96,9 @@ class Soak:
                 self.faults.remove("full_disk")
         # The restart budget is the policy's business, not the soak's: a job takes as many faults as it meets.
         job.master_extra = ["--max-restarts", "100000"]
-        job.start_master(job.master_extra)
+        job.start_master(job.master_extra, agent_timeout=None)
+        self.job_started = time.time()
+        self.injections = []
         for n in range(4):
             job.start_agent(str(n), n)
         self.add_spare()
@@ -97,6 +112,8 @@ class Soak:
         """The job ran its steps: its ledger, every node's, and its interruptions."""
         job = self.job
         ledger, rows = ct.finish_and_check(job, len([r for r in job.rows(job.path("job.csv")) if r["kind"] == "interrupted"]))
+        self.agent_seconds += (time.time() - self.job_started) * (4 + 1)  # four nodes and a spare
+        self.explain(rows)
         restarts = [r for r in rows if r["kind"] == "restart"]
         interrupted = [r for r in rows if r["kind"] == "interrupted"]
         ct.check(len(restarts) == len(interrupted), "%d restarts for %d interruptions" % (len(restarts), len(interrupted)), job)
@@ -176,6 +193,8 @@ class Soak:
         key = ranks[rank]
         print("fault %d: %s, node rank %d (agent %s), job %d generation %d step %d" % (index, fault, rank, key, self.jobs, s["generation"], s["step"]),
               flush=True)
+        self.injected_at = time.time()
+        self.injections.append((self.injected_at, fault))
         if fault == "kill_trainer":
             self.signal_trainer(key, signal.SIGKILL)
             return "restart", None
@@ -196,12 +215,12 @@ class Soak:
             job.master.kill()
             job.master.wait()
             time.sleep(1)
-            resumed = job.start_master(job.master_extra)
+            resumed = job.start_master(job.master_extra, agent_timeout=None)
             ct.check(resumed["resumed"], "the master did not resume its journal", job)
             return "maybe", None
         if fault == "pause_master":
             job.master.send_signal(signal.SIGSTOP)
-            time.sleep(7)  # --agent-timeout is 5 s
+            time.sleep(7)  # past the agent timeout (4 s by default)
             job.master.send_signal(signal.SIGCONT)
             return "maybe", None
         if fault in ("corrupt_shard", "truncate_shard"):
@@ -241,7 +260,7 @@ class Soak:
             s = self.wait("the restart", lambda s: s["phase"] == "done" or (s["generation"] > before["generation"] and s["phase"] == "running"))
         elif expect == "none":  # a storage fault: the alert clears once there is room, and nothing restarted
             s = self.wait("the storage alert to clear", lambda s: s["phase"] == "done" or not s["storage"]["failing"])
-            ct.check(s["phase"] == "done" or s["generation"] == before["generation"], "the full disk restarted the job: %s" % s, job)
+            ct.check(s is None or s["phase"] == "done" or s["generation"] == before["generation"], "the full disk restarted the job: %s" % s, job)
         else:
             s = self.wait("the job running again", lambda s: s["phase"] in ("running", "done"))
         if s is None or s["phase"] == "done":
@@ -250,12 +269,79 @@ class Soak:
             self.restarts += s["generation"] - before["generation"]
             self.check_restores(s, damaged)
             self.check_no_old_attempt(s)
+            if fault in DETECTED_BY and s["generation"] == before["generation"] + 1:
+                self.measure(fault, before, s)
         # Progress within the bound, from where the job stands now.
         self.wait("progress", lambda t: t["phase"] == "done" or t["step"] >= s["step"] + 10)
         after = self.status()
         if fault not in EVICTING and after is not None:
             now = self.ranks(after)
             ct.check(now == self.ranks(before), "a healthy node was evicted: %s became %s" % (self.ranks(before), now), job)
+
+    # --- the figures ---------------------------------------------------------------------------
+
+    def log_rows(self, until):
+        """The master's log once it holds a row that `until` accepts (it is written once a second)."""
+        deadline = time.time() + 5
+        while True:
+            rows = self.job.rows(self.job.path("job.csv"))
+            if any(until(r) for r in rows) or time.time() > deadline:
+                return rows
+
+    def measure(self, fault, before, s):
+        """The restart that followed `fault`: injection to detection and to the job running again."""
+        at = self.injected_at
+        rows = self.log_rows(lambda r: r["kind"] == "restart" and "generation=%d " % s["generation"] in r["detail"] + " ")
+        start = ct.utc_start(rows)
+        detected = [r for r in rows if r["kind"] == "detected" and start + float(r["time_s"]) >= at - 0.5]
+        restart = [r for r in rows if r["kind"] == "restart" and ("generation=%d " % s["generation"]) in r["detail"] + " "]
+        if not detected or not restart:
+            return
+        f = self.figures.setdefault(DETECTED_BY[fault], {"detect_s": [], "running_s": [], "rolled_back_steps": []})
+        f["detect_s"].append(start + float(detected[0]["time_s"]) - at)
+        f["running_s"].append(start + float(restart[0]["time_s"]) - at)
+        if s["restore_step"] >= 0:
+            f["rolled_back_steps"].append(max(before["step"] - s["restore_step"], 0))
+
+    def explain(self, rows):
+        """Each interruption of the job's log is explained by the latest injection of a fault that
+        restarts the job within 20 s before it (once), or by a damaged shard's failed restores; the
+        rest are false alarms."""
+        start = ct.utc_start(rows)
+        used = set()
+        for r in rows:
+            if r["kind"] != "interrupted":
+                continue
+            at = start + float(r["time_s"])
+            cause = [i for i, (t, fault) in enumerate(self.injections) if t - 1 <= at <= t + 20 and
+                     (fault in DETECTED_BY or fault in ("kill_master", "pause_master")) and i not in used]
+            if cause:
+                used.add(cause[-1])
+            elif not any(fault in ("corrupt_shard", "truncate_shard") and t <= at <= t + 60 for t, fault in self.injections):
+                self.unexplained.append("job %d at %.1f s: %s" % (self.jobs, float(r["time_s"]), r["detail"] or r["node"]))
+
+    def report(self, path):
+        import json
+        import statistics
+        out = {"agent_hours": self.agent_seconds / 3600, "false_alarms": len(self.unexplained), "unexplained": self.unexplained,
+               "false_evictions": 0, "by_detector": {}}
+        for name, f in sorted(self.figures.items()):
+            row = {"n": len(f["detect_s"])}
+            for key in ("detect_s", "running_s", "rolled_back_steps"):
+                v = sorted(f[key])
+                if v:
+                    row[key] = {"median": statistics.median(v), "max": v[-1]}
+            out["by_detector"][name] = row
+            print("detection: %-11s n=%3d  detected median %.2f s max %.2f s, running again median %.2f s max %.2f s, rolled back median %s max %s steps" %
+                  (name, row["n"], row["detect_s"]["median"], row["detect_s"]["max"], row["running_s"]["median"], row["running_s"]["max"],
+                   row.get("rolled_back_steps", {}).get("median", "-"), row.get("rolled_back_steps", {}).get("max", "-")))
+        per_hour = out["false_alarms"] / out["agent_hours"] if out["agent_hours"] > 0 else 0
+        print("false alarms: %d in %.2f agent-hours (%.2f per agent-hour); healthy nodes evicted: 0" % (out["false_alarms"], out["agent_hours"], per_hour))
+        for u in self.unexplained:
+            print("  unexplained interruption:", u)
+        if path:
+            with open(path, "w") as fh:
+                json.dump(out, fh, indent=1)
 
     def check_restores(self, s, damaged):
         step = s["restore_step"]
@@ -330,6 +416,7 @@ class Soak:
                 self.job.stop_everything()
         print("passed: seed %d, %d faults over %d jobs, %d restarts; %s" %
               (seed, faults, self.jobs, self.restarts, ", ".join("%s %d" % kv for kv in sorted(self.counts.items()))))
+        self.report(self.figures_path)
         return 0
 
 
@@ -339,6 +426,7 @@ def main():
     parser.add_argument("--faults", type=int, default=8)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--replica-ranks", type=int, default=0, help="1: one shard per replica (only rank 0 persists)")
+    parser.add_argument("--figures", help="write the detection figures here (JSON)")
     a = parser.parse_args()
     if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") != "1":  # a mount namespace of its own, for the full disk's file system
         unshare = ct.mount_namespace_command()
@@ -348,7 +436,9 @@ def main():
         print("no mount namespace here (unshare): full_disk is not drawn", flush=True)
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     print("chaos soak: seed %d, %d faults%s" % (seed, a.faults, ", one shard per replica of %d ranks" % a.replica_ranks if a.replica_ranks else ""), flush=True)
-    return Soak(os.path.abspath(a.build), seed, a.replica_ranks).run(a.faults, seed)
+    soak = Soak(os.path.abspath(a.build), seed, a.replica_ranks)
+    soak.figures_path = a.figures
+    return soak.run(a.faults, seed)
 
 
 if __name__ == "__main__":

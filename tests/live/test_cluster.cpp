@@ -204,6 +204,35 @@ TEST_CASE("job master: a heartbeat sent to an earlier master is no sign of life 
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("job master: a peer's crash just after a node went silent is blamed on the lost node", "[live][cluster]") {
+  // Issue 50 (the twin loop): node 1 dies with its trainer; node 0's trainer fails its collective
+  // 40 ms later and says so at once, long before node 1's silence is noticed.
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 4;
+  o.own_stall_s = 2;  // ticked 4 times a second
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  m.join({"a", 0, "h0", "", false}, now);
+  m.join({"b", 1, "h1", "", false}, now);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  REQUIRE(m.report(report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now).what == PlanKind::Run);
+  now += std::chrono::milliseconds(500);
+  m.report(report("b", 1, NodeState::Running), now);  // b's last sign of life; it dies now
+  now += std::chrono::milliseconds(40);
+  Report crash = report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{});
+  crash.fault = FaultReport{classify_named(s, "software_bug"), "exit 1 (its collective lost a peer)", -1, -1, 0.0};
+  m.report(crash, now);
+  for (int quarter = 0; quarter < 24; ++quarter) {
+    now += std::chrono::milliseconds(250);
+    m.report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    m.tick(now);
+  }
+  CHECK(m.status(now)["cause"] == "node_lost");
+}
+
 TEST_CASE("job master: a node whose agent started again takes its rank back at once", "[live][cluster]") {
   const Scenario s = policy();
   const RecoveryController controller(s);
