@@ -123,7 +123,7 @@ class Loop:
         args = [os.path.join(self.build, "ctwin-live"), "agent", "--policy", os.path.abspath(self.a.scenario),
                 "--master", "127.0.0.1:%d" % self.port, "--host", "host-" + key, "--address", "127.0.0.1", "--no-nvml",
                 "--no-metrics", "--name", self.name, "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "30s",
-                "--stop-grace", "2s", "--health-interval", "0.1s", "--events", self.path("node-%s.csv" % key)]
+                "--stop-grace", "2s", "--health-interval", "0.1s"]
         if node_id is not None:
             args += ["--node-id", str(node_id)]
         if spare:

@@ -32,6 +32,9 @@ LIVE_FORBIDDEN = {
     "supervisor": ["cluster", "commands", "tools"],
     "cluster": ["supervisor", "commands", "tools"],
 }
+# The agent (supervisor/) observes, reports and acts; the job's books and decisions are the master's
+# (job/). Of job/ it may include only the wire types it speaks and the metrics it serves.
+SUPERVISOR_FROM_JOB = {"messages.hpp", "coordination.hpp", "heartbeat.hpp", "cadence_json.hpp", "live_metrics.hpp"}
 # System headers that only one place may include: (pattern, the folders allowed).
 CONFINED = [
     (re.compile(r"^simgrid/|^xbt/|^smpi/"), ["sim/simgrid/"]),
@@ -65,6 +68,9 @@ def violations(root):
                         room, target = relative.split("/")[1], header.split("/")[1]
                         if target in LIVE_FORBIDDEN.get(room, []):
                             found.append(f"{relative}:{line}: live/{room}/ includes {header}: live/{target}/ stands above or beside it")
+                        elif room == "supervisor" and target == "job" and header.split("/", 2)[2] not in SUPERVISOR_FROM_JOB:
+                            found.append(f"{relative}:{line}: live/supervisor/ includes {header}: of live/job/ the agent takes only "
+                                         f"the wire types ({', '.join(sorted(SUPERVISOR_FROM_JOB))}); the books are the master's")
                     for pattern, places in CONFINED:
                         if pattern.search(header) and not any(relative.startswith(p) for p in places):
                             found.append(f"{relative}:{line}: includes <{header}>, which only {', '.join(places)} may")
@@ -85,6 +91,7 @@ def self_test():
         "live/supervisor/bad.cpp": '#include "live/cluster/agent_link.hpp"\n',
         "live/cluster/ok.cpp": '#include "live/job/job_master.hpp"\n',
         "live/supervisor/ok.cpp": '#include "live/job/messages.hpp"\n',
+        "live/supervisor/books/bad.cpp": '#include "live/job/live_ledger.hpp"\n',
         "models/ok.cpp": '#include "core/units.hpp"\n#include <vector>\n',
         "sim/simgrid/ok.cpp": "#include <simgrid/s4u.hpp>\n",
     }

@@ -378,14 +378,15 @@ void DiskStore::prune() const {
     const bool never_complete = !complete.empty() && step < complete.front() && !std::binary_search(complete.rbegin(), complete.rend(), step);
     const bool drop_all = (oldest_kept >= 0 && step < oldest_kept) || never_complete;
     // Manifests go first: a kill between the two removals must not leave a manifest that
-    // publishes a shard which is gone (the step would still count as complete). Files of ranks
-    // that mirror this one (persisting nothing now, from an earlier run that persisted every rank)
-    // are this rank's to remove, or they would stay for ever.
+    // publishes a shard which is gone (the step would still count as complete). A folder no rank
+    // will ever need (older than the kept steps, or never to be complete) goes whole, every rank's
+    // files in it: a rank that never persists again (its node left the job) would leave its own
+    // for ever. Otherwise a rank removes only its own temporaries, from writers that died.
     std::vector<fs::path> manifests, others;
     for (const auto& file : fs::directory_iterator(folder, ec)) {
       const std::string name = file.path().filename().string();
       const auto rank = rank_of(name);
-      if (!rank || !prunes_for(*rank)) continue;
+      if (!rank || (!drop_all && !prunes_for(*rank))) continue;
       if (drop_all) (name.ends_with(".manifest") ? manifests : others).push_back(file.path());
       else if (*rank == rank_ && writer_died(name)) others.push_back(file.path());
     }

@@ -58,8 +58,8 @@ void AgentLink::open_datagrams() {
 }
 
 bool AgentLink::heartbeat_will_do() const {
-  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || fault_ || !lines_.empty() || !sections_.empty() || precheck_result_ ||
-      !storage_.empty())
+  if (udp_ < 0 || !joined_ || !plan_ || plan_stale_ || urgent_ || !faults_.empty() || !lines_.empty() || !sections_.empty() || precheck_result_ ||
+      !storage_.empty() || !events_.empty())
     return false;
   if (Clock::now() - reported_at_ > std::chrono::minutes(5)) return false;  // a full report now and then
   if (status_.state == NodeState::Running || status_.state == NodeState::Finished) return !status_.restorable;
@@ -76,8 +76,11 @@ void AgentLink::send_heartbeat() {
     // yet answered, a datagram says only what the master has acknowledged: else the master hears
     // "finished" before the last steps, and the job's ledger ends without them (391 of 400 steps,
     // a spare job under Slurm; the datagram overtook the report carrying them).
-    const NodeStatus& said = (lines_.empty() && !fault_) || !acknowledged_ ? status_ : *acknowledged_;
-    h = {join_.agent, ++seq_, said.generation, said.state, said.step, plan_->generation, plan_->what, plan_->cadence.revision, plan_->incarnation};
+    const NodeStatus& said = (lines_.empty() && faults_.empty()) || !acknowledged_ ? status_ : *acknowledged_;
+    // Before its first plan (its report starved behind a flood, say) the node beats all the same: the
+    // master's answer sends it for the plan, and meanwhile it is not silent.
+    if (plan_) h = {join_.agent, ++seq_, said.generation, said.state, said.step, plan_->generation, plan_->what, plan_->cadence.revision, plan_->incarnation};
+    else h = {join_.agent, ++seq_, said.generation, said.state, said.step, 0, PlanKind::Wait, 0, joined_incarnation_};
   }
   const std::string datagram = encode(h, token_);
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
@@ -125,7 +128,7 @@ void AgentLink::send_heartbeat() {
   }
 }
 
-//! The heartbeat thread: a datagram every interval while joined with a plan in hand, whatever the
+//! The heartbeat thread: a datagram every interval while joined (a plan in hand or not), whatever the
 //! reports do. A report that waits on a slow or flooded master never silences the node.
 void AgentLink::beat() {
   for (;;) {
@@ -134,9 +137,9 @@ void AgentLink::beat() {
       if (stopping_ || !refused_.empty()) return;
       const auto due = http_ok_at_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_s_));
       // A report that got through is this interval's sign of life; news from the node goes at once.
-      if (!joined_ || !plan_) {  // nothing to beat for yet: the report thread joins, and says when a plan came
+      if (!joined_) {  // nothing to beat for yet: the report thread joins, and says so
         // No timeout: 10,000 agents polling for it at 5 Hz starved their master on two cores.
-        wake_.wait(lock, [&] { return stopping_ || !refused_.empty() || (joined_ && plan_); });
+        wake_.wait(lock, [&] { return stopping_ || !refused_.empty() || joined_; });
         continue;
       }
       if (!news_pending_ && Clock::now() < due) {
@@ -193,7 +196,15 @@ void AgentLink::trainer_line(const std::string& line) {
 
 void AgentLink::fault(const FaultReport& fault) {
   std::lock_guard lock(mutex_);
-  fault_ = {Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fault.age_s)), fault};
+  faults_.emplace_back(Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fault.age_s)), fault);
+  while (faults_.size() > 16) faults_.pop_front();  // a master away for long: the oldest go
+  tell_news(true);
+}
+
+void AgentLink::event(const NodeEvent& event) {
+  std::lock_guard lock(mutex_);
+  events_.emplace_back(Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(event.age_s)), event);
+  while (events_.size() > kMostEvents) events_.pop_front();
   tell_news(true);
 }
 
@@ -220,7 +231,7 @@ void AgentLink::flush(double timeout_s) {
   while (Clock::now() < until) {
     {
       std::lock_guard lock(mutex_);
-      if (!refused_.empty() || (!urgent_ && lines_.empty() && !fault_)) return;
+      if (!refused_.empty() || (!urgent_ && lines_.empty() && faults_.empty() && events_.empty())) return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -252,8 +263,10 @@ bool AgentLink::send_join() {
   try {
     const JoinReply reply = parse_join_reply(*body);
     interval_s_ = reply.report_interval_s;
+    joined_incarnation_ = reply.incarnation;
     joined_ = true;
     urgent_ = true;
+    wake_.notify_all();  // the heartbeats begin with the first contact, not the first plan
     std::cerr << "ctwin agent: joined job " << reply.job << " as "
               << (reply.node_rank >= 0 ? "node rank " + std::to_string(reply.node_rank) : std::string("a spare")) << "\n";
   } catch (const ProtocolError& e) {
@@ -284,12 +297,16 @@ bool AgentLink::send_report() {
       report.storage.push_back(r);
       report.storage.back().age_s = seconds_between(at, now);
     }
-    if (fault_) {
-      report.fault = fault_->second;
-      report.fault->age_s = std::max(0.0, seconds_between(fault_->first, now));
+    for (const auto& [at, e] : events_) {
+      report.events.push_back(e);
+      report.events.back().age_s = std::max(0.0, seconds_between(at, now));
+    }
+    if (!faults_.empty()) {
+      report.fault = faults_.front().second;
+      report.fault->age_s = std::max(0.0, seconds_between(faults_.front().first, now));
       with_fault = true;
     }
-    urgent_ = false;
+    urgent_ = faults_.size() > 1;  // the next fault goes at once too
   }
   int status = 0;
   const auto body = post_to_master(host_, port_, token_, "/v1/report", to_json(report).dump(), status);
@@ -303,8 +320,9 @@ bool AgentLink::send_report() {
   }
   lines_.erase(lines_.begin(), lines_.begin() + static_cast<std::ptrdiff_t>(std::min(lines_sent, lines_.size())));
   storage_.erase(storage_.begin(), storage_.begin() + static_cast<std::ptrdiff_t>(std::min(report.storage.size(), storage_.size())));
+  events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(std::min(report.events.size(), events_.size())));
   acknowledged_ = sent;
-  if (with_fault) fault_.reset();
+  if (with_fault && !faults_.empty()) faults_.pop_front();
   if (report.precheck && precheck_result_ && precheck_result_->key == report.precheck->key) precheck_result_.reset();
   try {
     plan_ = parse_plan(*body);

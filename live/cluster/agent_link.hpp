@@ -2,7 +2,7 @@
 //! The agent's link to the job master (`ctwin live agent`): joins, then reports from its own
 //! thread at most every interval, or at once after a fault or a change of state, and keeps the
 //! newest plan for the supervisor (live/job/coordination.hpp). A second thread sends the
-//! heartbeats, one UDP datagram an interval (heartbeat_datagram.hpp), so a report held up by a
+//! heartbeats from the join on, one UDP datagram an interval (heartbeat_datagram.hpp), so a report held up by a
 //! slow or flooded master never silences the node; the master answers a datagram only when this
 //! node's plan changed, and the link then reports by HTTP to fetch it. Only node rank 0's
 //! trainer lines are sent (the master keeps the job's ledger from them). A master that cannot be reached is
@@ -50,6 +50,7 @@ class AgentLink final : public Coordination {
   void on_precheck(std::function<void(const PrecheckTask&)> start);
   void precheck_done(const NodeCheck& result) override;
   void storage(const StorageReport& report) override;
+  void event(const NodeEvent& event) override;
 
   //! Each run the master gives this node a rank in is written to `path` (atomically): an agent
   //! started again on this node says it when it joins, and takes its rank back at once.
@@ -85,9 +86,12 @@ class AgentLink final : public Coordination {
   NodeStatus status_;
   std::optional<Plan> plan_;
   std::deque<std::pair<Clock::time_point, std::string>> lines_;
-  std::optional<std::pair<Clock::time_point, FaultReport>> fault_;
+  //! Faults not yet acknowledged, one a report: a second one (a crash after a health fault asked
+  //! about) waits for the first to be taken rather than replace it.
+  std::deque<std::pair<Clock::time_point, FaultReport>> faults_;
   std::vector<RankSection> sections_;  //!< to go with the next report
   std::deque<std::pair<Clock::time_point, StorageReport>> storage_;  //!< persist outcomes not yet acknowledged
+  std::deque<std::pair<Clock::time_point, NodeEvent>> events_;        //!< rows for the job's log not yet acknowledged
   std::function<void(const PrecheckTask&)> start_precheck_;
   std::string precheck_started_;        //!< the newest task's key
   std::optional<NodeCheck> precheck_result_;
@@ -104,6 +108,7 @@ class AgentLink final : public Coordination {
   int udp_ = -1;
   int news_[2] = {-1, -1};              //!< a pipe: news from the node cuts a heartbeat's wait short
   std::uint64_t seq_ = 0;
+  std::int64_t joined_incarnation_ = 0;  //!< the master's, from the join: heartbeats before the first plan carry it
   std::string memory_path_, remembered_run_;
   //! With the lock held: wake the link now; `by_http`: what changed needs a report, not a datagram.
   void tell_news(bool by_http);

@@ -72,7 +72,8 @@ json to_json(const JoinRequest& m) {
 }
 
 json to_json(const JoinReply& m) {
-  return {{"protocol", kProtocolVersion}, {"job", m.job}, {"node_rank", m.node_rank}, {"report_interval_s", m.report_interval_s}};
+  return {{"protocol", kProtocolVersion}, {"job", m.job}, {"node_rank", m.node_rank}, {"report_interval_s", m.report_interval_s},
+          {"incarnation", m.incarnation}};
 }
 
 json to_json(const Report& m) {
@@ -104,9 +105,13 @@ json to_json(const Report& m) {
     j["storage"] = storage;
   }
   if (m.fault && m.fault->silent) j["fault"]["silent"] = true;
-  if (m.fault && !m.fault->answer.empty()) {
-    nlohmann::json& answer = j["fault"]["answer"] = nlohmann::json::array();
-    for (const Act act : m.fault->answer) answer.push_back(to_string(act));
+  if (m.fault && m.fault->ask) j["fault"]["ask"] = m.fault->id;
+  if (!m.events.empty()) {
+    json events = json::array();
+    for (const auto& e : m.events)
+      events.push_back({{"kind", to_string(e.kind)}, {"note", e.note}, {"gpu", e.gpu}, {"code", e.code}, {"class", e.fault_class},
+                        {"speed", e.speed}, {"age_s", e.age_s}});
+    j["events"] = events;
   }
   return j;
 }
@@ -117,7 +122,8 @@ json to_json(const Plan& m) {
           {"master_addr", m.master_addr}, {"master_port", m.master_port}, {"restore_step", m.restore_step},
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
           {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)},
-          {"run", m.run},                 {"adopt_steps", m.adopt_steps}, {"incarnation", m.incarnation}};
+          {"run", m.run},                 {"adopt_steps", m.adopt_steps}, {"incarnation", m.incarnation},
+          {"answered_fault", m.answered_fault}, {"checkpoint_requests", m.checkpoint_requests}};
   if (m.precheck)
     j["precheck"] = {{"key", m.precheck->key}, {"ranks", m.precheck->ranks}, {"first_rank", m.precheck->first_rank},
                        {"gpus", m.precheck->gpus}, {"timeout_s", m.precheck->timeout_s}};
@@ -185,6 +191,7 @@ JoinReply parse_join_reply(const std::string& body) {
   m.job = bounded_string(r, j, "", "job", true);
   m.node_rank = static_cast<int>(r.integer(j, "", "node_rank", true, -1, kMostNodes).value_or(-1));
   m.report_interval_s = r.number(j, "", "report_interval_s", true, 0.0).value_or(1);
+  m.incarnation = r.integer(j, "", "incarnation", false, 0, kNewest).value_or(0);
   throw_problems(r, "join reply");
   return m;
 }
@@ -192,7 +199,7 @@ JoinReply parse_join_reply(const std::string& body) {
 Report parse_report(const std::string& body) {
   const json j = parse_body(body, "report");
   Reader r;
-  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck", "sent_us", "storage"});
+  r.allow_only(j, "", {"protocol", "agent", "status", "lines", "fault", "sections", "precheck", "sent_us", "storage", "events"});
   check_version(r, j);
   Report m;
   m.agent = bounded_string(r, j, "", "agent", true, 64);
@@ -242,7 +249,7 @@ Report parse_report(const std::string& body) {
     m.precheck = check;
   }
   if (const json* f = r.object(j, "", "fault", false)) {
-    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring", "generation", "silent", "answer"});
+    r.allow_only(*f, "/fault", {"class", "effect", "action", "detail", "gpu", "xid", "age_s", "clean_step", "before_restoring", "generation", "silent", "ask"});
     FaultReport fault;
     fault.fault.name = bounded_string(r, *f, "/fault", "class", true, 64);
     if (const auto effect = r.string(*f, "/fault", "effect", true)) {
@@ -259,15 +266,7 @@ Report parse_report(const std::string& body) {
     fault.generation = r.integer(*f, "/fault", "generation", false, 0, kNewest).value_or(-1);
     fault.silent = r.boolean(*f, "/fault", "silent").value_or(false);
     if (fault.age_s < 0 || fault.age_s > 1e7) r.problem("/fault/age_s", "must be between 0 and 1e7 seconds");
-    if (const auto it = f->find("answer"); it != f->end()) {
-      if (!it->is_array() || it->size() > 8) r.problem("/fault/answer", "expected an array of at most 8 action names");
-      else
-        for (std::size_t i = 0; i < it->size(); ++i) {
-          const auto act = (*it)[i].is_string() ? act_named((*it)[i].get<std::string>(), kRepairActions) : std::nullopt;
-          if (act) fault.answer.push_back(*act);
-          else r.problem("/fault/answer/" + std::to_string(i), "expected one of restart, reset_gpu, reboot, replace");
-        }
-    }
+    if (const auto id = r.integer(*f, "/fault", "ask", false, 1, kNewest)) fault.ask = true, fault.id = *id;
     m.fault = fault;
   }
   if (const auto it = j.find("storage"); it != j.end()) {
@@ -290,6 +289,36 @@ Report parse_report(const std::string& body) {
         x.age_s = r.number(o, p, "age_s", false, 0.0).value_or(0);
         if (x.age_s > 1e7) r.problem(p + "/age_s", "must be between 0 and 1e7 seconds");
         m.storage.push_back(std::move(x));
+      }
+    }
+  }
+  if (const auto it = j.find("events"); it != j.end()) {
+    if (!it->is_array() || it->size() > kMostEvents) {
+      r.problem("/events", "expected an array of at most " + std::to_string(kMostEvents) + " events");
+    } else {
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string p = "/events/" + std::to_string(i);
+        if (!(*it)[i].is_object()) {
+          r.problem(p, "expected an object");
+          continue;
+        }
+        const json& o = (*it)[i];
+        r.allow_only(o, p, {"kind", "note", "gpu", "code", "class", "speed", "age_s"});
+        NodeEvent e;
+        if (const auto kind = r.string(o, p, "kind", true)) {
+          const auto known = event_kind_named(*kind);
+          if (known && node_may_report(*known)) e.kind = *known;
+          else r.problem(p + "/kind", "a node reports health, slow_begin, slow_end, to_repair or evicted, not \"" + *kind + "\"");
+        }
+        e.note = bounded_string(r, o, p, "note", false, kLongestLine);
+        e.gpu = static_cast<int>(r.integer(o, p, "gpu", false, -1, 4095).value_or(-1));
+        e.code = static_cast<int>(r.integer(o, p, "code", false, -1, 1'000'000).value_or(-1));
+        e.fault_class = bounded_string(r, o, p, "class", false, 64);
+        e.speed = r.number(o, p, "speed", false, 0.0).value_or(1.0);
+        e.age_s = r.number(o, p, "age_s", false, 0.0).value_or(0);
+        if (e.age_s > 1e7) r.problem(p + "/age_s", "must be between 0 and 1e7 seconds");
+        if (!(e.speed <= 1e3)) r.problem(p + "/speed", "must be at most 1000");
+        m.events.push_back(std::move(e));
       }
     }
   }
@@ -341,6 +370,8 @@ Plan parse_plan(const std::string& body) {
   m.run = bounded_string(r, j, "", "run", false, 256);
   m.adopt_steps = r.boolean(j, "", "adopt_steps").value_or(false);
   m.incarnation = r.integer(j, "", "incarnation", false, 0, kNewest).value_or(0);
+  m.answered_fault = r.integer(j, "", "answered_fault", false, 0, kNewest).value_or(0);
+  m.checkpoint_requests = r.integer(j, "", "checkpoint_requests", false, 0, kNewest).value_or(0);
   if (const json* c = r.object(j, "", "checkpoint_cadence", false)) {
     m.cadence.revision = r.integer(*c, "/checkpoint_cadence", "revision", true, 0, kNewest).value_or(0);
     const auto it = c->find("changes");

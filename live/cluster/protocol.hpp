@@ -61,5 +61,6 @@ ExchangeReply parse_exchange_reply(const std::string& body);
 inline constexpr std::size_t kLargestBody = 1 << 20;
 inline constexpr std::size_t kLongestLine = 512;
 inline constexpr std::size_t kMostLines = 1024;
+inline constexpr std::size_t kMostEvents = 256;  //!< a node's rows in one report; a master away for long: the oldest go
 
 }  // namespace ctwin::live::cluster

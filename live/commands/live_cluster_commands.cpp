@@ -284,7 +284,6 @@ int LiveCommands::run_agent() {
   live::JoinRequest join;
   join.agent = random_id();
   join.node_id = a.node_id ? *a.node_id : node_identity();
-  o.node_index_known = agent_->count("--node-index") > 0 || join.node_id >= 0;
   if (join.node_id >= 0 && !agent_->count("--node-index")) o.node = static_cast<int>(join.node_id);
   join.host = o.host.empty() ? this_host() : o.host;
   join.address = a.address.empty() ? join.host : a.address;

@@ -118,7 +118,6 @@ std::optional<int> LiveCommands::dispatch() {
   }
   if (pair_check_ && *pair_check_) return cli::run_reporting_errors([this] { return run_pair_check(); });
   if (agent_ && *agent_) {
-    if (!cli::check_output_path("--events", agent_args_.events)) return cli::kExitBadInput;
     return cli::run_reporting_errors([this] { return run_agent(); });
   }
 #endif

@@ -37,12 +37,13 @@ std::string this_host() {
 void LiveCommands::add_run_command(CLI::App& parent) {
   run_ = parent.add_subcommand("run", "supervise a trainer with the policies a scenario (or policy file) gives: restart, restore, evict");
   add_supervisor_options(run_, run_args_);
+  // The job's books are its master's: here the one in this process (an agent's are its master's).
+  run_->add_option("--events", run_args_.events, "the job's event log (CSV, docs/event-log.md) for ctwin validate");
 }
 
 void LiveCommands::add_supervisor_options(CLI::App* command, RunArgs& a) {
   CLI::App* const run = command;
   run->add_option("--policy", a.policy, "scenario, or a policy file ({\"schema_version\": 1, \"policies\": {...}})")->required();
-  run->add_option("--events", a.events, "event log (CSV, docs/event-log.md) for ctwin validate");
   run->add_option("--name", a.name, "the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)");
   run->add_option("--persist-dir", a.persist_dir, "the trainer's checkpoint folder ($CTWIN_FLASH_PERSIST_DIR)");
   run->add_option("--shm-dir", a.shm_dir, "shared-memory folder ($CTWIN_SHM_DIR)");
@@ -90,7 +91,6 @@ int LiveCommands::supervisor_options(const CLI::App& command, const RunArgs& a, 
     }
   if (o.host.empty())
     if (const char* name = std::getenv("SLURMD_NODENAME"); name && *name) o.host = name;
-  o.events_path = a.events;
   o.flash_name = a.name;
   o.persist_dir = a.persist_dir;
   o.shm_dir = a.shm_dir;
@@ -133,7 +133,8 @@ int LiveCommands::supervise_printing(const Scenario& scenario, const live::Super
   live::SupervisorOptions options = o;
   std::optional<live::LocalCoordination> local;
   if (!options.coordination) {
-    local.emplace(scenario, controller, live::MasterOptions::job_of_one(o.host.empty() ? this_host() : o.host, o.flash_ranks, o.max_restarts, !o.precheck.empty()));
+    local.emplace(scenario, controller,
+                  live::MasterOptions::job_of_one(o.host.empty() ? this_host() : o.host, o.flash_ranks, o.max_restarts, !o.precheck.empty(), o.node, events));
     options.coordination = &*local;
   }
   // SIGINT or SIGTERM: the trainer is asked to save and stop, and the log is closed.
@@ -143,16 +144,21 @@ int LiveCommands::supervise_printing(const Scenario& scenario, const live::Super
   std::signal(SIGTERM, on_signal);
   live::SupervisorResult r;
   try {
-    r = live::supervise(scenario, controller, options);
+    r = live::supervise(scenario, options);
   } catch (const std::invalid_argument& e) {  // the trainer cannot be executed
     std::cerr << "ctwin: " << e.what() << "\n";
     return cli::kExitBadInput;
   }
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
-  std::printf("%s\nsteps: %lld, restarts: %d, wall %.3f s, productive %.3f s (%.1f%%)\n", r.reason.c_str(),
-              static_cast<long long>(r.last_step), r.restarts, r.wall_s, r.productive_s,
-              r.wall_s > 0 ? 100 * r.productive_s / r.wall_s : 0.0);
+  std::printf("%s\nsteps: %lld, restarts: %d", r.reason.c_str(), static_cast<long long>(r.last_step), r.restarts);
+  if (local) {  // the job's ledger, its master's (an agent's job prints its own at the master)
+    local->close();
+    const Ledger& ledger = local->master().ledger();
+    const double wall = static_cast<double>(ledger.total()) / 1e6, productive = static_cast<double>(ledger[Category::Productive]) / 1e6;
+    std::printf(", wall %.3f s, productive %.3f s (%.1f%%)", wall, productive, wall > 0 ? 100 * productive / wall : 0.0);
+  }
+  std::printf("\n");
   if (!events.empty()) std::printf("event log: %s\n", events.c_str());
   return r.exit_code;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "live/job/live_metrics.hpp"
 #include "live/job/messages.hpp"
 
 namespace ctwin::live {
@@ -31,6 +32,11 @@ class Coordination {
   virtual void precheck_done(const NodeCheck& result) = 0;
   //! A rank's persist began to fail, or writes again: sent at once.
   virtual void storage(const StorageReport& report) = 0;
+  //! A row for the job's event log that only this node sees (its age counted at the call).
+  virtual void event(const NodeEvent& event) = 0;
+  //! The job's metrics (its ledger), where the master is in this process (a job of one); else
+  //! nullopt: the master serves them.
+  virtual std::optional<MetricsSnapshot> job_metrics() const { return std::nullopt; }
 };
 
 }  // namespace ctwin::live

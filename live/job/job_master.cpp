@@ -52,8 +52,9 @@ JobMaster::JobMaster(const Scenario& scenario, const control::Controller& contro
   }
   read_journal(now);
   // nodes=: the whole job's log (validate compares it with the scenario's job, not with one node).
-  if (!resumed_)
-    record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job + " nodes=" + std::to_string(o_.nnodes));
+  if (!resumed_)  // a job of one's start row names its node, as the node's own log did
+    record(0, EventKind::Start, "utc=" + utc_text(start_utc_us_) + " host=" + o_.host + " job=" + o_.job + " nodes=" + std::to_string(o_.nnodes),
+           o_.log_node >= 0 ? 0 : -1);
   write_journal(now);
 }
 
@@ -97,7 +98,7 @@ JoinReply JobMaster::join(const JoinRequest& request, Clock::time_point now) {
     record(ledger_.at(now), EventKind::Health, "rendezvous complete: " + std::to_string(o_.nnodes) + " nodes");
     begin_gathering(now);
   }
-  return {o_.job, a.rank, o_.report_interval_s};
+  return {o_.job, a.rank, o_.report_interval_s, incarnation_};
 }
 
 Plan JobMaster::report(const Report& report, Clock::time_point now) {
@@ -122,14 +123,43 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   }
   if (report.precheck) take_precheck_result(a, *report.precheck, now);
   for (const auto& r : report.storage) take_storage(a, r, left);
-  if (report.fault && a.rank >= 0 && !a.evicted) {
-    const Clock::time_point at = left - seconds(report.fault->age_s);
-    const std::int64_t ended = report.fault->generation >= 0 ? report.fault->generation : report.status.generation;
-    faults_.push_back({a.rank, ended, *report.fault, at, a.id, now});
-    if (phase_ == Phase::Running && ended == generation_) on_fault(a.rank, *report.fault, now);
-  }
+  for (const auto& e : report.events) take_event(a, e, left);
+  if (report.fault && a.rank >= 0 && !a.evicted) take_fault(a, report, left, now);
   status_changed(a, now);
   return plan_for(a);
+}
+
+void JobMaster::take_fault(Agent& a, const Report& report, Clock::time_point left, Clock::time_point now) {
+  const FaultReport& f = *report.fault;
+  const Clock::time_point at = left - seconds(f.age_s);
+  const std::int64_t ended = f.generation >= 0 ? f.generation : report.status.generation;
+  const bool current = phase_ == Phase::Running && ended == generation_;
+  std::vector<Act> answer;
+  if (f.ask) {  // a health fault the trainer runs through: does it stop the job at all?
+    a.answered_fault = std::max(a.answered_fault, f.id);
+    if (!current) return;  // the job stops already: the fault that stopped it is the one decided
+    for (const auto& act : answer_fault(controller_, view(now), a.rank, f.fault, f.gpu, f.xid)) answer.push_back(act.act);
+    if (answer.empty()) {  // let pass: counted, stops nothing; the trainer saves now
+      record(std::max(ledger_.at(at), ledger_.marked()), EventKind::Health, f.detail, a.rank, f.xid, f.fault.name);
+      ++a.checkpoint_requests;
+      return;
+    }
+  }
+  faults_.push_back({a.rank, ended, f, at, a.id, now, false, answer});
+  if (current) on_fault(a.rank, f, now);
+}
+
+void JobMaster::take_event(const Agent& a, const NodeEvent& e, Clock::time_point left) {
+  EventKind kind = e.kind;
+  if (!node_may_report(kind)) return;  // the job's own rows are the master's (the wire refuses them too)
+  // A node taken out of the job still reports what its command did: under the rank it held.
+  const int rank = a.rank >= 0 ? a.rank : a.left_rank;
+  std::string note = rank >= 0 ? e.note : "spare " + a.host + ": " + e.note;
+  // With spares, the master's own row is the eviction; the node's command is its outcome.
+  if (kind == EventKind::Evicted && o_.spares_possible) kind = EventKind::Health, note = "the node's eviction: " + note;
+  const Micros at = std::max<Micros>(ledger_.at(left - seconds(e.age_s)), 0);  // when it was seen (the log keeps rows in time order)
+  log_.add(at, kind, note, log_node(rank), e.gpu, e.code, e.fault_class, e.speed);
+  journal_dirty_ = true;
 }
 
 void JobMaster::status_changed(const Agent& a, Clock::time_point now) {
@@ -278,7 +308,7 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
   const std::int64_t generation = phase_ == Phase::Gathering && generation_ > 1 ? generation_ - 1 : generation_;
   faults_.push_back({rank, generation, fault, at, a.id, now, true});
   slots_[static_cast<std::size_t>(rank)].clear();
-  a.rank = -1;
+  a.left_rank = a.rank, a.rank = -1;
   a.evicted = true;
   if (phase_ == Phase::Running) on_fault(rank, fault, now);
   journal_dirty_ = true;
@@ -287,7 +317,7 @@ void JobMaster::lose(Agent& a, const std::string& why, Clock::time_point now) {
 void JobMaster::reclaim(Agent& old, Agent& back, Clock::time_point now) {
   const int rank = old.rank;
   std::cerr << "ctwin master: node rank " << rank << " (" << back.host << ") came back with a new agent: it takes its rank again\n";
-  old.rank = -1;
+  old.left_rank = old.rank, old.rank = -1;
   old.evicted = true;
   slots_[static_cast<std::size_t>(rank)] = back.id;
   back.rank = rank;
@@ -296,7 +326,7 @@ void JobMaster::reclaim(Agent& old, Agent& back, Clock::time_point now) {
   const LiveFaultClass lost = classify_stop(scenario_, LiveStop::NodeLost);
   const FaultReport fault{lost, "the agent on host=" + back.host + " started again: its trainer went with the old one", -1, -1, 0};
   const std::int64_t generation = phase_ == Phase::Gathering && generation_ > 1 ? generation_ - 1 : generation_;
-  faults_.push_back({rank, generation, fault, std::min(old.last_seen, now), old.id, now});
+  faults_.push_back({rank, generation, fault, std::min(old.last_seen, now), old.id, now, true});
   record(ledger_.at(now), EventKind::SpareAssigned, "host=" + back.host + " came back", rank);
   if (phase_ == Phase::Running) on_fault(rank, fault, now);
   back.took_rank_in = generation_;  // it says what it holds for the rank before the job runs
@@ -430,14 +460,14 @@ void JobMaster::decide(Clock::time_point now) {
   std::vector<control::Action> actions;
   if (first) {
     cause_ = first->report.fault.name;
-    for (const Act act : first->report.answer) actions.push_back({act, first->rank, 0, -1});  // the node asked already
+    for (const Act act : first->answer) actions.push_back({act, first->rank, 0, -1});  // asked already, as the fault came
     if (actions.empty()) actions = answer_fault(controller_, view(now), first->rank, first->report.fault, first->report.gpu, first->report.xid);
     answer_diagnosis(controller_, view(now), first->rank, actions);
   }
   if (first) {  // the ledger's account: the step in flight, detection, diagnosis
     const FaultReport& f = first->report;
     ledger_.charge(Category::LostProgress, std::min(first->at, detected_at_));
-    log_.interruption(ledger_.marked(), first->rank, -1, f.xid, f.fault, f.detail);
+    log_.interruption(ledger_.marked(), log_node(first->rank), f.gpu, f.xid, f.fault, f.detail);
     ledger_.charge(Category::Detection, std::max(first->learned, detected_at_));
     record(ledger_.marked(), EventKind::Detected, {}, first->rank, f.xid, f.fault.name);
     ledger_.charge(Category::Diagnosis, now);
@@ -519,6 +549,8 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.run = o_.job + "/" + run_id_;
   p.adopt_steps = o_.adopt_steps;
   p.incarnation = incarnation_;
+  p.answered_fault = a.answered_fault;
+  p.checkpoint_requests = a.checkpoint_requests;
   if (phase_ == Phase::Done) {
     p.what = PlanKind::Exit;
     p.exit_code = exit_code_;
@@ -560,7 +592,7 @@ void JobMaster::close(Clock::time_point now) {
 }
 
 void JobMaster::record(Micros at, EventKind kind, const std::string& note, int node, int code, const std::string& fault_class, double speed) {
-  log_.add(at, kind, note, node, -1, code, fault_class, speed);
+  log_.add(at, kind, note, log_node(node), -1, code, fault_class, speed);
   journal_dirty_ = true;
 }
 
@@ -575,13 +607,16 @@ void JobMaster::replace(Agent& a, const std::string& note) {
   }
   const int rank = a.rank;
   if (rank >= 0) slots_[static_cast<std::size_t>(rank)].clear();
-  a.rank = -1;
+  a.left_rank = a.rank, a.rank = -1;
   a.evicted = true;
   record(ledger_.marked(), EventKind::Evicted, note, rank, -1, cause_);
 }
 
-MasterOptions MasterOptions::job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks) {
+MasterOptions MasterOptions::job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks, int node_index,
+                                        std::string events_path) {
   MasterOptions o;
+  o.log_node = std::max(node_index, 0);
+  o.events_path = std::move(events_path);
   o.job = "ctwin";
   o.host = std::move(host);
   o.nnodes = 1;

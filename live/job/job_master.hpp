@@ -62,6 +62,8 @@ struct MasterOptions {
   double precheck_timeout_s = 60;  //!< a precheck round gives up on a node after this long
   int nvlink_domain_nodes = 0;     //!< > 0: the precheck's units are NVLink domains of this many consecutive node ranks
   bool adopt_steps = false;        //!< --resume: the nodes take the steps another run left in their persist folders
+  //! A job of one: the node's index in the log (--node-index, $SLURM_NODEID), for its node rank 0; -1: ranks.
+  int log_node = -1;
   //! False for a job of one (`ctwin live run`): no spare can ever take a node's place. A node named
   //! for replacement keeps its rank and is asked to carry the replacement out with its own command:
   //! it leaves (and the job ends there) only when that command ran and succeeded. Evicting a
@@ -81,7 +83,8 @@ struct MasterOptions {
   std::shared_ptr<const Scenario> forecast;
 
   //! A job of one node: `ctwin live run`, driven in-process (live/job/local_coordination.hpp).
-  static MasterOptions job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks);
+  static MasterOptions job_of_one(std::string host, int nproc_per_node, int max_restarts, bool prechecks, int node_index = 0,
+                                  std::string events_path = {});
 };
 
 //! A report from an agent this master does not know (it was lost, or the master lost its journal): it joins again.
@@ -133,6 +136,7 @@ class JobMaster {
     std::string id, host, address;
     std::int64_t node_id = -1;
     int rank = -1;                 //!< -1: a spare
+    int left_rank = -1;            //!< the rank it held before it was taken out (its last rows name it)
     std::uint64_t seq = 0;         //!< its last heartbeat datagram's (older ones are replays)
     bool evicted = false;
     std::int64_t took_rank_in = 0;  //!< the generation a spare took its rank in (it then says what it holds for it)
@@ -144,6 +148,8 @@ class JobMaster {
     std::int64_t sections_generation = -1;
     DeliveryDelay delivery;        //!< how long its reports wait in queues: their ages count from when they left
     std::map<int, StorageReport> storage_failing;  //!< by local rank: persists failing now (a storage alert)
+    std::int64_t answered_fault = 0;       //!< its newest health fault asked about and answered (Plan::answered_fault)
+    std::int64_t checkpoint_requests = 0;  //!< saves asked of its trainer (Plan::checkpoint_requests)
   };
   struct Fault {
     int rank;
@@ -153,6 +159,7 @@ class JobMaster {
     std::string agent;         //!< the node it struck: a remediation is for it, not for whoever holds its rank later
     Clock::time_point learned; //!< when the master knew: the end of its detection
     bool agent_silent = false; //!< its agent went silent (the node lost): `at` is its last sign of life
+    std::vector<Act> answer = {};  //!< the controller's answer, when asked as the fault came (a health fault)
   };
 
   Plan plan_for(const Agent& a) const;
@@ -161,6 +168,11 @@ class JobMaster {
   //! After an agent's state changed: every node finished, or gathering may go on.
   void status_changed(const Agent& a, Clock::time_point now);
   void on_fault(int rank, const FaultReport& fault, Clock::time_point now);
+  //! A node's fault: kept for the decision; a health fault is first put to the controller, which
+  //! may let it pass (the node's trainer is asked to save, the job goes on).
+  void take_fault(Agent& a, const Report& report, Clock::time_point left, Clock::time_point now);
+  //! A row only the node saw (NodeEvent), logged under its rank.
+  void take_event(const Agent& a, const NodeEvent& e, Clock::time_point left);
   //! A rank's persist began to fail or writes again: the storage alert, raised and cleared per node
   //! (log, status, metrics). Never an interruption: training goes on from memory.
   void take_storage(Agent& a, const StorageReport& r, Clock::time_point left);
@@ -181,6 +193,8 @@ class JobMaster {
   control::ClusterView view(Clock::time_point now) const;
   void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},
               double speed = 1.0);
+  //! A node rank as the log names it: a job of one keeps its node's own index (MasterOptions::log_node).
+  int log_node(int rank) const { return rank >= 0 && o_.log_node >= 0 ? o_.log_node : rank; }
   Agent* agent_at(int rank);
   int vacancies() const;
 

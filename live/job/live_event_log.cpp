@@ -1,6 +1,9 @@
 #include "live/job/live_event_log.hpp"
 
+#include <cstdlib>
+
 #include "core/atomic_file.hpp"
+#include "core/units.hpp"
 
 namespace ctwin::live {
 
@@ -25,7 +28,10 @@ void LiveEventLog::add(Micros at, EventKind kind, std::string_view note, int nod
 }
 
 void LiveEventLog::add(const RunEvent& event, std::string_view note) {
-  rows_.push_back(event_log_row(event, classes_, note));
+  auto place = times_.end();  // after the last row no later than it: most come in order
+  while (place != times_.begin() && *(place - 1) > event.time) --place;
+  rows_.insert(rows_.begin() + (place - times_.begin()), event_log_row(event, classes_, note));
+  times_.insert(place, event.time);
   dirty_ = true;
 }
 
@@ -39,6 +45,8 @@ void LiveEventLog::resume(const std::vector<std::string>& class_names, std::vect
   classes_.clear();
   for (const auto& name : class_names) classes_.push_back({name, nullptr});
   rows_ = std::move(rows);
+  times_.clear();
+  for (const auto& r : rows_) times_.push_back(seconds_to_micros(std::strtod(r.c_str(), nullptr)));  // a row starts with its time_s
   dirty_ = true;
 }
 

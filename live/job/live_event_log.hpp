@@ -3,7 +3,9 @@
 //! (core/event_log.hpp), so that `ctwin validate SCENARIO --against LOG` holds a real run against
 //! its forecast. The file is rewritten atomically (at most once a second while rows come, and at
 //! the close), so a reader never sees a torn row and a killed supervisor leaves a valid log of
-//! what happened until then.
+//! what happened until then. Rows stay in time order whatever order they come in: a node's
+//! observation and node rank 0's progress reach the master by different reports, each dated when
+//! it was seen (rows of one time keep the order they came in).
 
 #include <chrono>
 #include <string>
@@ -21,7 +23,7 @@ class LiveEventLog {
   //! The index of a fault class in this log's table (what `RunEvent::fault_class` holds), added
   //! at its first use: a live run meets the scenario's classes and the catalogue's.
   int class_index(const std::string& name);
-  //! A row; `note` is free text after the class (a step, a command, a reading).
+  //! A row, in its place by time; `note` is free text after the class (a step, a command, a reading).
   void add(const RunEvent& event, std::string_view note = {});
   //! A row about `node` (-1: the job) and `gpu` (-1: none); `fault_class` names the class it
   //! concerns (empty: none); `code` is an Xid (-1: none).
@@ -44,6 +46,7 @@ class LiveEventLog {
   std::string path_;
   std::vector<EventClass> classes_;
   std::vector<std::string> rows_;
+  std::vector<Micros> times_;  //!< each row's
   std::string ledger_rows_;
   bool dirty_ = false;
   std::chrono::steady_clock::time_point written_{};

@@ -81,12 +81,11 @@ int LiveMetrics::port() const {
   return state_->server->port();
 }
 
-void LiveMetrics::publish(const MetricsSnapshot& s) {
-  State& m = *state_;
+//! The ledger's series: the job's books (the master, or a job of one's supervisor), never an agent's.
+void LiveMetrics::publish_ledger(State& m, const MetricsSnapshot& s) {
   const double charged = static_cast<double>(s.ledger.total()) / 1e6;
   const double productive = static_cast<double>(s.ledger[Category::Productive]) / 1e6;
   m.gauge(1, "ctwin_goodput_ratio", "productive share of the wall time accounted so far").Add({}).Set(charged > 0 ? productive / charged : 0);
-  m.gauge(2, "ctwin_wall_seconds", "seconds since the run started").Add({}).Set(s.wall_s);
   auto& ledger = m.counter(0, "ctwin_ledger_seconds_total", "wall time by ledger category as charged (productive includes what restores rolled back)");
   const double rolled_back = static_cast<double>(s.rolled_back_us) / 1e6;
   for (std::size_t c = 0; c < kCategoryCount; ++c) {
@@ -99,6 +98,12 @@ void LiveMetrics::publish(const MetricsSnapshot& s) {
       .Add({})
       .Set(s.uncharged_s);
   advance(m.counter(1, "ctwin_rolled_back_seconds_total", "productive time that restores rolled back (lost progress)").Add({}), rolled_back);
+}
+
+void LiveMetrics::publish(const MetricsSnapshot& s) {
+  State& m = *state_;
+  m.gauge(2, "ctwin_wall_seconds", "seconds since the run started").Add({}).Set(s.wall_s);
+  if (s.with_ledger) publish_ledger(m, s);
   m.gauge(3, "ctwin_trainer_step", "the last step the trainer finished").Add({}).Set(static_cast<double>(s.step));
   m.gauge(4, "ctwin_checkpoint_step", "the step of the last checkpoint saved").Add({}).Set(static_cast<double>(s.checkpoint_step));
   m.gauge(5, "ctwin_trainer_up", "1 while the trainer runs").Add({}).Set(s.trainer_up ? 1 : 0);

@@ -27,6 +27,7 @@
 namespace ctwin::live {
 
 struct MetricsSnapshot {
+  bool with_ledger = true;                //!< false: an agent's (the job's ledger is the master's); no ledger series
   Ledger ledger;                          //!< charged up to the last mark
   double uncharged_s = 0;                 //!< since the last mark: not yet in any category (a job stuck starting shows here)
   Micros rolled_back_us = 0;              //!< productive time moved to lost progress by restores, in all
@@ -72,6 +73,7 @@ class LiveMetrics {
 
  private:
   struct State;
+  static void publish_ledger(State& m, const MetricsSnapshot& s);
   std::unique_ptr<State> state_;
 };
 

@@ -54,6 +54,15 @@ void LocalCoordination::storage(const StorageReport& report) {
   exchange();
 }
 
+void LocalCoordination::event(const NodeEvent& event) {
+  pending_.events.push_back(event);
+  exchange();
+}
+
+void LocalCoordination::close() {
+  if (!master_.done()) master_.close(Clock::now());
+}
+
 void LocalCoordination::exchange() {
   const auto now = Clock::now();
   master_.report(pending_, now);
@@ -62,6 +71,7 @@ void LocalCoordination::exchange() {
   pending_.sections.clear();
   pending_.precheck.reset();
   pending_.storage.clear();
+  pending_.events.clear();
   master_.tick(now);
   plan_ = master_.report(pending_, now);  // the status alone: the plan after the tick, which may have moved the job on
 }

@@ -27,8 +27,12 @@ class LocalCoordination final : public Coordination {
   void sections(const std::vector<RankSection>& sections) override;
   void precheck_done(const NodeCheck& result) override;
   void storage(const StorageReport& report) override;
+  void event(const NodeEvent& event) override;
+  std::optional<MetricsSnapshot> job_metrics() const override { return master_.metrics(Clock::now()); }
 
   const JobMaster& master() const { return master_; }
+  //! The supervisor is done: the master closes the job's log and ledger, if the job's end has not already.
+  void close();
 
  private:
   //! Reports `pending_` (with the node's last status), ticks the master, keeps its plan.

@@ -28,6 +28,17 @@ std::optional<E> value_named(const std::array<std::pair<E, const char*>, N>& nam
 
 }  // namespace
 
+bool node_may_report(EventKind kind) {
+  switch (kind) {
+    case EventKind::Health:
+    case EventKind::SlowBegin:
+    case EventKind::SlowEnd:
+    case EventKind::ToRepair:
+    case EventKind::Evicted: return true;
+    default: return false;
+  }
+}
+
 const char* to_string(PlanKind kind) { return name_of(kPlanNames, kind); }
 std::optional<PlanKind> plan_kind_named(const std::string& name) { return value_named(kPlanNames, name); }
 const char* to_string(NodeState state) { return name_of(kStateNames, state); }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/event.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/fault_classes.hpp"
 
@@ -56,6 +57,12 @@ struct Plan {
   //! The master process's incarnation (new at each start, journal or not): the agent's heartbeat
   //! datagrams carry it, so that one captured before a master restarted is refused after it.
   std::int64_t incarnation = 0;
+  //! The newest of this node's health faults (FaultReport::ask) the master has answered; 0: none.
+  //! Answered within this generation, the controller let it pass: the job goes on.
+  std::int64_t answered_fault = 0;
+  //! The plan's action `checkpoint_now`, as a count: each time the master asks this node's trainer
+  //! to save after its current step (a health fault let pass), it grows by one.
+  std::int64_t checkpoint_requests = 0;
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };
@@ -75,9 +82,11 @@ struct FaultReport {
   //! Found by silence (a hang): dated at its last sign of life. A peer's failure before it was found
   //! is the likelier cause: a collective waits for a rank that died.
   bool silent = false;
-  //! The controller's answer to this fault when the node asked it already (a health event: does it
-  //! stop the job at all?): the master takes it rather than ask again. Empty: the master asks.
-  std::vector<Act> answer = {};
+  //! A health fault the trainer still runs through: whether it stops the job at all is the
+  //! master's question to the controller. Let pass, the plan says so (Plan::answered_fault) and asks
+  //! for a checkpoint; else the job stops as for any fault. `id` numbers them per agent.
+  bool ask = false;
+  std::int64_t id = 0;
 };
 
 struct NodeStatus {
@@ -115,6 +124,8 @@ struct JoinReply {
   std::string job;
   int node_rank = -1;           //!< -1: a spare
   double report_interval_s = 1;
+  //! The master's (Plan::incarnation): the agent's heartbeats carry it from the join on, before any plan.
+  std::int64_t incarnation = 0;
 };
 
 struct TrainerLine {
@@ -144,8 +155,25 @@ struct StorageReport {
   double age_s = 0;        //!< how long before the report left it was heard
 };
 
+//! What only a node sees, for the job's event log (the master's, the one set of books): a health
+//! reading, an operator command's result, its ranks' restore, a checkpoint step refused, a crashed
+//! trainer's snapshot persisted. The master logs it under the node's rank.
+struct NodeEvent {
+  EventKind kind = EventKind::Health;
+  std::string note;
+  int gpu = -1, code = -1;
+  std::string fault_class;  //!< the class it concerns (empty: none)
+  double speed = 1.0;       //!< slow_begin: the GPU's speed factor
+  double age_s = 0;         //!< how long before the report left it was seen
+};
+
+//! The kinds a node may report (health, slow_begin, slow_end, to_repair, evicted): never the job's
+//! own rows (interrupted, detected, restart, restore, checkpoint, the ledger, the end), which only
+//! the master writes.
+bool node_may_report(EventKind kind);
+
 //! An agent's report to the master: its node's state, node rank 0's trainer lines, a fault, its
-//! ranks' compute times, a precheck result.
+//! ranks' compute times, a precheck result, what it saw.
 struct Report {
   std::string agent;
   NodeStatus status;
@@ -154,6 +182,7 @@ struct Report {
   std::vector<RankSection> sections;  //!< the node's ranks' compute times, now and then
   std::optional<NodeCheck> precheck;
   std::vector<StorageReport> storage;  //!< persist outcomes that changed, oldest first
+  std::vector<NodeEvent> events;       //!< oldest first
   //! When it left, by the agent's steady clock (microseconds): the master tells the report's time in
   //! queues from it (delivery_delay.hpp). Absent in a job of one (no queues).
   std::optional<std::int64_t> sent_us = std::nullopt;

@@ -1,7 +1,7 @@
 #pragma once
 //! A trainer's progress messages (restored, step, checkpoint, nan, stopped, done) turned into the
-//! ledger's charges and the event log's rows. One book per node for a node's supervisor, and one
-//! for the whole job at the master, fed by node rank 0's messages: both keep the same ledger.
+//! ledger's charges and the event log's rows: the job master's one book for the whole job, fed by
+//! node rank 0's messages (no agent keeps one).
 //!   restored: the stretch since the last mark is restore (its seconds) then restart; productive
 //!             time of steps the restore rolled back becomes lost progress;
 //!   step:     productive, or degraded beyond the baseline while steps run slow;

@@ -1,9 +1,9 @@
 #pragma once
 //! The supervisor's state machine (supervise() in supervisor.hpp is its interface): one trainer,
-//! its heartbeats and exits, the master's plans, health events and interruptions. It reports every
-//! fault and carries out the plans it is given; the job's decisions are the master's, in a job of
-//! one node as in a thousand. Private to live/supervisor: supervisor.cpp runs it,
-//! supervision_faults.cpp takes its faults.
+//! its heartbeats and exits, the master's plans, health events and interruptions. It observes,
+//! reports and acts: every fault and every row of the job's log goes to the master, which keeps the
+//! one set of books (ledger, event log) and makes every decision, in a job of one node as in a
+//! thousand. Private to live/supervisor: supervisor.cpp runs it, supervision_faults.cpp takes its faults.
 
 #include <chrono>
 #include <cstdint>
@@ -22,11 +22,7 @@
 #include "live/job/heartbeat.hpp"
 #include "live/supervisor/job_launch.hpp"
 #include "live/supervisor/left_behind_persist.hpp"
-#include "live/job/live_event_log.hpp"
-#include "live/job/live_ledger.hpp"
 #include "live/job/live_metrics.hpp"
-#include "live/job/progress_book.hpp"
-#include "live/job/recovery.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "live/supervisor/trainer_process.hpp"
 #include "policies/fault_classes.hpp"
@@ -42,13 +38,21 @@ struct Cause {
   std::optional<std::chrono::steady_clock::time_point> struck = std::nullopt;  //!< when it struck, when known before it was seen (a hang: the last heartbeat)
   std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
   bool silent = false;  //!< found by silence (a hang): `struck` is its last sign of life, not its cause
-  std::vector<Act> answer = {};  //!< the controller's answer, when the node asked it (a health event): put to it once
+  bool ask = false;  //!< a health fault the trainer runs through: whether it stops the job is the master's question
+};
+
+//! What the node's rank 0 said of its progress: the node's own view (the job's books are the master's).
+struct TrainerProgress {
+  std::int64_t step = -1, saved_step = -1, nan_step = -1;
+  bool done = false;
+  void launched() { nan_step = -1, done = false; }
+  void apply(const TrainerMessage& m);
 };
 
 class Supervision {
  public:
   using Clock = std::chrono::steady_clock;
-  Supervision(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& o);
+  Supervision(const Scenario& scenario, const SupervisorOptions& o);
   ~Supervision() = default;
   Supervision(const Supervision&) = delete;
   Supervision& operator=(const Supervision&) = delete;
@@ -93,8 +97,6 @@ class Supervision {
   //! The node's own check (--precheck-cmd), when its plan names a task for it: its time is the
   //! diagnosis's; exit 1 says a GPU here is faulty or slow.
   NodeCheck own_precheck(const PrecheckTask& task);
-  //! This node's fault is decided (the master's plan moved past the stop): the diagnosis ends.
-  void diagnosed();
 
   // --- health --------------------------------------------------------------------------------
   struct RecentFault {
@@ -106,24 +108,26 @@ class Supervision {
   void on_health(const HealthEvent& e, bool may_interrupt);
   //! The metrics' label of a health response (ctwin_health_events_total{kind=...}).
   static const char* response_label(HealthResponse r);
-  //! A row of the event log about this node; `fault_class`: the class it concerns (empty: none).
-  void record(Micros at, EventKind kind, std::string_view note = {}, int gpu = -1, int code = -1, const std::string& fault_class = {},
-              double speed = 1.0) {
-    log_.add(at, kind, note, node_, gpu, code, fault_class, speed);
-  }
+  //! A row of the job's event log about this node, seen at `t`, for the master to log
+  //! (NodeEvent); `fault_class`: the class it concerns (empty: none).
+  void record(Clock::time_point t, EventKind kind, std::string note = {}, int gpu = -1, int code = -1, const std::string& fault_class = {},
+              double speed = 1.0);
 
   //! Asks the trainer to save after its current step (SIGUSR1): the work since the last checkpoint
   //! is worth keeping before a likely failure.
   void checkpoint_now(const std::string& why);
-  //! The controller's answer to a fault (live/job/recovery.hpp); empty when it says to carry on.
-  std::vector<control::Action> answer(const Cause& cause) const;
-  control::ClusterView view() const;
+  //! A health fault asked about: the master's answer, once its plan has one. Let pass, the fault is
+  //! done with; a new generation stops the trainer as this fault's interruption.
+  void follow_answer(const Plan& p);
 
   // --- an interruption -----------------------------------------------------------------------
-  //! Stops the trainer, reports the fault to the master and follows its plan.
+  //! Stops the trainer, reports the fault to the master and follows its plan (the job's books are
+  //! the master's: it logs the interruption when it decides).
   void interrupt(const Cause& cause, Clock::time_point t);
+  //! Stops the trainer for `cause` (saving first where the scenario says so) and persists what it left.
+  void stop_for(const Cause& cause);
   //! Returns whether this node leaves the job (the command ran and succeeded).
-  bool carry_out(const control::Action& a, const Cause& cause);
+  bool carry_out(Act act, const Cause& cause);
   //! The newest snapshot left in shared memory by a killed trainer goes to disk, in the background
   //! (left_behind_persist.hpp).
   void persist_left_behind();
@@ -143,11 +147,8 @@ class Supervision {
   Coordination* const coordination_;  //!< the job master: across the network, or in this process
   Plan plan_;                   //!< the master's plan this attempt runs under
   const Scenario& scenario_;
-  const control::Controller& controller_;
   const SupervisorOptions& o_;
   Clock::time_point start_;
-  LiveLedger ledger_;
-  LiveEventLog log_;
   HangDetector hang_;
   std::unique_ptr<HealthWatch> watch_;
   std::unique_ptr<KernelLogTail> tail_;
@@ -164,17 +165,18 @@ class Supervision {
   Clock::time_point sections_sent_ = Clock::now();
   Phase phase_ = Phase::Launching;
   Clock::time_point last_message_;
+  Clock::time_point last_pass_;  //!< the main loop's last pass: lines read after a stall of its own say nothing of the trainer's pace
   int attempt_ = 0, restarts_ = 0;
   std::int64_t generation_ = 0;  //!< the generation the trainer runs
   std::int64_t acted_ = 0;       //!< the newest generation whose actions for this node were carried out
-  //! This node's fault the master is deciding: its diagnosis ends with the plan after the stop, and
-  //! a remediation named for this node is for its GPU.
+  //! This node's fault the master is deciding: a remediation named for this node is for its GPU.
   std::optional<Cause> own_fault_;
-  bool own_fault_diagnosed_ = false;
+  //! A health fault whose answer the master has not given yet (the trainer runs on meanwhile).
+  std::optional<std::pair<Cause, std::int64_t>> asked_;
+  std::int64_t asked_ids_ = 0;
+  std::int64_t checkpoints_asked_ = 0, incarnation_ = 0;  //!< the plan's checkpoint_requests carried out, of the master's incarnation
   std::string prechecked_;  //!< the newest precheck task this node ran
-  ProgressBook book_{ledger_, [this](Micros at, EventKind kind, const std::string& note, double speed) {
-                       record(at, kind, note, -1, -1, {}, speed);
-                     }};
+  TrainerProgress progress_;
   bool finished_ = false, evicted_ = false;
   std::deque<RecentFault> recent_;
   std::set<int> storage_failing_;  //!< local ranks whose persist fails now

@@ -1,5 +1,6 @@
-// The supervisor's faults: health events (NVML, the kernel log), the controller's decisions and
-// their actuators, an interruption of the trainer and what it leaves behind (supervision.hpp).
+// The supervisor's faults: health events (NVML, the kernel log), the master's answers and the
+// actuators that carry them out, an interruption of the trainer and what it leaves behind
+// (supervision.hpp). Every row of the job's log goes to the master (record).
 #include <signal.h>
 #include <unistd.h>
 
@@ -31,7 +32,7 @@ void Supervision::take_health(bool may_interrupt) {
 void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
   const HealthJudgement judged = e.judged();
   ++health_counts_[response_label(judged.response)];
-  const Micros at = std::max(ledger_.at(e.at), ledger_.marked());  // rows stay in time order
+  const Clock::time_point at = std::min(e.at, Clock::now());
   const std::string seen = e.detail + " source=" + e.source;
   switch (judged.response) {
     case HealthResponse::SlowBegin: return record(at, EventKind::SlowBegin, seen, e.gpu, -1, {}, e.value);
@@ -61,15 +62,31 @@ void Supervision::on_health(const HealthEvent& e, bool may_interrupt) {
            "Xid " + std::to_string(judged.xid) + " is in neither the scenario, the catalogue nor NVIDIA's Xid table: " + cause.fault.name +
                ", the GPU is reset (NVIDIA: collect nvidia-bug-report.sh for its support)",
            e.gpu, judged.xid);
-  for (const auto& a : answer(cause)) cause.answer.push_back(a.act);
-  if (cause.answer.empty()) {  // the controller lets it pass
-    record(at, EventKind::Health, cause.detail, e.gpu, judged.xid, cause.fault.name);  // counted, stops nothing
-    checkpoint_now("after Xid " + std::to_string(judged.xid));
-    return;
-  }
   if (!may_interrupt || !trainer_->running()) return;  // the trainer's exit is this fault's interruption
-  ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, e.at);
-  interrupt(cause, Clock::now());
+  // Whether it stops the job is the master's question to the controller: the trainer runs on until
+  // the answer (follow_answer), to the newest of the faults asked about.
+  cause.ask = true;
+  cause.struck = e.at;
+  asked_.emplace(cause, ++asked_ids_);
+  FaultReport report{cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(e.at, Clock::now()), -1, phase_ == Phase::Launching};
+  report.ask = true;
+  report.id = asked_ids_;
+  coordination_->fault(report);
+}
+
+//! The master's answer to the health fault asked about: let pass within this generation (the
+//! plan's checkpoint request follows it), or a new generation: this fault stops the trainer, which
+//! saves first where it can, and its node follows the job as after any fault of its own.
+void Supervision::follow_answer(const Plan& p) {
+  if (p.generation <= generation_ && p.answered_fault < asked_->second) return;  // not answered yet
+  Cause cause = asked_->first;
+  asked_.reset();
+  if (p.generation <= generation_) return;  // let pass: the job goes on
+  std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
+  ++interruptions_[cause.fault.name];
+  stop_for(cause);
+  own_fault_ = cause;  // a remediation named for this node is for its GPU
+  if (await_run()) launch();
 }
 
 //! The metrics' label of a health response (ctwin_health_events_total{kind=...}).
@@ -87,58 +104,40 @@ const char* Supervision::response_label(HealthResponse r) {
 void Supervision::checkpoint_now(const std::string& why) {
   if (!trainer_->running() || phase_ != Phase::Running) return;
   trainer_->signal(SIGUSR1);
-  record(ledger_.at(Clock::now()), EventKind::Health, "checkpoint requested " + why);
-}
-
-std::vector<control::Action> Supervision::answer(const Cause& cause) const {
-  return answer_fault(controller_, view(), node_, cause.fault, cause.gpu, cause.xid);
-}
-
-control::ClusterView Supervision::view() const {
-  control::ClusterView v;
-  v.now_s = seconds_between(start_, Clock::now());
-  v.job_nodes = std::max(plan_.nnodes, 1);
-  return v;
+  record(Clock::now(), EventKind::Health, "checkpoint requested " + why);
 }
 
 // ---- an interruption -------------------------------------------------------------------------------
 
 void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
-  const Micros at = ledger_.at(t);
-  const int code = cause.xid >= 0 ? cause.xid : -1;
-  log_.interruption(at, node_, cause.gpu, code, cause.fault, cause.detail);
   ++interruptions_[cause.fault.name];
   std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
-
-  if (trainer_->running()) {  // stopped by us: saving first where the scenario's checkpointing says so
-    const bool save = scenario_.checkpoint.save_on_failure && cause.trainer_can_save;
-    trainer_->stop(save ? SIGTERM : SIGKILL, o_.stop_grace_s);
-    for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
-    ledger_.charge(save ? Category::CheckpointSave : Category::Restart, Clock::now());
-  }
-  record(ledger_.marked(), EventKind::Detected, {}, cause.gpu, code, cause.fault.name);
-  persist_left_behind();
+  asked_.reset();  // a fault asked about and not yet answered ends with this one
+  const bool launching = phase_ == Phase::Launching;
+  stop_for(cause);
   own_fault_ = cause;  // the master decides for the job: one decision, every node restarts
-  own_fault_diagnosed_ = false;
-  coordination_->fault({cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
-                        phase_ == Phase::Launching, -1, cause.silent, cause.answer});
+  FaultReport report{cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
+                     launching, -1, cause.silent};
+  coordination_->fault(report);
   if (await_run()) launch();
 }
 
-//! The master's plan moved past the stop for this node's fault: its diagnosis (the decision, and a
-//! precheck when one ran) is over.
-void Supervision::diagnosed() {
-  if (!own_fault_ || own_fault_diagnosed_) return;  // once a fault (a plan may come many times)
-  own_fault_diagnosed_ = true;
-  ledger_.charge(Category::Diagnosis, Clock::now());
-  record(ledger_.marked(), EventKind::Diagnosed, {}, own_fault_->gpu, own_fault_->xid >= 0 ? own_fault_->xid : -1, own_fault_->fault.name);
+//! Stopped by us: saving first where the scenario's checkpointing says so; a killed trainer's
+//! snapshot goes to disk.
+void Supervision::stop_for(const Cause& cause) {
+  if (trainer_->running()) {
+    const bool save = scenario_.checkpoint.save_on_failure && cause.trainer_can_save;
+    trainer_->stop(save ? SIGTERM : SIGKILL, o_.stop_grace_s);
+    for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
+  }
+  persist_left_behind();
 }
 
 //! Returns whether this node leaves the job (the command ran and succeeded).
-bool Supervision::carry_out(const control::Action& a, const Cause& cause) {
+bool Supervision::carry_out(Act act, const Cause& cause) {
   const std::string* pattern = nullptr;
   EventKind kind = EventKind::ToRepair;
-  switch (a.act) {
+  switch (act) {
     case Act::ResetGpu: pattern = &o_.actuators.reset_gpu; break;
     case Act::Reboot: pattern = &o_.actuators.reboot; break;
     case Act::Replace: pattern = &o_.actuators.evict, kind = EventKind::Evicted; break;
@@ -146,11 +145,11 @@ bool Supervision::carry_out(const control::Action& a, const Cause& cause) {
     default: return false;  // restart: the relaunch below; precheck: done
   }
   const ActuatorResult r = actuate(*pattern, o_.actuators, node_, host(), cause.gpu);
-  record(ledger_.at(Clock::now()), kind, (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")", cause.gpu, -1,
+  record(Clock::now(), kind, (r.command.empty() ? "" : r.command + " ") + "(" + r.note + ")", cause.gpu, -1,
          cause.fault.name);
   std::cerr << "ctwin: " << to_string(kind) << ": " << (r.command.empty() ? "no command configured" : r.command) << " (" << r.note << ")\n";
-  const bool left = r.ran && r.exit_code == 0 && a.act != Act::ResetGpu;
-  evicted_ |= left && a.act == Act::Replace;
+  const bool left = r.ran && r.exit_code == 0 && act != Act::ResetGpu;
+  evicted_ |= left && act == Act::Replace;
   return left;
 }
 
@@ -164,14 +163,14 @@ void Supervision::persist_left_behind() {
 
 //! Logs the background persist's outcome once it is done (or, with `wait`, waits for it).
 void Supervision::finish_persist(bool wait) {
-  for (const auto& [failed, line] : left_behind_.take(wait))
-    record(ledger_.at(Clock::now()), failed ? EventKind::Health : EventKind::CheckpointDone, line);
+  for (const auto& outcome : left_behind_.take(wait))
+    record(Clock::now(), EventKind::Health, outcome.line);  // a node's own save, not the job's checkpoint
 }
 
 //! A finished run whose checkpoints are on disk leaves no shared memory behind.
 void Supervision::release_slots() const {
   // The last persist failing (a full disk): the snapshots in memory are the only copy.
-  if (!book_.done() || o_.persist_dir.empty() || !storage_failing_.empty()) return;
+  if (!progress_.done || o_.persist_dir.empty() || !storage_failing_.empty()) return;
   std::error_code ignored;
   for (int rank = rank_base(); rank < rank_base() + o_.flash_ranks; ++rank)
     for (int slot = 0; slot < 2; ++slot) std::filesystem::remove(flash::SlotLocation{o_.shm_dir, o_.flash_name, rank}.path(slot), ignored);
@@ -181,7 +180,7 @@ NodeCheck Supervision::own_precheck(const PrecheckTask& task) {
   const auto began = Clock::now();
   const ActuatorCommands run_it{"", "", "", true, task.timeout_s};
   const ActuatorResult r = actuate(o_.precheck, run_it, node_, host(), -1);
-  record(ledger_.at(Clock::now()), EventKind::Health, "precheck " + r.note);
+  record(Clock::now(), EventKind::Health, "precheck " + r.note);
   if (r.exit_code == 3) std::cerr << "ctwin: the precheck cannot run here; restarting without it\n";
   NodeCheck check;
   check.key = task.key;

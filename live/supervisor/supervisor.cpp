@@ -21,15 +21,25 @@ std::atomic<bool>& supervisor_stop_flag() {
   return flag;
 }
 
-Supervision::Supervision(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& o)
+void TrainerProgress::apply(const TrainerMessage& m) {
+  using K = TrainerMessage::Kind;
+  switch (m.kind) {
+    case K::Restored:
+    case K::Step: step = m.step; break;
+    case K::Checkpoint: saved_step = m.step; break;
+    case K::Nan: nan_step = m.step; break;
+    case K::Stopped:
+    case K::Done: done = m.kind == K::Done; break;
+    default: break;
+  }
+}
+
+Supervision::Supervision(const Scenario& scenario, const SupervisorOptions& o)
     : node_(o.node),
       coordination_(o.coordination),
       scenario_(scenario),
-      controller_(controller),
       o_(o),
       start_(Clock::now()),
-      ledger_(start_),
-      log_(o.events_path),
       hang_(scenario.hang_detection ? scenario.hang_detection->factor : 5,
             o.hang_minimum_s ? *o.hang_minimum_s
                              : (scenario.hang_detection ? static_cast<double>(scenario.hang_detection->minimum_us) / 1e6 : 60)) {
@@ -51,16 +61,18 @@ Supervision::Supervision(const Scenario& scenario, const control::Controller& co
 
 // ---- the run ---------------------------------------------------------------------------------------
 
+void Supervision::record(Clock::time_point t, EventKind kind, std::string note, int gpu, int code, const std::string& fault_class, double speed) {
+  coordination_->event({kind, std::move(note), gpu, code, fault_class, speed, std::max(0.0, seconds_between(t, Clock::now()))});
+}
+
 SupervisorResult Supervision::run() {
-  // An agent that was given no node index learns its node rank from the master's plan: its log's
-  // start row names no node (it had named node-0 on node 1).
-  log_.add(0, EventKind::Start, "utc=" + utc_text(utc_now_us()) + " host=" + host(), o_.node_index_known ? node_ : -1, -1, -1, {}, 1.0);
   if (!await_run()) return result_;
   launch();
   while (!finished_) {
     pollfd fds[3] = {{trainer_->heartbeat_fd(), POLLIN, 0}, {trainer_->stdout_fd(), POLLIN, 0}, {trainer_->stderr_fd(), POLLIN, 0}};
     ::poll(fds, 3, 50);
     take_messages();
+    last_pass_ = Clock::now();
     if (const auto status = trainer_->poll_exit()) {
       take_messages();
       on_exit(*status, Clock::now());
@@ -84,7 +96,6 @@ SupervisorResult Supervision::run() {
     if (!finished_ && supervisor_stop_flag()) stop_on_request();
     if (!finished_) follow_plan();
     publish_metrics(false);
-    log_.flush();
   }
   publish_metrics(true);
   return result_;
@@ -108,9 +119,9 @@ void Supervision::launch() {
   sections_ = SectionWindow();
   loss_watch_.restart();
   trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
-  book_.launched();
+  progress_.launched();
   phase_ = Phase::Launching;
-  last_message_ = Clock::now();
+  last_message_ = last_pass_ = Clock::now();
 }
 
 void Supervision::take_messages() {
@@ -130,7 +141,7 @@ void Supervision::on_output_line(const std::string& line, Clock::time_point t) {
     on_line("restored " + std::to_string(resumed > 0 ? resumed : -1) + (resumed > 0 ? " unknown" : " none") + " 0", t);
     if (bar_at_start) return;
   }
-  if (s->step <= book_.step()) return;  // a bar redrawn at the same count
+  if (s->step <= progress_.step) return;  // a bar redrawn at the same count
   const double seconds = s->seconds > 0 ? s->seconds : seconds_between(last_message_, t);
   char text[96];
   std::snprintf(text, sizeof text, "step %lld %.6f", s->step, seconds);
@@ -145,10 +156,22 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   if (m.kind == K::Persist) return on_persist(m, t);
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
   coordination_->trainer_line(line);
-  if (phase_ == Phase::Running) hang_.observe_interval(seconds_between(last_message_, t));
+  // An interval is the trainer's pace only when this loop was there to hear it: lines queued while
+  // the agent itself did not run (a paused VM, SIGSTOP, starved) arrive at once, and a gap learnt
+  // from them would stretch the hang timeout for good.
+  if (phase_ == Phase::Running && seconds_between(last_pass_, t) < 0.5) hang_.observe_interval(seconds_between(last_message_, t));
   last_message_ = t;
-  book_.apply(m, t);
-  if (m.kind == K::Restored) phase_ = Phase::Running;
+  progress_.apply(m);
+  if (m.kind == K::Restored) {
+    phase_ = Phase::Running;
+    // Node rank 0's restore is the job's (its book's `restore` row); the others' are the node's own
+    // observations: `health` rows, which leave the job's phases alone.
+    if (m.step >= 0 && plan_.node_rank > 0) {
+      char text[160];
+      std::snprintf(text, sizeof text, "restored source=%s step=%lld seconds=%.6f", m.source.c_str(), static_cast<long long>(m.step), m.seconds);
+      record(t, EventKind::Health, text);
+    }
+  }
   if (m.kind == K::Step && m.loss && !spike_onset_)
     if (const auto onset = loss_watch_.observe(m.step, *m.loss)) spike_onset_ = *onset;
   if (m.kind == K::Checkpoint && reset_due_) reset_due_->second = true;
@@ -163,7 +186,6 @@ void Supervision::on_persist(const TrainerMessage& m, Clock::time_point t) {
                            std::to_string(m.step) + (m.persist_failed ? ": " + m.detail : std::string());
   if (m.persist_failed ? !storage_failing_.insert(m.rank).second : !storage_failing_.erase(m.rank)) return;  // said once a spell
   std::cerr << "ctwin: storage: " << note << "\n";
-  record(ledger_.at(t), EventKind::Health, note, -1, -1, "storage");
   coordination_->storage({m.rank, m.step, m.persist_failed, m.detail, 0.0});
 }
 
@@ -176,18 +198,16 @@ void Supervision::on_section(const TrainerMessage& m, Clock::time_point t) {
 }
 
 void Supervision::on_exit(int status, Clock::time_point t) {
-  if (book_.done() || status == 0) {
-    ledger_.charge(book_.done() ? Category::CheckpointSave : Category::Productive, t);
+  if (progress_.done || status == 0) {
     // The node waits for the job's end: a fault elsewhere at the last step restarts every node,
     // this one too (it restores its final checkpoint and is done again).
     if (await_run(NodeState::Finished)) launch();
     return;
   }
-  ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);  // the step in flight
   take_health(false);  // an Xid that came with the crash names its cause
   Cause cause;
-  if (book_.nan_step() >= 0) {
-    cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(book_.nan_step())};
+  if (progress_.nan_step >= 0) {
+    cause = {classify_stop(scenario_, LiveStop::NanLoss), -1, -1, "nan_loss step=" + std::to_string(progress_.nan_step)};
   } else {
     if (const RecentFault* f = recent_fault(t)) cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + TrainerProcess::describe(status)};
     else cause = {classify_stop(scenario_, LiveStop::Crash), -1, -1, TrainerProcess::describe(status)};
@@ -211,10 +231,9 @@ void Supervision::check_hang(Clock::time_point t) {
   // A trainer that said done is on its way out (the last persist, its collectives' teardown,
   // torchrun's exit barrier): it is silent by design, and gets the stop grace, not the hang timeout.
   const double limit = phase_ == Phase::Launching ? o_.startup_timeout_s
-                       : book_.done()             ? std::max(hang_.timeout_s(), o_.stop_grace_s)
+                       : progress_.done           ? std::max(hang_.timeout_s(), o_.stop_grace_s)
                                                   : hang_.timeout_s();
   if (silent <= limit) return;
-  ledger_.charge(Category::Detection, t);
   char detail[96];
   std::snprintf(detail, sizeof detail, "no heartbeat for %.3gs (timeout %.3gs)", silent, limit);
   Cause cause{classify_stop(scenario_, LiveStop::Hang), -1, -1, detail, trainer_can_save_after(LiveStop::Hang), last_message_};
@@ -236,7 +255,7 @@ std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
   for (const auto& why : refused)
     if (said_refused_.insert(why).second) {
       std::cerr << "ctwin: " << why << "\n";
-      record(ledger_.at(Clock::now()), EventKind::Health, why);
+      record(Clock::now(), EventKind::Health, why);
     }
   return held;
 }
@@ -246,24 +265,20 @@ std::optional<std::vector<std::int64_t>> Supervision::node_restorable() {
 bool Supervision::await_run(NodeState waiting) {
   // A killed trainer's snapshot still going to disk prunes the persist folder when it is done: the
   // steps this node offers are those that stay (the chaos soak saw a committed step pruned under it).
-  const bool persisting = left_behind_.running();
   finish_persist(true);
-  if (persisting) ledger_.charge(Category::CheckpointSave, Clock::now());  // as at the end (finish)
   for (;;) {
     const auto p = coordination_->plan();
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
     // A node that finished generation G has not finished G+1: it is stopped for it and runs it too
     // (the chaos soak saw a job end on such stale `finished` states while two nodes had not relaunched).
     const NodeState state = p && p->generation > generation_ ? NodeState::Stopped : waiting;
-    NodeStatus status{p ? p->generation : 0, state, book_.step(), node_restorable(), plan_.node_rank};
+    NodeStatus status{p ? p->generation : 0, state, progress_.step, node_restorable(), plan_.node_rank};
     if (p) status.problem = claim_persist_folder_for(*p);
-    if (p && p->generation > generation_ && (p->what == PlanKind::Run || p->what == PlanKind::Exit || !p->actions.empty())) diagnosed();
     if (p && p->generation > acted_ && !p->actions.empty()) {  // once a generation
       bool leaves = false;
       acted_ = p->generation;
       for (const auto& name : p->actions) leaves |= carry_out_named(name);
       if (leaves) {
-        ledger_.charge(Category::Restart, Clock::now());
         finish(1, "the node was " + std::string(evicted_ ? "evicted" : "sent to repair") + ": the job goes on elsewhere");
         return false;
       }
@@ -275,34 +290,26 @@ bool Supervision::await_run(NodeState waiting) {
     }
     coordination_->status(status);
     if (p && p->what == PlanKind::Exit) {
-      ledger_.charge(Category::Restart, Clock::now());
       if (waiting == NodeState::Finished) release_slots();
-      const std::string own = book_.done() ? "the trainer finished at step " + std::to_string(book_.step()) : "the trainer exited 0 without saying done";
+      const std::string own = progress_.done ? "the trainer finished at step " + std::to_string(progress_.step) : "the trainer exited 0 without saying done";
       finish(p->exit_code, (waiting == NodeState::Finished && p->exit_code == 0 ? own + "; " : std::string()) + "the master ended the job: " + p->reason);
       return false;
     }
     if (p && p->what == PlanKind::Run && p->generation > generation_) {
-      ledger_.charge(Category::Restart, Clock::now());
       own_fault_.reset();
-      if (generation_ > 0) {
-        ++restarts_;
-        record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(p->generation), -1, -1, p->cause);
-      }
+      asked_.reset();
+      if (generation_ > 0) ++restarts_;
       plan_ = *p;
       generation_ = p->generation;
       attempt_ = static_cast<int>(std::min<std::int64_t>(generation_ - 1, 1'000'000));
-      // In a job of more nodes the log names this node by its rank; a job of one keeps the index
-      // it was given (--node-index, Slurm's node id).
+      // In a job of more nodes the node is known by its rank; a job of one keeps the index it was
+      // given (--node-index, Slurm's node id).
       if (plan_.nnodes > 1) node_ = plan_.node_rank;
-      if (!p->reason.empty()) {  // why the restore is older than it might be
-        std::cerr << "ctwin: " << p->reason << "\n";
-        record(ledger_.marked(), EventKind::Health, p->reason);
-      }
-      coordination_->status({generation_, NodeState::Running, book_.step(), std::nullopt});
+      if (!p->reason.empty()) std::cerr << "ctwin: " << p->reason << "\n";  // why the restore is older than it might be
+      coordination_->status({generation_, NodeState::Running, progress_.step, std::nullopt});
       return true;
     }
     if (supervisor_stop_flag()) {
-      ledger_.charge(Category::Restart, Clock::now());
       finish(0, "stopped on request while waiting for the master");
       return false;
     }
@@ -314,7 +321,7 @@ const std::string& Supervision::claim_persist_folder_for(const Plan& p) {
   if (o_.persist_dir.empty() || p.run.empty() || p.run == claimed_run_ || !claim_problem_.empty()) return claim_problem_;
   claim_problem_ = claim_persist_folder(o_.persist_dir, p.run, p.adopt_steps);
   if (claim_problem_.empty()) claimed_run_ = p.run;
-  else std::cerr << "ctwin: " << claim_problem_ << "\n", record(ledger_.at(Clock::now()), EventKind::Health, claim_problem_);
+  else std::cerr << "ctwin: " << claim_problem_ << "\n";  // the master ends the job with it (NodeStatus::problem)
   return claim_problem_;
 }
 
@@ -322,19 +329,22 @@ const std::string& Supervision::claim_persist_folder_for(const Plan& p) {
 //! another node, or its own decision), the trainer's whole tree goes at once: its collectives
 //! would only wait for the ranks that are gone.
 void Supervision::follow_plan() {
-  coordination_->status({generation_, book_.done() ? NodeState::Finished : NodeState::Running, book_.step(), std::nullopt});
+  coordination_->status({generation_, progress_.done ? NodeState::Finished : NodeState::Running, progress_.step, std::nullopt});
   const auto p = coordination_->plan();
   if (p && cadence_ && p->generation == generation_) cadence_->publish(p->cadence);  // saves from a step ahead
-  if (!p || p->generation <= generation_) return;
-  const auto t = Clock::now();
-  ledger_.charge(phase_ == Phase::Running ? Category::LostProgress : Category::Restart, t);
-  record(ledger_.at(t), EventKind::Interrupted, "by the master: " + p->reason, -1, -1, p->cause);
+  if (!p) return;
+  if (p->incarnation != incarnation_) incarnation_ = p->incarnation, checkpoints_asked_ = 0;  // a master started again counts afresh
+  if (p->checkpoint_requests > checkpoints_asked_) {
+    checkpoints_asked_ = p->checkpoint_requests;
+    checkpoint_now("by the master");
+  }
+  if (asked_) return follow_answer(*p);
+  if (p->generation <= generation_) return;
   const auto failed = first_worker_failure(trainer_->fault_dir());
   trainer_->kill_tree();
-  ledger_.charge(Category::Restart, Clock::now());
   if (failed) {  // a worker here had failed already: the master weighs it against the fault it heard of first, by their times
     const std::string detail = "a worker failed before the job stopped; " + describe(*failed);
-    record(ledger_.marked(), EventKind::Health, detail);
+    record(Clock::now(), EventKind::Health, detail);
     coordination_->fault({classify_stop(scenario_, LiveStop::Crash), detail, -1, -1, seconds_between(when_said(failed->at), Clock::now()), -1,
                           phase_ == Phase::Launching, generation_});
   }
@@ -345,14 +355,14 @@ void Supervision::follow_plan() {
 bool Supervision::carry_out_named(const std::string& name) {
   const auto act = act_named(name, kRepairActions);
   if (!act) {
-    record(ledger_.at(Clock::now()), EventKind::Health, "the master asked for an unknown action: " + name);
+    record(Clock::now(), EventKind::Health, "the master asked for an unknown action: " + name);
     return false;
   }
   if (*act == Act::Restart) return false;
   Cause cause;  // the remediation of this node's own fault is for its GPU
   if (own_fault_) cause = *own_fault_;
   else cause.fault.name = plan_.cause, cause.detail = "asked by the master";
-  return carry_out({*act, node_, 0, -1}, cause);
+  return carry_out(*act, cause);
 }
 
 // ---- the end ---------------------------------------------------------------------------------------
@@ -360,24 +370,16 @@ bool Supervision::carry_out_named(const std::string& name) {
 void Supervision::stop_on_request() {
   trainer_->stop(SIGTERM, o_.stop_grace_s);
   for (const auto& line : trainer_->read_lines()) on_line(line, Clock::now());
-  ledger_.charge(Category::CheckpointSave, Clock::now());
-  finish(0, "stopped on request after step " + std::to_string(book_.step()));
+  finish(0, "stopped on request after step " + std::to_string(progress_.step));
 }
 
 void Supervision::finish(int code, const std::string& reason) {
-  if (left_behind_.running()) {  // the run waits for the crashed trainer's snapshot to reach the disk
-    finish_persist(true);
-    ledger_.charge(Category::CheckpointSave, Clock::now());
-  }
-  ledger_.charge(Category::Restart, Clock::now());  // whatever is left: tearing down
-  const Micros wall = ledger_.marked();
-  log_.close(wall, ledger_.ledger());
-  coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, book_.step(), std::nullopt});
+  finish_persist(true);  // the run waits for the crashed trainer's snapshot to reach the disk
+  coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, progress_.step, std::nullopt});
   result_.exit_code = code;
   result_.restarts = restarts_;
-  result_.last_step = book_.step();
-  result_.wall_s = static_cast<double>(wall) / 1e6;
-  result_.productive_s = static_cast<double>(ledger_.ledger()[Category::Productive]) / 1e6;
+  result_.last_step = progress_.step;
+  result_.wall_s = seconds_between(start_, Clock::now());
   result_.reason = reason;
   finished_ = true;
 }
@@ -388,13 +390,15 @@ void Supervision::publish_metrics(bool now) {
   const auto t = Clock::now();
   if (!now && t - metrics_published_ < std::chrono::milliseconds(200)) return;
   metrics_published_ = t;
+  // A job of one serves its job's ledger here (the master is in this process); an agent, its node's
+  // readings only: the ledger is the master's.
+  std::optional<MetricsSnapshot> job = coordination_->job_metrics();
   MetricsSnapshot s;
-  s.ledger = ledger_.ledger();
-  s.uncharged_s = static_cast<double>(std::max<Micros>(ledger_.at(t) - ledger_.marked(), 0)) / 1e6;
-  s.rolled_back_us = ledger_.rolled_back_us();
+  s.with_ledger = job.has_value();
+  if (job) s.ledger = job->ledger, s.uncharged_s = job->uncharged_s, s.rolled_back_us = job->rolled_back_us;
   s.wall_s = seconds_between(start_, t);
-  s.step = book_.step();
-  s.checkpoint_step = book_.saved_step();
+  s.step = progress_.step;
+  s.checkpoint_step = progress_.saved_step;
   s.restarts = restarts_;
   s.trainer_up = trainer_ && trainer_->running();
   s.hang_timeout_s = hang_.timeout_s();
@@ -404,9 +408,9 @@ void Supervision::publish_metrics(bool now) {
   metrics_->publish(s);
 }
 
-SupervisorResult supervise(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& options) {
+SupervisorResult supervise(const Scenario& scenario, const SupervisorOptions& options) {
   if (!options.coordination) throw std::logic_error("supervise: no job master (a job of one has a LocalCoordination)");
-  Supervision supervision(scenario, controller, options);
+  Supervision supervision(scenario, options);
   return supervision.run();
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 //! The live supervisor, the node's agent (`ctwin live run`, `ctwin live agent`): launches the
 //! trainer, watches it (heartbeats and step times on a pipe, its exit, NVML and the kernel log),
-//! reports every interruption to the job master (across the network, or in this process for a job
-//! of one node), whose decision is the policy library's controller's, the same object the simulator
-//! consults, and carries out the plans it is given: restart and restore from shared memory, reset
-//! or reboot or evict through the operator's commands (dry-run by default), its own precheck. It
-//! keeps the node's event log and ledger in the simulator's format, and serves Prometheus metrics.
+//! reports every interruption and every observation to the job master (across the network, or in
+//! this process for a job of one node), whose decisions are the policy library's controller's, the
+//! same object the simulator consults, and carries out the plans it is given: restart and restore
+//! from shared memory, reset or reboot or evict through the operator's commands (dry-run by
+//! default), its own precheck. The job's ledger and event log are the master's alone (one set of
+//! books); the agent keeps none, and serves its node's Prometheus metrics.
 //!
 //! One supervisor drives one trainer process on one node (the trainer may be a launcher with
 //! workers: they share its process group). What interrupts a run:
@@ -13,9 +14,9 @@
 //!  - no heartbeat for the hang timeout (policies/hang_detection: factor x the longest interval
 //!    between heartbeats, at least the minimum): `nccl_hang`;
 //!  - the trainer reports a NaN loss: `sdc`, rolled back to the last checkpoint;
-//!  - a health fault (an Xid, an uncorrected ECC error, a link down, a lost GPU) whose class's
-//!    remediation is not "none": the trainer is stopped (asked to save first when the scenario's
-//!    checkpointing saves on failure), then the master's decision is carried out.
+//!  - a health fault (an Xid, an uncorrected ECC error, a link down, a lost GPU) the master's
+//!    controller does not let pass: the trainer is stopped (asked to save first when the
+//!    scenario's checkpointing saves on failure), then the master's decision is carried out.
 
 #include <atomic>
 #include <optional>
@@ -25,16 +26,13 @@
 #include "live/supervisor/actuators.hpp"
 #include "live/job/coordination.hpp"
 #include "models/scenario.hpp"
-#include "policies/controller.hpp"
 
 namespace ctwin::live {
 
 struct SupervisorOptions {
   std::vector<std::string> trainer;        //!< command line
-  int node = 0;                            //!< this node's index in the event log (node-<i>)
-  bool node_index_known = true;            //!< false: an agent whose node rank only its plan will say
+  int node = 0;                            //!< this node's index ($CTWIN_NODE, the metrics' label)
   std::string host;                        //!< for {host} in commands (default: the host name)
-  std::string events_path;                 //!< the event log (CSV); empty: none
   std::string flash_name = "ctwin";        //!< the trainer's flash checkpoint name ($CTWIN_FLASH_NAME)
   std::string persist_dir;                 //!< $CTWIN_FLASH_PERSIST_DIR; the supervisor persists a crashed trainer's newest snapshot there
   std::string shm_dir = "/dev/shm";
@@ -55,9 +53,9 @@ struct SupervisorOptions {
   //! A trainer not changed for ctwin: its output's step lines (Megatron-LM, tqdm bars; core/step_lines)
   //! stand in for heartbeats, and the step it resumed from is read off the first one.
   bool passive = false;
-  //! The job master (required): it plans launches and restarts for the whole job; this node
-  //! reports its faults and follows. An agent's link (`ctwin live agent`), or a job of one
-  //! (live/job/local_coordination.hpp) for `ctwin live run`.
+  //! The job master (required): it plans launches and restarts for the whole job and keeps its
+  //! books; this node reports its faults and what it sees, and follows. An agent's link (`ctwin live
+  //! agent`), or a job of one (live/job/local_coordination.hpp) for `ctwin live run`.
   Coordination* coordination = nullptr;
 };
 
@@ -65,13 +63,13 @@ struct SupervisorResult {
   int exit_code = 0;         //!< 0 the trainer finished; 1 gave up (restarts spent, node evicted)
   int restarts = 0;
   std::int64_t last_step = -1;
-  double wall_s = 0, productive_s = 0;
+  double wall_s = 0;         //!< the supervisor's own time (the job's ledger is the master's)
   std::string reason;        //!< why it stopped
 };
 
 //! Set from a signal handler: stop the trainer gracefully (it saves) and close the log.
 std::atomic<bool>& supervisor_stop_flag();
 
-SupervisorResult supervise(const Scenario& scenario, const control::Controller& controller, const SupervisorOptions& options);
+SupervisorResult supervise(const Scenario& scenario, const SupervisorOptions& options);
 
 }  // namespace ctwin::live

@@ -106,11 +106,13 @@ end = next(r for r in rows if r["kind"] == "end")
 ledger = [r["detail"].split("=") for r in rows if r["kind"] == "ledger"]
 total = sum(round(float(v) * 1e6) for _, v in ledger)
 assert abs(total - round(float(end["time_s"]) * 1e6)) <= len(ledger), (total, end)
-# Both nodes restored the step the master committed.
+# Both nodes restored the step the master committed: node rank 0's is the job's restore row, node
+# rank 1's its agent's row in the same log (the job's one set of books; no agent writes its own).
+assert not [f for f in os.listdir(sys.argv[2]) if f.endswith(".csv") and f != "job-events.csv"], os.listdir(sys.argv[2])
 steps = set()
 for n in (0, 1):
-    node = list(csv.DictReader(open(os.path.join(sys.argv[2], "node-%d.csv" % n))))
-    steps.add(next(r for r in reversed(node) if r["kind"] == "restore")["detail"].split("step=")[1].split()[0])
+    mine = [r for r in rows if r["node"] == "node-%d" % n and (r["kind"] == "restore" or r["detail"].startswith("restored "))]
+    steps.add(mine[-1]["detail"].split("step=")[1].split()[0])
 assert len(steps) == 1, steps
 print("job log: one interruption, one restart, both nodes restored step", steps.pop(), "; the ledger adds up")
 PY
@@ -127,11 +129,14 @@ jobid=$(CTWIN_BIN="$build/ctwin-live" CTWIN_POLICY="$work/policy.json" CTWIN_PER
   sbatch --parsable --nodes 3 --output "$work/job2.out" "$here/deploy/slurm/ctwin-job.sbatch" \
   "$build/ctwin-synthetic-trainer" --steps 400 --step-ms 20 --checkpoint-every 10 --state-bytes 1MiB)
 echo "submitted job $jobid (a spare)"
-for _ in $(seq 600); do  # until node rank 1 has saved a checkpoint
-  grep -q ",checkpoint,," "$work/ckpt2/node-1.csv" 2>/dev/null && break
+for _ in $(seq 600); do  # until the job has saved a checkpoint
+  grep -q ",checkpoint,," "$work/ckpt2/job-events.csv" 2>/dev/null && break
   sleep 0.1
 done
-agent=$(pgrep -f -- "--events $work/ckpt2/node-1.csv" | head -n 1 || true)
+agent=""  # node rank 1's agent: the one on SLURM_NODEID 1 (it asks for its node id's rank)
+for p in $(pgrep -f -- "agent .*--persist-dir $work/ckpt2" || true); do
+  tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_NODEID=1" && { agent=$p; break; }
+done
 [ -n "$agent" ] || fail "no agent holds node rank 1"
 kill -STOP "$agent"; pkill -9 -P "$agent" || true; kill -9 "$agent"
 echo "node rank 1 lost (agent $agent killed with its trainer)"
@@ -145,9 +150,8 @@ lost = [r for r in rows if r["kind"] == "interrupted"]
 assert len(lost) == 1 and lost[0]["detail"].startswith("node_lost"), [(r["kind"], r["detail"]) for r in rows]
 assert any(r["kind"] == "restart" for r in rows), [r["kind"] for r in rows]
 # The spare (the allocation's third node, SLURM_NODEID 2) ran rank 1 from a checkpoint.
-spare = list(csv.DictReader(open(os.path.join(sys.argv[1], "node-2.csv"))))
-restores = [r["detail"] for r in spare if r["kind"] == "restore"]
-assert restores, [(r["kind"], r["detail"]) for r in spare]
+restores = [r["detail"] for r in rows if r["node"] == "node-1" and r["detail"].startswith("restored ")]
+assert restores, [(r["node"], r["kind"], r["detail"]) for r in rows]
 print("job log: node rank 1 lost; the spare restored", restores[-1])
 PY
 # Both nodes' trainers (node rank 0 and the spare) ran to the end, and the master ended the job.

@@ -109,7 +109,7 @@ class Soak:
         self.job.start_agent("spare%d" % self.spares, None, spare=True)
 
     def finish_job(self):
-        """The job ran its steps: its ledger, every node's, and its interruptions."""
+        """The job ran its steps: its ledger (the master's, the only one) and its interruptions."""
         job = self.job
         ledger, rows = ct.finish_and_check(job, len([r for r in job.rows(job.path("job.csv")) if r["kind"] == "interrupted"]))
         self.agent_seconds += (time.time() - self.job_started) * (4 + 1)  # four nodes and a spare
@@ -117,10 +117,6 @@ class Soak:
         restarts = [r for r in rows if r["kind"] == "restart"]
         interrupted = [r for r in rows if r["kind"] == "interrupted"]
         ct.check(len(restarts) == len(interrupted), "%d restarts for %d interruptions" % (len(restarts), len(interrupted)), job)
-        for key in job.agents:
-            path = job.path("node-%s.csv" % key)
-            if os.path.exists(path) and any(r["kind"] == "end" for r in job.rows(path)):
-                ct.ledger_adds_up(job, path)
         job.stop_everything()
         self.job = None
 
@@ -350,11 +346,8 @@ class Soak:
             return
         deadline = time.time() + 20
         while True:
-            seen = {}
-            for rank, key in self.ranks(s).items():
-                path = self.job.path("node-%s.csv" % key)
-                restores = [r for r in self.job.rows(path) if r["kind"] == "restore"] if os.path.exists(path) else []
-                seen[key] = restores[-1]["detail"].split("step=")[1].split()[0] if restores else None
+            steps = ct.restored_steps(self.job.rows(self.job.path("job.csv")))  # the job's log, by node rank
+            seen = {key: steps.get("node-%d" % rank) for rank, key in self.ranks(s).items()}
             if all(v == str(step) for v in seen.values()):
                 return
             if time.time() > deadline:

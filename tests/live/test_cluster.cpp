@@ -381,13 +381,23 @@ TEST_CASE("protocol: a malformed report names the field", "[live][cluster]") {
   const FaultReport back = *parse_report(to_json(with_fault).dump()).fault;
   CHECK((back.fault.name == "gpu_sdc" && back.fault.effect == Effect::Sdc && back.fault.act == Act::Replace));
   CHECK((back.gpu == 2 && back.clean_step == 40 && back.fault.rolls_back()));
-  CHECK(back.answer.empty());  // not asked by the node: the master asks
-  // A health fault the node put to the controller carries its answer, so the master does not ask again.
-  with_fault.fault->answer = {Act::ResetGpu};
-  CHECK(parse_report(to_json(with_fault).dump()).fault->answer == std::vector<Act>{Act::ResetGpu});
-  CHECK_THROWS_WITH(parse_report(R"({"protocol": 3, "agent": "x", "status": {"generation": 1, "state": "stopped"},
-                                     "fault": {"class": "xid79", "effect": "crash", "action": "replace", "answer": ["replace", "explode"]}})"),
-                    Catch::Contains("/fault/answer/1"));
+  CHECK(!back.ask);
+  // A health fault the trainer runs through is put to the master, which asks the controller.
+  with_fault.fault->ask = true;
+  with_fault.fault->id = 7;
+  const FaultReport asked = *parse_report(to_json(with_fault).dump()).fault;
+  CHECK((asked.ask && asked.id == 7));
+  // What only the node sees goes to the job's log; the job's own rows are never a node's to write.
+  Report seen = report("x", 3, NodeState::Running, std::nullopt);
+  seen.events.push_back({EventKind::SlowBegin, "clocks throttled", 1, -1, {}, 0.5, 0.25});
+  const Report seen_back = parse_report(to_json(seen).dump());
+  REQUIRE(seen_back.events.size() == 1);
+  CHECK((seen_back.events[0].kind == EventKind::SlowBegin && seen_back.events[0].gpu == 1 && seen_back.events[0].speed == 0.5 &&
+         seen_back.events[0].age_s == 0.25 && seen_back.events[0].note == "clocks throttled"));
+  seen.events[0].kind = EventKind::Interrupted;
+  CHECK_THROWS_WITH(parse_report(to_json(seen).dump()), Catch::Contains("/events/0/kind"));
+  seen.events[0].kind = EventKind::Ledger;
+  CHECK_THROWS_WITH(parse_report(to_json(seen).dump()), Catch::Contains("/events/0/kind"));
 }
 
 TEST_CASE("job master: the checkpoint cadence comes from the policy, and shortens as interruptions come", "[live][cluster]") {

@@ -443,9 +443,8 @@ TEST_CASE("steps held: a step whose shard fails its checksum is not offered to t
 }
 
 TEST_CASE("flash checkpoint: a step some ranks never wrote goes once a newer step is complete", "[live][flash]") {
-  // World 2, keep 3: rank 1 dies before persisting step 2, then both write steps 3 and 4. Step 2
-  // can never be complete (each rank persists in step order): rank 0's shard of it goes at its
-  // next persist, while the complete step 1 stays among the three kept.
+  // World 2, keep 3. A step older than the newest complete one that is not complete itself never
+  // will be (each rank persists in step order): its folder goes whole, every rank's files in it.
   Fixture f;
   Ranks buffers(2);
   std::vector<std::unique_ptr<Engine>> engines;
@@ -457,9 +456,21 @@ TEST_CASE("flash checkpoint: a step some ranks never wrote goes once a newer ste
     engines[r]->save(step);
     REQUIRE(engines[r]->wait_persisted(step, 30));  // persisted in this thread, then pruned
   };
-  save(0, 1), save(1, 1), save(0, 2);
-  save(0, 3), save(1, 3);  // step 3 is complete only after rank 0's persist of it
-  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000002", "step-000000000003"});
-  save(0, 4), save(1, 4);
-  CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000003", "step-000000000004"});
+  const std::vector<std::string> kept{"step-000000000001", "step-000000000003", "step-000000000004"};
+  SECTION("rank 1 died before persisting step 2: it goes at the first prune after step 3 is complete") {
+    save(0, 1), save(1, 1), save(0, 2);
+    save(0, 3);  // step 3 is not complete yet: step 2 may still be wanted
+    CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000002", "step-000000000003"});
+    save(1, 3);  // rank 1's prune removes rank 0's shard of step 2 too
+    CHECK(f.step_folders() == std::vector<std::string>{"step-000000000001", "step-000000000003"});
+    save(0, 4), save(1, 4);
+    CHECK(f.step_folders() == kept);  // the complete step 1 stays among the three kept
+  }
+  SECTION("rank 1 wrote steps 1-4 and never persists again (its node left): rank 0's prune takes its step 2") {
+    save(1, 1), save(0, 1);
+    for (std::int64_t step = 2; step <= 4; ++step) save(1, step);
+    CHECK(f.step_folders().size() == 4);
+    save(0, 3), save(0, 4);  // rank 0 died in its save of step 2 and went on from 3
+    CHECK(f.step_folders() == kept);
+  }
 }

@@ -3,7 +3,13 @@
 // instant (unit tier): the plans a single node gets for a crash, silent corruption, a replacement
 // it must carry out itself, its own precheck, its restart budget, and a cadence it keeps.
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "live/job/local_coordination.hpp"
 #include "models/scenario_loader.hpp"
@@ -91,11 +97,28 @@ TEST_CASE("job of one: a node named for replacement keeps its rank, no spare can
   CHECK(run.actions[0] == "replace");
   CHECK(job.master().spares() == 0);
   CHECK(job.master().status(JobMaster::Clock::now())["nodes"][0]["agent"] == "local");
-  // A health fault the node put to the controller already comes with its answer: the master takes it.
-  job.status({2, NodeState::Running, 5, std::nullopt});
-  xid.answer = {Act::ResetGpu};
-  job.fault(xid);
-  CHECK(stop_and_hold(job, {}).actions == std::vector<std::string>{"reset_gpu"});
+}
+
+TEST_CASE("job of one: a health fault the trainer runs through is the master's question; let pass, it asks for a checkpoint", "[live][job][unit]") {
+  const Scenario s = policy(R"(, "xid_actions": {"79": "replace", "31": "none"})");
+  const RecoveryController controller(s);
+  LocalCoordination job(s, controller, MasterOptions::job_of_one("gpu-3", 1, 10, false));
+  stop_and_hold(job, {});
+  job.status({1, NodeState::Running, 5, std::nullopt});
+  FaultReport passing{classify_xid(s, 31), "Xid 31 source=nvml", 0, 31, 0};
+  passing.ask = true, passing.id = 1;
+  job.fault(passing);
+  Plan p = *job.plan();
+  CHECK((p.generation == 1 && p.what == PlanKind::Run));  // the job goes on
+  CHECK((p.answered_fault == 1 && p.checkpoint_requests == 1));  // and the trainer saves now
+  CHECK(job.master().interruptions().empty());
+  FaultReport stopping{classify_xid(s, 79), "Xid 79 source=nvml", 1, 79, 0};
+  stopping.ask = true, stopping.id = 2;
+  job.fault(stopping);
+  p = *job.plan();
+  CHECK((p.generation == 2 && p.what == PlanKind::Stop && p.answered_fault == 2 && p.checkpoint_requests == 1));
+  CHECK(stop_and_hold(job, {}).actions == std::vector<std::string>{"replace"});  // the controller's answer, asked once
+  CHECK(job.master().interruptions().at(stopping.fault.name) == 1);
 }
 
 TEST_CASE("job of one: the diagnosis's precheck is the node's own, none before the start, and failing it names the node", "[live][job][unit]") {
@@ -150,4 +173,42 @@ TEST_CASE("job of one: the restart budget is the master's, and the trainers keep
       CHECK(next.reason == "gave up after 2 restarts");
     }
   }
+}
+
+TEST_CASE("job of one: the master keeps the one log; a node's rows land in time order, never of the job's own kinds", "[live][job][unit]") {
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  const auto path = std::filesystem::temp_directory_path() / ("ctwin-job-of-one-" + std::to_string(::getpid()) + ".csv");
+  {
+    LocalCoordination job(s, controller, MasterOptions::job_of_one("gpu-4", 1, 10, false, 4, path.string()));
+    stop_and_hold(job, {});
+    job.status({1, NodeState::Running, 0, std::nullopt});
+    job.trainer_line("restored -1 none 0");
+    for (int step = 1; step <= 4; ++step) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      job.trainer_line("step " + std::to_string(step) + " 0.02");
+    }
+    job.trainer_line("checkpoint 4 0.001");
+    // Seen 50 ms ago (its report came after the checkpoint's line): it lands before the checkpoint's row.
+    job.event({EventKind::SlowBegin, "clocks throttled", 1, -1, {}, 0.5, 0.05});
+    job.event({EventKind::Interrupted, "a node's own interruption row", -1, -1, {}, 1.0, 0});  // the master's alone: dropped
+    job.close();
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // the header
+  double last = 0;
+  int slow = 0, interrupted = 0, checkpoints_before_slow = 0;
+  while (std::getline(in, line)) {
+    const double t = std::stod(line);
+    CHECK(t >= last);
+    last = t;
+    slow += line.find(",node-4,1,slow_begin,") != std::string::npos;
+    interrupted += line.find(",interrupted,") != std::string::npos;
+    checkpoints_before_slow += slow == 0 && line.find(",checkpoint,") != std::string::npos;
+  }
+  CHECK(slow == 1);
+  CHECK(interrupted == 0);
+  CHECK(checkpoints_before_slow == 0);
+  std::filesystem::remove(path);
 }
