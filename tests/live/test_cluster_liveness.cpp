@@ -132,3 +132,39 @@ TEST_CASE("job master: a node whose agent started again takes its rank back at o
   CHECK(again.generation == 2);
   CHECK(m.status(now)["spares"] == 1);  // the stranger
 }
+
+TEST_CASE("job master: an agent that only beats from its join, its reports starved, is not lost", "[live][cluster]") {
+  // Issue 50 item 5: a node whose HTTP reports queue behind a flood has no plan yet; its heartbeat
+  // datagrams from the join on (the join's incarnation, no plan known) keep it alive meanwhile.
+  const Scenario s = policy();
+  const RecoveryController controller(s);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.agent_timeout_s = 4;
+  o.own_stall_s = 2;  // ticked once a second
+  auto now = Clock::now();
+  JobMaster m(s, controller, o, now);
+  const JoinReply joined_a = m.join({"a", 0, "h0", "", false}, now);
+  const JoinReply joined_b = m.join({"b", 1, "h1", "", false}, now);
+  CHECK(joined_a.incarnation == joined_b.incarnation);
+  CHECK(joined_b.incarnation != 0);
+  m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+  for (std::uint64_t second = 1; second <= 10; ++second) {  // b's reports never arrive; its datagrams do
+    now += std::chrono::seconds(1);
+    m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    const auto answer = m.heartbeat({"b", second, 0, NodeState::Waiting, -1, 0, PlanKind::Wait, 0, joined_b.incarnation}, now);
+    REQUIRE(answer);  // its plan is news to it: it is sent for it (by HTTP, when it gets through)
+    CHECK(answer->plan == PlanKind::Stop);
+    m.tick(now);
+  }
+  CHECK(m.interruptions().empty());
+  CHECK(m.status(now)["nodes"][1]["host"] == "h1");  // still node rank 1
+  // Beats of no incarnation (an agent that joined an earlier master) are no sign of life.
+  for (std::uint64_t second = 11; second <= 16; ++second) {
+    now += std::chrono::seconds(1);
+    m.report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{}), now);
+    m.heartbeat({"b", second, 0, NodeState::Waiting, -1, 0, PlanKind::Wait, 0, 0}, now);
+    m.tick(now);
+  }
+  CHECK(m.status(now)["nodes"][1].value("host", "") != "h1");  // lost: its rank is vacant
+}
