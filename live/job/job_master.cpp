@@ -129,39 +129,6 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   return plan_for(a);
 }
 
-void JobMaster::take_fault(Agent& a, const Report& report, Clock::time_point left, Clock::time_point now) {
-  const FaultReport& f = *report.fault;
-  const Clock::time_point at = left - seconds(f.age_s);
-  const std::int64_t ended = f.generation >= 0 ? f.generation : report.status.generation;
-  const bool current = phase_ == Phase::Running && ended == generation_;
-  std::vector<Act> answer;
-  if (f.ask) {  // a health fault the trainer runs through: does it stop the job at all?
-    a.answered_fault = std::max(a.answered_fault, f.id);
-    if (!current) return;  // the job stops already: the fault that stopped it is the one decided
-    for (const auto& act : answer_fault(controller_, view(now), a.rank, f.fault, f.gpu, f.xid)) answer.push_back(act.act);
-    if (answer.empty()) {  // let pass: counted, stops nothing; the trainer saves now
-      record(std::max(ledger_.at(at), ledger_.marked()), EventKind::Health, f.detail, a.rank, f.xid, f.fault.name);
-      ++a.checkpoint_requests;
-      return;
-    }
-  }
-  faults_.push_back({a.rank, ended, f, at, a.id, now, false, answer});
-  if (current) on_fault(a.rank, f, now);
-}
-
-void JobMaster::take_event(const Agent& a, const NodeEvent& e, Clock::time_point left) {
-  EventKind kind = e.kind;
-  if (!node_may_report(kind)) return;  // the job's own rows are the master's (the wire refuses them too)
-  // A node taken out of the job still reports what its command did: under the rank it held.
-  const int rank = a.rank >= 0 ? a.rank : a.left_rank;
-  std::string note = rank >= 0 ? e.note : "spare " + a.host + ": " + e.note;
-  // With spares, the master's own row is the eviction; the node's command is its outcome.
-  if (kind == EventKind::Evicted && o_.spares_possible) kind = EventKind::Health, note = "the node's eviction: " + note;
-  const Micros at = std::max<Micros>(ledger_.at(left - seconds(e.age_s)), 0);  // when it was seen (the log keeps rows in time order)
-  log_.add(at, kind, note, log_node(rank), e.gpu, e.code, e.fault_class, e.speed);
-  journal_dirty_ = true;
-}
-
 void JobMaster::status_changed(const Agent& a, Clock::time_point now) {
   if (phase_ == Phase::Running && a.status.state == NodeState::Finished) {  // the others' states only matter then
     bool all_finished = true;
