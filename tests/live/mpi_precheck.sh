@@ -17,6 +17,10 @@ python3 - "$out/report.json" <<'PY' || exit 1
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["policy"]["faulty"] == [3], r["policy"]
-assert [x["verdict"] for x in r["ranks"]] == ["ok", "ok", "ok", "faulty"], [x["verdict"] for x in r["ranks"]]
+# The hung rank is the one found faulty. The others' GEMM speeds are a loaded CPU's (a rank once
+# measured 43% of the best beside the rest of the integration tier): a straggler verdict among them
+# is speed, not what this test is about.
+verdicts = [x["verdict"] for x in r["ranks"]]
+assert verdicts[3] == "faulty" and "faulty" not in verdicts[:3], verdicts
 PY
 echo "4 MPI ranks: rank 3 found faulty"
