@@ -65,15 +65,23 @@ bool CheckpointCadence::saves_at(std::int64_t step, std::int64_t default_every) 
 }
 
 std::optional<CadenceChange> next_cadence(const CheckpointCadence& current, std::int64_t every, std::int64_t step, std::int64_t lead_steps,
-                                          double hysteresis) {
+                                          double hysteresis, std::int64_t last_save) {
   if (every < 1) return std::nullopt;
-  if (!current.changes.empty()) {
-    const std::int64_t now_every = current.changes.back().every;
-    if (std::abs(static_cast<double>(every - now_every)) <= hysteresis * static_cast<double>(now_every)) return std::nullopt;
+  const CadenceChange* now = current.changes.empty() ? nullptr : &current.changes.back();
+  if (now && std::abs(static_cast<double>(every - now->every)) <= hysteresis * static_cast<double>(now->every)) return std::nullopt;
+  std::int64_t earliest = std::max<std::int64_t>(step, 0) + std::max<std::int64_t>(lead_steps, 1);
+  if (now) earliest = std::max(earliest, now->from + 1);
+  if (last_save >= 0) {
+    const std::int64_t counted = last_save + every;  // the simulator's: an interval after the last save
+    // No save of the current rule comes before it (before any change the trainer's own holds, unknown here).
+    const bool first = !now || (last_save >= now->from && now->every > 0 && counted <= last_save + now->every);
+    if (counted >= earliest && first) return CadenceChange{counted, every};
   }
-  std::int64_t from = std::max<std::int64_t>(step, 0) + std::max<std::int64_t>(lead_steps, 1);
-  if (!current.changes.empty()) from = std::max(from, current.changes.back().from + 1);
-  return CadenceChange{from, every};
+  if (now && now->every > 0 && earliest > now->from) {  // on the current rule's phase: no extra save
+    const std::int64_t behind = earliest - now->from;
+    return CadenceChange{now->from + (behind + now->every - 1) / now->every * now->every, every};
+  }
+  return CadenceChange{earliest, every};
 }
 
 void CheckpointCadence::add(const CadenceChange& change) {

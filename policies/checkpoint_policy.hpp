@@ -113,8 +113,13 @@ std::int64_t steps_per_interval(double interval_s, double step_s);
 //! The change to `every` steps a job at `step` should make, or nullopt: none when it differs from
 //! the current cadence by no more than `hysteresis` (a fraction), so that noise in the measured
 //! costs does not move the cadence at every report (a negative one: always a change, as after an
-//! interruption, which is news rather than noise). It applies `lead_steps` ahead.
+//! interruption, which is news rather than noise). It applies `lead_steps` ahead or later.
+//! `last_save` (the newest step saved or restored; -1 unknown) keeps the phase: the simulator counts
+//! each interval from the last save or resume, so the change starts `every` after it when that is
+//! far enough ahead (and no save of the current rule comes first), else at the current rule's first
+//! save past the lead. A change dated at `step + lead` instead would add a save and shift the phase
+//! at every re-plan (the twin loop's crashes all fell late in their interval).
 std::optional<CadenceChange> next_cadence(const CheckpointCadence& current, std::int64_t every, std::int64_t step, std::int64_t lead_steps,
-                                          double hysteresis = 0.1);
+                                          double hysteresis = 0.1, std::int64_t last_save = -1);
 
 }  // namespace ctwin

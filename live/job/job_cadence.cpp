@@ -1,7 +1,7 @@
 // The checkpoint interval, live: the scenario's checkpoint policy (policies/checkpoint_policy, the
 // object the simulator's trial asks) given what this job has measured (node rank 0's save stalls
 // and step time, the interruptions so far), turned into a cadence in steps that every trainer
-// follows from a step ahead of the job.
+// follows from a step ahead of the job, counted from the last save or restore as the simulator's is.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -26,7 +26,7 @@ void JobMaster::update_cadence(Clock::time_point now) {
   const std::int64_t lead = steps_per_interval(3 * o_.report_interval_s + 1, step_s) + 1;
   // An interruption since the last change is news, not noise: the policy's answer is announced at once.
   const double hysteresis = failures != cadence_failures_ ? -1.0 : 0.1;
-  const auto change = next_cadence(cadence_, steps_per_interval(interval_s, step_s), book_.step(), lead, hysteresis);
+  const auto change = next_cadence(cadence_, steps_per_interval(interval_s, step_s), book_.step(), lead, hysteresis, book_.interval_from());
   if (!change) return;
   cadence_.add(*change);
   cadence_failures_ = failures;

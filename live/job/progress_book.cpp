@@ -34,12 +34,13 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
                 1.0);
       record_(ledger_.at(t), EventKind::Running, {}, 1.0);
       step_ = m.step;
+      if (m.step >= 0) interval_from_ = m.step;
       break;
     }
     case K::Step: on_step(m, t); break;
     case K::Checkpoint:
       ledger_.charge(Category::CheckpointSave, t);
-      saved_step_ = m.step;
+      saved_step_ = interval_from_ = m.step;
       if (m.seconds >= 0) recent_saves_s_.push_back(m.seconds);
       if (recent_saves_s_.size() > 15) recent_saves_s_.pop_front();
       record_(ledger_.at(t), EventKind::CheckpointDone, "step=" + std::to_string(m.step), 1.0);
@@ -54,6 +55,7 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
       done_ = m.kind == K::Done;
       break;
     case K::Section:  // a rank's compute time: the straggler watch's, not the ledger's
+    case K::Persist:  // a persist's outcome: the agent turns a failed one into a storage fault, not the ledger
     case K::Unknown: break;
   }
 }

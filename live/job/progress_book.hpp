@@ -37,6 +37,8 @@ class ProgressBook {
   std::int64_t step() const { return step_; }
   std::int64_t saved_step() const { return saved_step_; }
   std::int64_t nan_step() const { return nan_step_; }
+  //! The step the checkpoint interval counts from: the newest saved or restored (-1 before either).
+  std::int64_t interval_from() const { return interval_from_; }
   bool done() const { return done_; }
   //! The node's step time (its baseline once known, else the last step's); 0 before the first step.
   double step_s() const { return steps_.baseline_s() > 0 ? steps_.baseline_s() : last_step_s_; }
@@ -50,7 +52,7 @@ class ProgressBook {
   Record record_;
   StepTimeWatch steps_;
   long steps_since_launch_ = 0, launches_ = 0;
-  std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1;
+  std::int64_t step_ = -1, saved_step_ = -1, nan_step_ = -1, interval_from_ = -1;
   bool done_ = false;
   double last_step_s_ = 0, share_ = 1;
   std::deque<double> recent_saves_s_;

@@ -140,8 +140,33 @@ TEST_CASE("checkpoint cadence: every rank saves the same steps, changes apply ah
   CHECK(next_cadence(cadence, 25, 120, 7, -1.0));    // news (an interruption): announced even unchanged
   const auto second = next_cadence(cadence, 10, 104, 2);
   REQUIRE(second);
-  CHECK(second->from == 111);  // never at or before the last change's step
+  CHECK(second->from == 135);  // after the last change's step, at the current rule's next save (110 + 25)
   for (int i = 0; i < 6; ++i) cadence.add({200 + i, 5});
   CHECK(cadence.changes.size() == CheckpointCadence::kKept);
   CHECK(cadence.revision == 7);
+}
+
+TEST_CASE("checkpoint cadence: a change keeps the interval counted from the last save or restore, as the simulator's", "[policies][checkpoint]") {
+  CheckpointCadence cadence;
+  // The first change, the trainer's own rule before it: an interval after the last save.
+  const auto first = next_cadence(cadence, 49, 160, 10, 0.1, 150);
+  REQUIRE(first);
+  CHECK(first->from == 199);
+  cadence.add(*first);
+  // After a restore to 1718 (a save of that rule), the same interval re-announced (an interruption
+  // is news) starts on the rule's phase: no extra save, no shift.
+  const auto late = next_cadence(cadence, 49, 1760, 80, -1.0, 1718);
+  REQUIRE(late);
+  CHECK(late->from == 1865);  // 1718 + 3 x 49: the first save of the rule past step 1840
+  // A shorter interval heard in time starts an interval after the restore.
+  const auto shorter = next_cadence(cadence, 40, 1720, 5, 0.1, 1718);
+  REQUIRE(shorter);
+  CHECK(shorter->from == 1758);
+  // A longer one waits for the rule's next save (1767) rather than skip it.
+  const auto longer = next_cadence(cadence, 60, 1720, 5, 0.1, 1718);
+  REQUIRE(longer);
+  CHECK(longer->from == 1767);
+  // No step known to count from: the rule's first save past the lead; before any rule, the lead.
+  CHECK(next_cadence(cadence, 60, 1720, 5)->from == 1767);
+  CHECK(next_cadence(CheckpointCadence{}, 60, 1720, 5)->from == 1725);
 }
