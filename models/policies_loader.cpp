@@ -69,9 +69,20 @@ void read_xid_actions(Reader& r, const json& table, Scenario& s) {
 
 void read_elastic(Reader& r, const json& e, Scenario& s) {
   const std::string p = "/policies/elastic";
-  r.allow_only(e, p, {"mode", "replica_nodes", "min_replicas", "regrow", "notes"});
-  s.elastic.shrink = choose<bool>(r, e, p, "mode", true, {{"wait", false}, {"shrink", true}}).value_or(false);
-  s.elastic.replica_nodes = static_cast<int>(r.integer(e, p, "replica_nodes", s.elastic.shrink, 1, 1'000'000).value_or(1));
+  r.allow_only(e, p, {"mode", "replica_nodes", "min_replicas", "regrow", "reform", "recover", "source", "notes"});
+  enum class Mode { Wait, Shrink, Quorum };
+  const Mode mode = choose<Mode>(r, e, p, "mode", true, {{"wait", Mode::Wait}, {"shrink", Mode::Shrink}, {"quorum", Mode::Quorum}}).value_or(Mode::Wait);
+  s.elastic.shrink = mode == Mode::Shrink;
+  s.elastic.quorum = mode == Mode::Quorum;
+  s.elastic.replica_nodes = static_cast<int>(r.integer(e, p, "replica_nodes", mode != Mode::Wait, 1, 1'000'000).value_or(1));
+  if (s.elastic.quorum) {
+    s.elastic.reform_us = r.duration(e, p, "reform", true).value_or(0);
+    s.elastic.recover_us = r.duration(e, p, "recover", true).value_or(0);
+  } else {
+    for (const char* only : {"reform", "recover"})
+      if (e.contains(only)) r.problem(Reader::at(p, only), "only a quorum (\"mode\": \"quorum\") re-forms and recovers from a peer");
+  }
+  r.string(e, p, "source", false);
   if (s.job.nodes > 0 && s.job.nodes % s.elastic.replica_nodes != 0)
     r.problem(p + "/replica_nodes", "must divide the job's " + std::to_string(s.job.nodes) + " nodes (whole replicas)");
   const int replicas = s.job.nodes / std::max(1, s.elastic.replica_nodes);

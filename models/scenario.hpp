@@ -239,6 +239,21 @@ struct Checkpointing {
   bool save_on_failure = false;              //!< a crash that leaves the host up saves the live state first
 };
 
+//! How the job's processes come back after an interruption (`restart`, docs/model.md).
+enum class RestartMechanism {
+  Relaunch,     //!< every process anew: launcher, interpreter, imports, process group (`restart.overhead`)
+  InProcess,    //!< the processes that survived re-enter the training function (NVRx in-process restart)
+  WarmStandby,  //!< a replaced rank is taken by a process started ahead, its imports done
+};
+struct RestartMechanisms {
+  RestartMechanism mechanism = RestartMechanism::Relaunch;
+  Micros in_process_us = -1;    //!< `restart.in_process.overhead` (-1: not given)
+  Micros warm_standby_us = -1;  //!< `restart.warm_standby.overhead` (-1: not given)
+  //! The classes in-process restart takes (`restart.in_process.faults`); empty: every crash or hang
+  //! whose remediation is a plain restart. A fault that reboots, resets or replaces never is.
+  std::vector<std::string> in_process_faults;
+};
+
 struct CheckpointPolicySpec {
   enum class Kind { Fixed, Young, Daly, Adaptive };
   Kind kind = Kind::Fixed;
@@ -254,6 +269,11 @@ struct XidActionSpec {
 };
 struct ElasticSpec {
   bool shrink = false;     //!< false: wait for a spare; true: drop whole replicas and regrow later
+  //! Quorum (torchft): a replica that fails steps out while the others train on at reduced data
+  //! parallelism, and rejoins once healed with the live state of a peer; no rollback.
+  bool quorum = false;
+  Micros reform_us = 0;    //!< quorum: the healthy replicas' pause to re-form without the failed one
+  Micros recover_us = 0;   //!< quorum: a healed replica's copy of a peer's live state before it rejoins
   int replica_nodes = 1;   //!< nodes per data-parallel replica (tensor x pipeline parallel / GPUs per node)
   int min_replicas = 1;    //!< never shrink below this; wait instead
   bool regrow = true;      //!< add replicas back when whole replicas of nodes return
@@ -326,6 +346,7 @@ struct Scenario {
   std::vector<FaultClass> faults;
   Checkpointing checkpoint;
   Micros restart_overhead_us = 0;  //!< relaunch of the job: scheduling, process start, NCCL init
+  RestartMechanisms restart;       //!< in-process restart and warm standby, when the scenario has them
   RepairShop spares;
   std::optional<Maintenance> maintenance;
   CheckpointPolicySpec checkpoint_policy;

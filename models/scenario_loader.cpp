@@ -1,5 +1,6 @@
 #include "models/scenario_loader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -332,12 +333,46 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
   r.string(sp, p, "source", false);
 }
 
-void read_rest(Reader& r, const json& root, Scenario& s) {
-  if (const json* rs = r.object(root, "", "restart", true)) {
-    r.allow_only(*rs, "/restart", {"overhead", "source"});
-    s.restart_overhead_us = r.duration(*rs, "/restart", "overhead", true).value_or(0);
-    r.string(*rs, "/restart", "source", false);
+//! The relaunch's cost, and the faster mechanisms with theirs: `mechanism` names the one in force.
+void read_restart(Reader& r, const json& rs, Scenario& s) {
+  const std::string p = "/restart";
+  r.allow_only(rs, p, {"overhead", "mechanism", "in_process", "warm_standby", "source"});
+  s.restart_overhead_us = r.duration(rs, p, "overhead", true).value_or(0);
+  r.string(rs, p, "source", false);
+  RestartMechanisms& m = s.restart;
+  m.mechanism = choose<RestartMechanism>(r, rs, p, "mechanism", false,
+                                         {{"relaunch", RestartMechanism::Relaunch},
+                                          {"in_process", RestartMechanism::InProcess},
+                                          {"warm_standby", RestartMechanism::WarmStandby}})
+                    .value_or(RestartMechanism::Relaunch);
+  if (const json* ip = r.object(rs, p, "in_process", m.mechanism == RestartMechanism::InProcess)) {
+    const std::string q = p + "/in_process";
+    r.allow_only(*ip, q, {"overhead", "faults", "source"});
+    m.in_process_us = r.duration(*ip, q, "overhead", true).value_or(0);
+    r.string(*ip, q, "source", false);
+    if (auto it = ip->find("faults"); it != ip->end()) {
+      if (!it->is_array()) r.problem(q + "/faults", std::string("expected an array of fault class names, got ") + it->type_name());
+      else
+        for (std::size_t i = 0; i < it->size(); ++i) {
+          const json& name = (*it)[i];
+          const std::string at = q + "/faults/" + std::to_string(i);
+          if (!name.is_string()) r.problem(at, "expected a fault class name");
+          else if (std::none_of(s.faults.begin(), s.faults.end(), [&](const FaultClass& f) { return f.name == name.get<std::string>(); }))
+            r.problem(at, "no fault class is named \"" + name.get<std::string>() + "\"");
+          else m.in_process_faults.push_back(name.get<std::string>());
+        }
+    }
   }
+  if (const json* ws = r.object(rs, p, "warm_standby", m.mechanism == RestartMechanism::WarmStandby)) {
+    const std::string q = p + "/warm_standby";
+    r.allow_only(*ws, q, {"overhead", "source"});
+    m.warm_standby_us = r.duration(*ws, q, "overhead", true).value_or(0);
+    r.string(*ws, q, "source", false);
+  }
+}
+
+void read_rest(Reader& r, const json& root, Scenario& s) {
+  if (const json* rs = r.object(root, "", "restart", true)) read_restart(r, *rs, s);
   bool needs_spares = false;
   for (const auto& f : s.faults)
     needs_spares |= f.action == Act::Replace || (f.escalation && f.escalation->action == Act::Replace);

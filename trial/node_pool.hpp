@@ -34,6 +34,11 @@ class NodePool {
   bool in_job(int node) const { return slot_of(node) >= 0; }
 
   std::size_t vacancies() const { return vacant_slots_.size(); }
+  //! `f(slot)` for each slot waiting for a spare.
+  template <class F>
+  void for_each_vacancy(F&& f) const {
+    for (const Vacancy& v : vacant_slots_) f(v.slot);
+  }
   std::size_t spares() const { return spare_pool_.size(); }
 
   //! `node` leaves `slot`; a spare takes its place in `swap_us` (or a hot one sooner).

@@ -30,6 +30,7 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   for (const auto& fc : config.faults) recent_faults_.emplace_back(fc.escalation ? fc.escalation->after : 1);
   replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
   total_replicas_ = active_replicas_ = std::max(1, config.job_nodes / replica_nodes_);
+  if (config.quorum) replica_state_.assign(static_cast<std::size_t>(total_replicas_), ReplicaState::In);
   save_us_ = config.save_us;
   update_transfer_costs();
   choose_interval(0);
@@ -270,13 +271,12 @@ void Trial::finish(Micros t, bool work_done) {
     result_.ledger[Category::CheckpointSave] += t - phase_start_;
     phase_ = Phase::Up;  // the window closes on unsaved work, which no fault took
   }
-  if (phase_ == Phase::Up) {
+  if (phase_ == Phase::Up || regrouping_) {  // a quorum's stall holds its unsaved work too
     result_.ledger[unsaved] += uncommitted_;
     if (unsaved == Category::Productive) committed_ += uncommitted_;
     uncommitted_ = 0;
-  } else if (phase_ != Phase::Done) {
-    result_.ledger[phase_category()] += t - phase_start_;
   }
+  if (phase_ != Phase::Up && phase_ != Phase::Done) result_.ledger[phase_category()] += t - phase_start_;
   phase_ = Phase::Done;
   now_ = t;
   result_.wall_us = t;
@@ -318,13 +318,28 @@ void Trial::enter(Phase phase, Micros t, Micros duration) {
 
 void Trial::begin_restart(Micros t) {
   emit(t, EventKind::RestartBegin);
-  enter(Phase::Restart, t, pending_action_us_ + config_.restart_overhead_us);
+  const RestartPath path = restart_path(config_.restart, chain_in_process_);
+  enter(Phase::Restart, t, pending_action_us_ + restart_overhead_us(config_.restart, config_.restart_overhead_us, path));
 }
 
 void Trial::advance_down(Micros t) {
   while (phase_ != Phase::Up && phase_ != Phase::Done && phase_ != Phase::WaitSpare && phase_end_ <= t) {
     const Micros end = phase_end_;
     result_.ledger[phase_category()] += end - phase_start_;
+    if (regrouping_ && phase_ == Phase::Detect) {  // the quorum's stall: detected, now re-form
+      emit(end, EventKind::Detected);
+      enter(Phase::Restart, end, config_.quorum_reform_us);
+      continue;
+    }
+    if (regrouping_ && phase_ == Phase::Restart) {  // re-formed: the healthy replicas train on, nothing restored
+      regrouping_ = false;
+      phase_ = Phase::Up;
+      now_ = end;
+      emit(end, EventKind::Running);
+      if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
+      else advance_up(t);
+      continue;
+    }
     switch (phase_) {
       case Phase::Detect:
         emit(end, EventKind::Detected);
@@ -361,6 +376,7 @@ void Trial::advance_down(Micros t) {
         pending_diagnosis_us_ = 0;
         chain_restore_us_ = -1;
         chain_storage_readers_ = 0;
+        chain_in_process_ = true;
         choose_interval(end);
         emit(end, EventKind::Running);
         if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
@@ -398,6 +414,7 @@ Micros Trial::next_timer() const {
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
   for (const auto& e : slow_) t = std::min(t, e.end);
   for (const auto& c : straggler_checks_) t = std::min(t, c.first);
+  for (const auto& r : rejoins_) t = std::min(t, r.first);
   return t;
 }
 
@@ -422,12 +439,20 @@ void Trial::on_timer(Micros t) {
     top_up_due_ = kNever;
     spares_arriving_ = 0;
   }
+  if (!rejoins_.empty()) rejoin_due(t);
   if (pool_.take_returns(t, [&](int node) { emit(t, EventKind::NodeUp, node); })) {
+    const Micros chain_action_us = pending_action_us_;
     fill_vacancies(t);
-    if (phase_ == Phase::WaitSpare && pool_.vacancies() == 0) {
+    if (config_.quorum) {  // a spare for a replica that waits: it heals apart while the others run
+      const Micros swap_us = pending_action_us_;
+      if (phase_ == Phase::Up || regrouping_) pending_action_us_ = chain_action_us;
+      quorum_vacancies(t, swap_us);
+      rejoin_due(t);
+    }
+    if (phase_ == Phase::WaitSpare && (pool_.vacancies() == 0 || (config_.quorum && active_replicas_ > 0))) {
       result_.ledger[Category::WaitingForSpares] += t - phase_start_;
       begin_restart(t);
-    } else if (phase_ == Phase::Up && active_replicas_ < total_replicas_ &&
+    } else if (!config_.quorum && phase_ == Phase::Up && active_replicas_ < total_replicas_ &&
                consult_grow(t, micros_to_seconds(save_us_ + config_.restart_overhead_us + config_.restore_us))) {
       begin_planned_stop(t, PlannedStop::Regrow, in_save_ ? save_left_ : blocking_save_us());
     }
@@ -464,6 +489,7 @@ void Trial::begin_maintenance(Micros t) {
 //! The job saves and stops on purpose; what follows the save depends on why (end_planned_save).
 void Trial::begin_planned_stop(Micros t, PlannedStop kind, Micros save) {
   planned_ = kind;
+  chain_in_process_ = false;  // new processes or new members: the job relaunches
   in_save_ = false;
   save_left_ = 0;
   enter(Phase::PlannedSave, t, save);
@@ -486,118 +512,6 @@ void Trial::end_planned_save(Micros end) {
       begin_restart(end);
       return;
   }
-}
-
-void Trial::detect_sdc(const PendingSdc& sdc) {
-  const Micros t = sdc.detect_at;
-  const FaultClass& fc = config_.faults[sdc.fault_class];
-  // Every checkpoint saved after the corruption is bad: back to the last clean one.
-  const Micros rolled_back = committed_ - std::min(committed_, sdc.clean_work);
-  result_.ledger[Category::Productive] -= rolled_back;
-  result_.ledger[Category::LostProgress] += rolled_back;
-  committed_ -= rolled_back;
-  emit(t, EventKind::Rollback, sdc.node, sdc.gpu, &fc);
-  const bool host_down = pool_.node_in_slot(sdc.slot) == sdc.node && stop_part(t, fc, sdc.slot, sdc.node, sdc.gpu);
-  crash(t, fc, 0, host_down);  // the time until it was noticed is already lost work
-}
-
-void Trial::on_fault(const FaultStrike& strike) {
-  if (phase_ == Phase::Done) return;
-  const Micros t = strike.time;
-  arrived(t);
-  if (phase_ == Phase::Up) {
-    advance_up(t);
-    if (phase_ == Phase::Done) return;
-  }
-  now_ = std::max(now_, t);
-  const FaultClass& fc = config_.faults[strike.fault_class];
-  // A lemon's extra fault (it names its node) after a repair that cured it: the node is sound now.
-  if (strike.node >= 0 && std::find(cured_.begin(), cured_.end(), strike.node) != cured_.end()) return;
-  // A model without faults during recovery (Young's, the classic renewal formula) drops them.
-  if (!config_.faults_during_recovery && phase_ != Phase::Up && phase_ != Phase::PlannedSave && phase_ != Phase::Maintenance) return;
-  if (is_network(fc.rate.component)) {
-    if (on_network_fault(strike, fc)) ++result_.fault_counts[strike.fault_class];
-    return;
-  }
-  // A lemon's extra fault names its node: it matters only while the node is in the job.
-  const int slot = strike.node >= 0 ? pool_.slot_of(strike.node) : strike.slot;
-  const int node = slot >= 0 ? pool_.node_in_slot(slot) : -1;
-  if (node < 0) {
-    emit(t, EventKind::FaultIgnored, strike.node, strike.gpu, &fc);
-    return;
-  }
-  ++result_.fault_counts[strike.fault_class];
-  emit(t, EventKind::Fault, node, strike.gpu, &fc);
-  pool_.record_failure(node, t);
-
-  switch (fc.effect) {
-    case Effect::None:  // counted; correctable ECC errors accumulate towards a row remap
-      if (fc.remap) request_remap(static_cast<std::int64_t>(node) * 256 + std::max(strike.gpu, 0), fc);
-      return;
-    case Effect::Slow:
-      slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
-      emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
-      update_speed();
-      if (config_.controller && config_.straggler_observe_us > 0) straggler_checks_.emplace_back(t + config_.straggler_observe_us, node);
-      return;
-    case Effect::Flap:
-      if (fc.action_us < fc.detection_us) {  // back before the watchdog fires: a stall
-        slow_.push_back({t + fc.action_us, node, 0.0});
-        emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, 0.0);
-        update_speed();
-      } else {
-        crash(t, fc, fc.detection_us, false);  // the watchdog fires: a hang
-      }
-      return;
-    case Effect::Sdc: {
-      // Nothing shows yet. The last clean checkpoint holds the work saved before now (or being saved).
-      const Micros clean = committed_ + (phase_ == Phase::Up && in_save_ ? uncommitted_ : 0);
-      sdc_.push_back({t + fc.detection_us, clean, strike.fault_class, slot, node, strike.gpu});
-      return;
-    }
-    case Effect::Crash:
-    case Effect::Hang: {
-      const bool host_down = stop_part(t, fc, slot, node, strike.gpu);
-      crash(t, fc, fc.detection_us, host_down);
-    }
-      return;
-  }
-}
-
-//! A crash or a hang: the work since the last save is gone, and the recovery chain (re)starts.
-void Trial::crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down, int nodes_lost) {
-  ++result_.interruptions;
-  ++result_.interruptions_by_class[static_cast<std::size_t>(&fc - config_.faults.data())];
-  emit(t, EventKind::Interrupted, -1, -1, &fc);
-  if (phase_ != Phase::Up) result_.ledger[phase_category()] += t - phase_start_;  // a save, recovery or maintenance cut short
-  if (phase_ == Phase::FailureSave) {  // the save on failure did not finish: that work is lost too
-    result_.ledger[Category::LostProgress] += failure_save_work_;
-    failure_save_work_ = 0;
-  }
-  if (phase_ == Phase::Up || phase_ == Phase::PlannedSave) {
-    if (config_.save_on_failure && !host_down && phase_ == Phase::Up) {
-      failure_save_work_ = uncommitted_;  // saved after detection, if nothing else strikes first
-    } else {
-      result_.ledger[Category::LostProgress] += uncommitted_;
-    }
-    uncommitted_ = 0;
-    in_save_ = false;
-    save_left_ = 0;
-  }
-  // The newest checkpoint this crash leaves usable: saved work past it is lost too.
-  const auto [usable, local_restore_us, storage_readers] = usable_checkpoint(t, host_down, nodes_lost);
-  if (usable < committed_) {
-    const Micros rolled_back = committed_ - usable;
-    result_.ledger[Category::Productive] -= rolled_back;
-    result_.ledger[Category::LostProgress] += rolled_back;
-    committed_ = usable;
-  }
-  // Both may apply: the lost nodes read storage while the others load from memory.
-  if (storage_readers > 0) chain_storage_readers_ = std::min(active_nodes(), chain_storage_readers_ + storage_readers);
-  chain_restore_us_ = std::max(chain_restore_us_, local_restore_us);
-  pending_diagnosis_us_ = std::max(pending_diagnosis_us_, fc.diagnosis_us);
-  enter(Phase::Detect, t, detection_us);
-  advance_down(t);
 }
 
 }  // namespace ctwin

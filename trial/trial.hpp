@@ -24,6 +24,7 @@
 #include "models/fault_timeline.hpp"
 #include "models/scenario.hpp"
 #include "policies/controller.hpp"
+#include "policies/restart_path.hpp"
 #include "trial/flash_tiers.hpp"
 #include "trial/node_pool.hpp"
 #include "trial/part_history.hpp"
@@ -117,6 +118,8 @@ class Trial {
   void enter(Phase phase, Micros t, Micros duration);
   void advance_down(Micros t);
   void leave_diagnosis(Micros t);
+  //! The nodes the diagnosis sent away leave their slots: for repair, or with their network part.
+  void send_away_departures(Micros t);
   void fill_vacancies(Micros t);
   void begin_restart(Micros t);
   Category phase_category() const;
@@ -131,7 +134,9 @@ class Trial {
   Micros peer_restore_us(int readers) const;
   //! The blocking save a failure or a planned stop makes: the sync save, or the flash snapshot.
   Micros blocking_save_us() const { return config_.mechanism == CheckpointMechanism::Sync ? save_us_ : config_.save_us; }
-  void crash(Micros t, const FaultClass& fc, Micros detection_us, bool host_down, int nodes_lost = 1);
+  //! `action`: the remediation the fault got (stop_part's), which with `host_down` says whether
+  //! in-process restart can take it (policies/restart_path.hpp).
+  void crash(Micros t, const FaultClass& fc, Act action, Micros detection_us, bool host_down, int nodes_lost = 1);
   //! The newest checkpoint a restart can use at t, and where it comes from.
   struct UsableCheckpoint {
     Micros work;
@@ -139,8 +144,13 @@ class Trial {
     int storage_readers;      //!< nodes reading it from storage (0: none)
   };
   UsableCheckpoint usable_checkpoint(Micros t, bool host_down, int nodes_lost);
-  //! Returns whether the node is down (reboot, replacement): its memory is gone.
-  bool stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
+  //! What stopping the part that failed did: the remediation, and whether its node went down
+  //! (reboot, replacement: its memory is gone).
+  struct Stopped {
+    bool host_down;
+    Act action;
+  };
+  Stopped stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu);
   void detect_sdc(const PendingSdc& sdc);
   void begin_maintenance(Micros t);
   void begin_planned_stop(Micros t, PlannedStop kind, Micros save);
@@ -204,6 +214,7 @@ class Trial {
   Micros failure_save_work_ = 0;  //!< save-on-failure: the live work being saved
   Micros chain_restore_us_ = -1;  //!< the local (memory, peer) restore the current recovery needs (-1: none)
   int chain_storage_readers_ = 0; //!< nodes the current recovery restores from storage
+  bool chain_in_process_ = true;  //!< every fault of the current recovery is one in-process restart takes
 
   // Down state.
   Micros phase_start_ = 0;
@@ -243,6 +254,24 @@ class Trial {
   std::vector<std::pair<Micros, int>> straggler_checks_;  //!< (when, node)
   Rng control_rng_;  //!< precheck and step-time noise: its own stream, so policies compare on common faults
   std::vector<control::Action> actions_;
+
+  // Quorum (trial_quorum.cpp; policies.elastic mode quorum, as torchft): a replica that fails steps
+  // out and heals while the others train on; it rejoins with a peer's live state, no rollback.
+  enum class ReplicaState : std::uint8_t { In, Healing, WaitingForSpare };
+  std::vector<ReplicaState> replica_state_;      //!< per replica
+  std::vector<std::pair<Micros, int>> rejoins_;  //!< (when, replica): the healing ones, few
+  bool regrouping_ = false;  //!< the healthy replicas' stall: detection, then the reform (Detect, Restart phases)
+  int replica_of(int slot) const { return slot / replica_nodes_; }
+  //! A crash or hang on `slot` the quorum absorbs: a healthy replica is left to train on.
+  bool quorum_absorbs(int slot) const;
+  void regroup(Micros t, const FaultClass& fc, const Stopped& stopped, int slot);
+  //! The replica steps out; it rejoins at `back` (kNever: when a spare fills its vacant slot).
+  void step_out(Micros t, int replica, Micros back);
+  void rejoin_due(Micros t);
+  //! Replicas whose vacant slots are filled now start healing; a full recovery's vacancies set theirs out.
+  void quorum_vacancies(Micros t, Micros swap_us);
+  //! The restart and recovery of one healed replica after its hardware action (`ready`).
+  Micros replica_back(Micros ready, const FaultClass* fc, Act action) const;
   //! Per fault class (with an escalation): each part's newest `after` faults; a part is node * 256 + GPU.
   std::vector<PartHistory> recent_faults_;
 };

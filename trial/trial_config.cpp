@@ -39,6 +39,7 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
     c.peer_restore_us = ck.peer_restore_us.value_or(0);
   }
   c.restart_overhead_us = scenario.restart_overhead_us;
+  c.restart = scenario.restart;
   c.repair_us = scenario.spares.fixed_us;
   c.shop = scenario.spares;
   std::shared_ptr<const IntervalPolicy> policy = make_checkpoint_policy(scenario.checkpoint_policy, implied_job_mtbf_s(scenario));
@@ -52,7 +53,10 @@ TrialConfig make_trial_config(const Scenario& scenario, const CheckpointCosts& c
   if (!scenario.xid_actions.empty() || scenario.elastic.shrink || scenario.precheck.enabled || scenario.stragglers.evict ||
       scenario.spare_pool.any())
     c.controller = std::make_shared<const RecoveryController>(scenario);
-  c.replica_nodes = scenario.elastic.shrink ? scenario.elastic.replica_nodes : 0;
+  c.replica_nodes = scenario.elastic.shrink || scenario.elastic.quorum ? scenario.elastic.replica_nodes : 0;
+  c.quorum = scenario.elastic.quorum;
+  c.quorum_reform_us = scenario.elastic.reform_us;
+  c.quorum_recover_us = scenario.elastic.recover_us;
   c.speed_by_replicas = scenario.elastic.speed_by_replicas;
   c.step_us = scenario.job.step_us;
   c.straggler_observe_us = scenario.stragglers.evict ? scenario.stragglers.observe_us : 0;

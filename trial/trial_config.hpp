@@ -22,7 +22,8 @@ struct TrialConfig {
   std::vector<FaultClass> faults;
   Micros save_us = 0;
   Micros restore_us = 0;
-  Micros restart_overhead_us = 0;
+  Micros restart_overhead_us = 0;  //!< a relaunch
+  RestartMechanisms restart;       //!< in-process restart and warm standby (policies/restart_path.hpp)
   Micros repair_us = 0;           //!< fixed turnaround, unless `shop` gives a distribution
   RepairShop shop;
   Micros interval_us = 0;         //!< fixed interval, unless `interval_policy` is set
@@ -44,6 +45,9 @@ struct TrialConfig {
   //! Null: the catalogue's actions, wait for spares, no precheck.
   std::shared_ptr<const control::Controller> controller;
   int replica_nodes = 0;               //!< nodes per data-parallel replica (0: the job is one replica)
+  bool quorum = false;                 //!< a failed replica steps out, the others train on (trial_quorum.cpp)
+  Micros quorum_reform_us = 0;         //!< the healthy replicas' pause to re-form
+  Micros quorum_recover_us = 0;        //!< a healed replica's copy of a peer's live state
   std::vector<double> speed_by_replicas;  //!< job speed by active replicas (the step model's); empty: active / total
   Micros step_us = 0;                  //!< failure-free step at full width
   Micros straggler_observe_us = 0;     //!< > 0: step times go to the controller this long after a node turns slow

@@ -49,8 +49,7 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
   return t + repair;
 }
 
-void Trial::leave_diagnosis(Micros t) {
-  if (precheck_pending_) run_precheck(t);
+void Trial::send_away_departures(Micros t) {
   for (const Departure& d : departures_) {
     if (pool_.node_in_slot(d.slot) != d.node) continue;  // struck twice: already out
     pool_.vacate(d.slot, d.node, d.swap_us);
@@ -66,11 +65,20 @@ void Trial::leave_diagnosis(Micros t) {
     rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node), rebooting_nodes_.end());
   }
   departures_.clear();
+}
+
+void Trial::leave_diagnosis(Micros t) {
+  if (precheck_pending_) run_precheck(t);
+  send_away_departures(t);
   fill_vacancies(t);
-  if (pool_.vacancies() > 0) consult_shortage(t);
+  if (config_.quorum) {  // replicas with a vacancy stay out: the others restart
+    quorum_vacancies(t, 0);
+    rejoin_due(t);
+  }
+  if (pool_.vacancies() > 0 && !config_.quorum) consult_shortage(t);
   // The job restarts anyway: replicas that can come back cost nothing extra.
   if (pool_.vacancies() == 0 && active_replicas_ < total_replicas_ && consult_grow(t, 0)) grow(t, grow_by_);
-  if (pool_.vacancies() == 0) {
+  if (pool_.vacancies() == 0 || (config_.quorum && active_replicas_ > 0)) {
     begin_restart(t);
     return;
   }
@@ -122,7 +130,7 @@ bool Trial::apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& r
 }
 
 //! The part that failed: its action (escalated when it keeps failing) and what happens to its node.
-bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
+Trial::Stopped Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gpu) {
   Act action = fc.action;
   Micros action_us = fc.action_us;
   if (fc.escalation) {
@@ -159,7 +167,7 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
   }
   if (action != Act::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);
-    return action == Act::Reboot;
+    return {action == Act::Reboot, action};
   }
   // Replace: the node leaves after the diagnosis, and a spare swaps in (action_us, unless warm).
   // The diagnosis may blame the wrong node: that one is replaced, and the bad one fails again.
@@ -177,12 +185,12 @@ bool Trial::stop_part(Micros t, const FaultClass& fc, int slot, int node, int gp
                          static_cast<double>(shop.recurrence_mean_us);
       recurrences_.push_back({t + static_cast<Micros>(std::llround(std::min(delay, 1e15))),
                               static_cast<std::uint32_t>(&fc - config_.faults.data()), node, gpu});
-      return true;
+      return {true, action};
     }
   }
   emit(t, EventKind::NodeDown, node);
   departures_.push_back({slot, node, kNever, action_us});
-  return true;
+  return {true, action};
 }
 
 //! A leaf, spine or cable failed: the nodes behind it leave the job (and the spare pool) until the
@@ -218,7 +226,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
     emit(t, EventKind::NodeDown, node);
     departures_.push_back({pool_.slot_of(node), node, back, 0});
   }
-  crash(t, fc, fc.detection_us, true, static_cast<int>(out_of_job.size()));  // nodes cut off: their memory is out of reach
+  crash(t, fc, fc.action, fc.detection_us, true, static_cast<int>(out_of_job.size()));  // nodes cut off: their memory is out of reach
   return true;
 }
 

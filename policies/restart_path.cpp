@@ -1,0 +1,39 @@
+#include "policies/restart_path.hpp"
+
+#include <algorithm>
+
+namespace ctwin {
+
+const char* to_string(RestartPath path) {
+  switch (path) {
+    case RestartPath::Relaunch: return "relaunch";
+    case RestartPath::InProcess: return "in_process";
+    case RestartPath::WarmStandby: return "warm_standby";
+  }
+  return "relaunch";
+}
+
+bool in_process_takes(const RestartMechanisms& spec, const FaultClass& fc, Act action, bool host_down) {
+  if (spec.mechanism != RestartMechanism::InProcess || host_down) return false;
+  if (action != Act::Restart && action != Act::None) return false;
+  if (!spec.in_process_faults.empty())
+    return std::find(spec.in_process_faults.begin(), spec.in_process_faults.end(), fc.name) != spec.in_process_faults.end();
+  return fc.effect == Effect::Crash || fc.effect == Effect::Hang || fc.effect == Effect::Flap;
+}
+
+RestartPath restart_path(const RestartMechanisms& spec, bool in_process_possible) {
+  if (spec.mechanism == RestartMechanism::InProcess && in_process_possible && spec.in_process_us >= 0) return RestartPath::InProcess;
+  if (spec.mechanism != RestartMechanism::Relaunch && spec.warm_standby_us >= 0) return RestartPath::WarmStandby;
+  return RestartPath::Relaunch;
+}
+
+Micros restart_overhead_us(const RestartMechanisms& spec, Micros relaunch_us, RestartPath path) {
+  switch (path) {
+    case RestartPath::InProcess: return spec.in_process_us;
+    case RestartPath::WarmStandby: return spec.warm_standby_us;
+    case RestartPath::Relaunch: break;
+  }
+  return relaunch_us;
+}
+
+}  // namespace ctwin

@@ -1,0 +1,31 @@
+#pragma once
+//! Which way a job comes back after an interruption (issue 51): relaunch every process, re-enter the
+//! training function in the processes that survived (in-process, as NVIDIA's NVRx), or give a
+//! replaced rank a process started ahead (warm standby). One rule for the simulator's trial and the
+//! live master: in-process where every fault of the recovery left the healthy ranks' processes
+//! alive and the failed rank's node usable; otherwise the warm standby where the scenario keeps one;
+//! otherwise a relaunch.
+
+#include "core/units.hpp"
+#include "models/remediation.hpp"
+#include "models/scenario.hpp"
+
+namespace ctwin {
+
+enum class RestartPath { Relaunch, InProcess, WarmStandby };
+const char* to_string(RestartPath path);
+
+//! Whether in-process restart can take this fault: a crash or hang (a watchdog's flap too) whose
+//! remediation is a plain restart (or none) on a host that stayed up, and a class the scenario's
+//! `restart.in_process.faults` names when it names any. A reset, reboot or replacement never is:
+//! the CUDA context or the node is gone.
+bool in_process_takes(const RestartMechanisms& spec, const FaultClass& fc, Act action, bool host_down);
+
+//! The path of a recovery: `in_process_possible` when every fault in it was one in-process takes
+//! (a planned stop, maintenance or a regrowth, is not: new processes, or new members, join).
+RestartPath restart_path(const RestartMechanisms& spec, bool in_process_possible);
+
+//! What the path costs beyond any hardware action: the scenario's overhead for it.
+Micros restart_overhead_us(const RestartMechanisms& spec, Micros relaunch_us, RestartPath path);
+
+}  // namespace ctwin
