@@ -419,6 +419,7 @@ CalibrationResult calibrate(const std::vector<std::string>& traces, const Calibr
   nlohmann::ordered_json doc = base_document(options, evidence);
   const nlohmann::ordered_json added = apply_class_fits(doc, estimates, options);
   apply_repairs(doc, fits.repair);
+  apply_measured_restarts(doc, evidence, report);
   apply_row_remaps(doc, evidence, options, report);
   doc["calibration"] = {{"traces", traces}, {"confidence", options.confidence}, {"classes_added", added},
                         {"report", "see the calibration report for every fit"}};

@@ -45,6 +45,15 @@ struct Evidence {
   ClassEvidence fleet;  //!< every class's faults together, for the fleet's trend test
   std::vector<double> repair_hours;    //!< a node sent to repair until it is back
   std::vector<double> recovery_hours;  //!< the job interrupted until it runs again
+  //! A live job's restarts, from a job master's log (its start row names the job) that closes with
+  //! its ledger: the ledger's restart less the start-up, and the `restart` rows by path (their
+  //! `path=`; a relaunch where none is said). What a restart cost in that run, the warm-up of its
+  //! first steps and a wait for a spare's rank included, as the ledger charges it.
+  struct MeasuredRestarts {
+    std::map<std::string, int> by_path;
+    double seconds = 0;
+    std::vector<std::string> provenance;
+  } restarts;
   std::vector<Life> job_lives;         //!< time between the job's interruptions, in hours
   std::map<std::string, NodeCount> nodes;
   //! Row remaps in the kernel logs: each attempt is Xid 63 (remapped) or Xid 64 (failed: RMA).

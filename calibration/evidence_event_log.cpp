@@ -1,6 +1,7 @@
 // An event log (the simulator's or the live controller's) as evidence: every fault of a class
 // named in the base scenario, each node's time in the job, and the lifetimes of its parts.
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "calibration/scenario_update.hpp"
@@ -48,7 +49,14 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   double interrupted = -1, last_interruption = 0;  // -1: the job is running
   std::map<std::string, int> unknown;  // class -> rows
   int first_line = 0, last_line = 0;
+  bool job_log = false;                      // a job master's: its start row names the job
+  double first_running = -1, ledger_restart = -1;
+  std::map<std::string, int> restart_paths;
   for (const LoggedEvent& e : log.events) {
+    if (e.kind == EventKind::Start) job_log = job_log || detail_field(e.detail, "job").has_value();
+    if (e.kind == EventKind::Running && first_running < 0) first_running = e.time_s;
+    if (e.kind == EventKind::RestartBegin) ++restart_paths[detail_field(e.detail, "path").value_or("relaunch")];
+    if (e.kind == EventKind::Ledger && e.detail.rfind("restart=", 0) == 0) ledger_restart = std::strtod(e.detail.c_str() + 8, nullptr);
     if (e.kind == EventKind::Fault || e.kind == EventKind::FaultIgnored) {
       const std::string name(logged_class(e));
       const FaultClass* fc = nullptr;
@@ -90,6 +98,15 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
       into.recovery_hours.push_back((e.time_s - interrupted) / kHour);
       interrupted = -1;
     }
+  }
+  if (job_log && ledger_restart >= 0 && !restart_paths.empty()) {
+    // The start-up (to the first `running` row) is no restart: validate takes it out too.
+    const double seconds = ledger_restart - std::clamp(first_running, 0.0, ledger_restart);
+    int restarts = 0;
+    for (const auto& [path, n] : restart_paths) into.restarts.by_path[path] += n, restarts += n;
+    into.restarts.seconds += seconds;
+    into.restarts.provenance.push_back(log.report.file + ": " + std::to_string(restarts) + " restarts, " + number(seconds) +
+                                       " s of the ledger's restart after the start-up");
   }
   for (const auto& [node, start] : since) spells[node].emplace_back(start, end);
   into.job_lives.push_back({(end - last_interruption) / kHour, false});

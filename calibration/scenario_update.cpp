@@ -151,6 +151,31 @@ void apply_row_remaps(nlohmann::ordered_json& doc, const Evidence& evidence, con
   }
 }
 
+void apply_measured_restarts(nlohmann::ordered_json& doc, const Evidence& evidence, nlohmann::ordered_json& report) {
+  const auto& measured = evidence.restarts;
+  if (measured.by_path.empty()) return;
+  int restarts = 0;
+  for (const auto& [path, n] : measured.by_path) restarts += n;
+  nlohmann::ordered_json& out = report["restarts"];
+  out = {{"restarts", restarts}, {"by_path", measured.by_path}, {"ledger_seconds", measured.seconds}, {"provenance", measured.provenance}};
+  if (measured.by_path.size() > 1) {
+    out["note"] = "restarts of several paths: the ledger's restart time is not split by path, so no overhead is written";
+    return;
+  }
+  const std::string& path = measured.by_path.begin()->first;
+  const double mean_s = measured.seconds / restarts;
+  out["mean_s"] = mean_s;
+  nlohmann::ordered_json* target = &doc["restart"];
+  if (path == "in_process" || path == "warm_standby") target = &(*target)[path];
+  else if (path != "relaunch") {
+    out["note"] = "restarts by a path no scenario field holds (\"" + path + "\"): no overhead is written";
+    return;
+  }
+  (*target)["overhead"] = number(mean_s) + "s";
+  (*target)["source"] = "[M] ctwin calibrate: " + std::to_string(restarts) + " " + path +
+                        " restarts in the traces (the ledger's restart less the start-up, over the restarts)";
+}
+
 //! The repair shop from the repairs seen: a fixed turnaround, or a lognormal.
 void apply_repairs(nlohmann::ordered_json& doc, const std::optional<LognormalFit>& repair) {
   const std::string repairs_seen = "ctwin calibrate: " + (repair ? std::to_string(repair->n) : "") + " repairs in the traces";

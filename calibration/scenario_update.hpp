@@ -29,6 +29,10 @@ double z_of_interval(double confidence);
 nlohmann::ordered_json apply_class_fits(nlohmann::ordered_json& doc, const std::vector<ClassEstimate>& estimates, const CalibrateOptions& options);
 //! The share of row remaps that failed, into the double-bit error class's `remap`.
 void apply_row_remaps(nlohmann::ordered_json& doc, const Evidence& evidence, const CalibrateOptions& options, nlohmann::ordered_json& report);
+//! A live job's measured restart cost, into the overhead of the path its restarts took
+//! (`restart.overhead` for a relaunch, `restart.in_process` or `restart.warm_standby`), when they all
+//! took one: the ledger does not split its restart time by path.
+void apply_measured_restarts(nlohmann::ordered_json& doc, const Evidence& evidence, nlohmann::ordered_json& report);
 //! The repair shop from the repairs seen: a fixed turnaround, or a lognormal.
 void apply_repairs(nlohmann::ordered_json& doc, const std::optional<LognormalFit>& repair);
 //! A step log's slow nodes, as the class `slow_node` (when each node was compared with its peers).

@@ -26,7 +26,7 @@ Micros Trial::replica_back(Micros ready, const FaultClass* fc, Act action) const
 void Trial::regroup(Micros t, const FaultClass& fc, const Stopped& stopped, int slot) {
   const int replica = replica_of(slot);
   const bool was_in = replica_state_[static_cast<std::size_t>(replica)] == ReplicaState::In;
-  if (was_in) {  // struck while healing, the healthy replicas never notice
+  if (was_in) {  // the healthy replicas notice; a strike on a replica healing touches no one else
     ++result_.interruptions;
     ++result_.interruptions_by_class[static_cast<std::size_t>(&fc - config_.faults.data())];
     emit(t, EventKind::Interrupted, -1, -1, &fc);

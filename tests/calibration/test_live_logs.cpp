@@ -59,6 +59,28 @@ TEST_CASE("calibrate: the twin loop's master log counts every interruption by it
   CHECK(r.report["traces"][0]["node_hours"].get<double>() == Approx(2 * r.report["traces"][0]["span_hours"].get<double>()).epsilon(0.01));
 }
 
+TEST_CASE("calibrate: a job master's log gives the restart its run measured, into the path it took", "[calibration]") {
+  CalibrateOptions options;
+  options.base = test::repo_file("scenarios/twin_loop.json");
+  const CalibrationResult r = calibrate({test::repo_file("tests/traces/twin_loop_job.csv")}, options);
+  // The ledger's restart, 0.489207 s, less the start-up to the first `running` row, 0.122815 s, over 5 restarts.
+  CHECK(r.report["restarts"]["restarts"] == 5);
+  CHECK(r.report["restarts"]["mean_s"].get<double>() == Approx((0.489207 - 0.122815) / 5));
+  CHECK(r.scenario["restart"]["overhead"] == "0.0732784s");
+  CHECK(r.scenario["restart"]["source"].get<std::string>().find("[M] ctwin calibrate: 5 relaunch restarts") == 0);
+  // Restarts that say they went in-process write that path's overhead.
+  std::ifstream in(test::repo_file("tests/traces/twin_loop_job.csv"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at = text.find(",restart,,"); at != std::string::npos; at = text.find(",restart,,", at + 1))
+    text.insert(text.find('\n', at), " path=in_process");
+  const std::filesystem::path log = std::filesystem::temp_directory_path() / ("ctwin-in-process-log-" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(log) << text;
+  const CalibrationResult ip = calibrate({log.string()}, options);
+  std::filesystem::remove(log);
+  CHECK(ip.scenario["restart"]["in_process"]["overhead"] == "0.0732784s");
+  CHECK(ip.scenario["restart"]["overhead"] == "0.13s");  // the relaunch's, as the base has it
+}
+
 TEST_CASE("calibrate: a fabric class's strikes count over every part, and a class the base lacks is named as skipped", "[calibration]") {
   const Scenario scenario = load_scenario(test::fixture("effects.json"));
   RunOptions run = test::run_options(1, 3);
