@@ -359,7 +359,7 @@ void Trial::advance_down(Micros t) {
         break;
       case Phase::Restart:
         for (int node : rebooting_nodes_) emit(end, EventKind::NodeUp, node);
-        rebooting_nodes_.clear();
+        clear_rebooting();
         emit(end, EventKind::RestoreBegin);
         // A chain with no crash (maintenance, regrowth) restores from storage, every node.
         if (chain_restore_us_ < 0 && chain_storage_readers_ == 0) chain_storage_readers_ = active_nodes();

@@ -222,7 +222,13 @@ class Trial {
   Micros pending_diagnosis_us_ = 0;
   Micros pending_action_us_ = 0;
   std::vector<Departure> departures_;       //!< leave the job when the diagnosis completes
-  std::vector<int> rebooting_nodes_;        //!< back up when the restart completes
+  std::vector<int> rebooting_nodes_;        //!< back up when the restart completes, in the order they went down
+  std::vector<std::uint8_t> rebooting_;     //!< by node: in rebooting_nodes_ (a trial that never restarts grows the list)
+  bool rebooting(int node) const { return static_cast<std::size_t>(node) < rebooting_.size() && rebooting_[static_cast<std::size_t>(node)]; }
+  void clear_rebooting() {
+    for (int node : rebooting_nodes_) rebooting_[static_cast<std::size_t>(node)] = 0;
+    rebooting_nodes_.clear();
+  }
 
   // Nodes.
   NodePool pool_;  //!< slots, vacancies, spares, returns, failure history

@@ -62,7 +62,10 @@ void Trial::send_away_departures(Micros t) {
       pool_.schedule_return(std::max(d.back, t), d.node);  // back with its network part
     }
     // A node that was rebooting and is now out comes back through the repair shop or its part instead.
-    rebooting_nodes_.erase(std::remove(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node), rebooting_nodes_.end());
+    if (rebooting(d.node)) {
+      rebooting_[static_cast<std::size_t>(d.node)] = 0;
+      rebooting_nodes_.erase(std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node));
+    }
   }
   departures_.clear();
 }
@@ -163,7 +166,11 @@ Trial::Stopped Trial::stop_part(Micros t, const FaultClass& fc, int slot, int no
   }
   if (action == Act::Reboot) {
     emit(t, EventKind::NodeDown, node);
-    if (std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), node) == rebooting_nodes_.end()) rebooting_nodes_.push_back(node);
+    if (!rebooting(node)) {
+      if (static_cast<std::size_t>(node) >= rebooting_.size()) rebooting_.resize(static_cast<std::size_t>(node) + 1, 0);
+      rebooting_[static_cast<std::size_t>(node)] = 1;
+      rebooting_nodes_.push_back(node);
+    }
   }
   if (action != Act::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);

@@ -34,7 +34,7 @@ void Trial::regroup(Micros t, const FaultClass& fc, const Stopped& stopped, int 
   // The node's own fate: its action (reset, reboot) heals with it; a node sent away leaves now.
   const Micros action_us = pending_action_us_;
   pending_action_us_ = 0;
-  rebooting_nodes_.clear();  // the quorum's reboots end with their replica's rejoin (only a full recovery keeps a list)
+  clear_rebooting();  // the quorum's reboots end with their replica's rejoin (only a full recovery keeps a list)
   send_away_departures(t);
   fill_vacancies(t);
   const Micros swap_us = pending_action_us_;
