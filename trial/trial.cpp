@@ -412,7 +412,7 @@ Micros Trial::next_timer() const {
   for (const auto& r : recurrences_) t = std::min(t, r.at);
   for (const auto& p : sdc_) t = std::min(t, p.detect_at);
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
-  for (const auto& e : slow_) t = std::min(t, e.end);
+  t = std::min(t, slow_next_end_);
   for (const auto& c : straggler_checks_) t = std::min(t, c.first);
   for (const auto& r : rejoins_) t = std::min(t, r.first);
   return t;
@@ -427,11 +427,12 @@ void Trial::on_timer(Micros t) {
   }
   now_ = std::max(now_, t);
   // Slow episodes that end now: the time up to t was accounted at the old speed.
-  if (std::any_of(slow_.begin(), slow_.end(), [t](const SlowEpisode& e) { return e.end <= t; })) {
+  if (slow_next_end_ <= t) {
     for (const auto& e : slow_)
       if (e.end <= t) emit(t, EventKind::SlowEnd, e.node, -1, nullptr, 1.0);
     slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [t](const SlowEpisode& e) { return e.end <= t; }),
                 slow_.end());
+    refresh_slow_next_end();
     update_speed();
   }
   // Repaired nodes come back to the pool and fill the job's vacant slots; a top-up's land with them.

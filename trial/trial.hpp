@@ -14,6 +14,7 @@
 //! pool is empty), restart (the longest pending action + the restart overhead) and restore. A fault
 //! during any of these starts the chain again. Slow faults run the job at the slowest speed factor.
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -244,6 +245,16 @@ class Trial {
   bool apply_remaps(Micros t, int node, int gpu, bool whole_node, Micros& replace_us);
   Rng shop_rng_;  //!< repair times, repair failures, misdiagnosis: its own stream, apart from the faults'
   std::vector<SlowEpisode> slow_;
+  Micros slow_next_end_ = kNever;  //!< the earliest end in slow_: the timer reads it at every event
+  void add_slow(const SlowEpisode& e) {
+    slow_.push_back(e);
+    slow_next_end_ = std::min(slow_next_end_, e.end);
+  }
+  //! After episodes leave slow_.
+  void refresh_slow_next_end() {
+    slow_next_end_ = kNever;
+    for (const auto& e : slow_) slow_next_end_ = std::min(slow_next_end_, e.end);
+  }
   std::vector<PendingSdc> sdc_;
   Micros next_maintenance_ = kNever;
   PlannedStop planned_ = PlannedStop::Maintenance;

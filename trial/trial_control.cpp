@@ -155,6 +155,7 @@ void Trial::run_precheck(Micros t) {
     recurrences_.erase(std::remove_if(recurrences_.begin(), recurrences_.end(), [&](const Recurrence& r) { return r.node == a.node; }),
                        recurrences_.end());
     slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [&](const SlowEpisode& e) { return e.node == a.node; }), slow_.end());
+    refresh_slow_next_end();
     update_speed();
   }
 }
@@ -243,6 +244,7 @@ void Trial::evict(Micros t, int node) {
   emit(t, EventKind::NodeDown, node);
   departures_.push_back({pool_.slot_of(node), node, kNever, 0});
   slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; }), slow_.end());
+  refresh_slow_next_end();
   update_speed();
   begin_planned_stop(t, PlannedStop::Evict, in_save_ ? save_left_ : blocking_save_us());
 }

@@ -54,14 +54,14 @@ void Trial::on_fault(const FaultStrike& strike) {
       if (fc.remap) request_remap(static_cast<std::int64_t>(node) * 256 + std::max(strike.gpu, 0), fc);
       return;
     case Effect::Slow:
-      slow_.push_back({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
+      add_slow({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
       emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
       update_speed();
       if (config_.controller && config_.straggler_observe_us > 0) straggler_checks_.emplace_back(t + config_.straggler_observe_us, node);
       return;
     case Effect::Flap:
       if (fc.action_us < fc.detection_us) {  // back before the watchdog fires: a stall
-        slow_.push_back({t + fc.action_us, node, 0.0});
+        add_slow({t + fc.action_us, node, 0.0});
         emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, 0.0);
         update_speed();
       } else {

@@ -224,7 +224,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   emit(t, EventKind::Fault, -1, -1, &fc, 1.0, strike.slot);
   if (slows) {
     const bool rail_leaf = fc.rate.component == Component::Leaf && !domain.nodes_degraded.empty();
-    slow_.push_back({t + fc.detection_us + fc.action_us, -1, fc.speed_factor, fc.rate.component == Component::Spine, rail_nodes, rail_leaf});
+    add_slow({t + fc.detection_us + fc.action_us, -1, fc.speed_factor, fc.rate.component == Component::Spine, rail_nodes, rail_leaf});
     emit(t, EventKind::SlowBegin, -1, -1, &fc, fc.speed_factor, strike.slot);
     update_speed();
   }
