@@ -334,10 +334,11 @@ void read_spares(Reader& r, const json& sp, Scenario& s) {
 }
 
 //! The relaunch's cost, and the faster mechanisms with theirs: `mechanism` names the one in force.
-void read_restart(Reader& r, const json& rs, Scenario& s) {
+//! A policy file (the live master's) may say the mechanism without the relaunch's cost.
+void read_restart(Reader& r, const json& rs, Scenario& s, bool overhead_required = true) {
   const std::string p = "/restart";
   r.allow_only(rs, p, {"overhead", "mechanism", "in_process", "warm_standby", "source"});
-  s.restart_overhead_us = r.duration(rs, p, "overhead", true).value_or(0);
+  s.restart_overhead_us = r.duration(rs, p, "overhead", overhead_required).value_or(0);
   r.string(rs, p, "source", false);
   RestartMechanisms& m = s.restart;
   m.mechanism = choose<RestartMechanism>(r, rs, p, "mechanism", false,
@@ -529,10 +530,12 @@ Scenario parse_policies_or_scenario(const std::string& text, const std::string& 
   Reader r;
   Scenario s;
   s.content_hash = content_hash(text);
-  r.allow_only(root, "", {"$schema", "schema_version", "name", "description", "sources", "notes", "policies"});
+  r.allow_only(root, "", {"$schema", "schema_version", "name", "description", "sources", "notes", "policies", "restart"});
   read_schema_version(r, root);
   s.name = r.string(root, "", "name", false).value_or("policies");
   read_policies(r, root, s);
+  // The live master's restart mechanism (in-process restart); its classes are the live ones, named in a scenario only.
+  if (const json* rs = r.object(root, "", "restart", false)) read_restart(r, *rs, s, false);
   if (!r.problems.empty()) throw ScenarioInvalid(display_name, std::move(r.problems));
   return s;
 }

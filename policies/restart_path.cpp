@@ -14,11 +14,15 @@ const char* to_string(RestartPath path) {
 }
 
 bool in_process_takes(const RestartMechanisms& spec, const FaultClass& fc, Act action, bool host_down) {
+  return in_process_takes(spec, fc.name, fc.effect, action, host_down);
+}
+
+bool in_process_takes(const RestartMechanisms& spec, const std::string& fault_class, Effect effect, Act action, bool host_down) {
   if (spec.mechanism != RestartMechanism::InProcess || host_down) return false;
   if (action != Act::Restart && action != Act::None) return false;
   if (!spec.in_process_faults.empty())
-    return std::find(spec.in_process_faults.begin(), spec.in_process_faults.end(), fc.name) != spec.in_process_faults.end();
-  return fc.effect == Effect::Crash || fc.effect == Effect::Hang || fc.effect == Effect::Flap;
+    return std::find(spec.in_process_faults.begin(), spec.in_process_faults.end(), fault_class) != spec.in_process_faults.end();
+  return effect == Effect::Crash || effect == Effect::Hang || effect == Effect::Flap;
 }
 
 RestartPath restart_path(const RestartMechanisms& spec, bool in_process_possible) {

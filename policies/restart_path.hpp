@@ -20,6 +20,8 @@ const char* to_string(RestartPath path);
 //! `restart.in_process.faults` names when it names any. A reset, reboot or replacement never is:
 //! the CUDA context or the node is gone.
 bool in_process_takes(const RestartMechanisms& spec, const FaultClass& fc, Act action, bool host_down);
+//! The same rule for a class known by name and effect (the live master's LiveFaultClass).
+bool in_process_takes(const RestartMechanisms& spec, const std::string& fault_class, Effect effect, Act action, bool host_down);
 
 //! The path of a recovery: `in_process_possible` when every fault in it was one in-process takes
 //! (a planned stop, maintenance or a regrowth, is not: new processes, or new members, join).

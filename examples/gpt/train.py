@@ -14,7 +14,14 @@ Every tensor of model.state_dict() and optimizer.state_dict() is registered with
 and shape, so ctwin_flash.read_state_dict(dir, step, rank) rebuilds the state_dict from disk alone.
 The data of step s on rank r is a function of (s, r): a restored run repeats exactly what it lost.
 Faults for tests: --crash-at-step, --hang-at-step, --nan-at-step, on attempt 0 ($CTWIN_ATTEMPT) of
-the rank --fault-rank only."""
+the rank --fault-rank only.
+
+The training loop is re-entered in process after a peer's failure (ctwin_flash.Supervisor.restartable,
+NVIDIA NVRx's model): launched by build/ctwin_ranks.py under a master whose policy says
+`"restart": {"mechanism": "in_process", ...}`, only the failed rank's process is replaced (forked warm),
+and the others restore in place and go on:
+
+    ctwin live agent ... -- python3 build/ctwin_ranks.py --nproc-per-node 2 examples/gpt/train.py"""
 
 import argparse
 import contextlib
@@ -102,13 +109,9 @@ def main():
     args = p.parse_args()
 
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    attempt = int(os.environ.get("CTWIN_ATTEMPT", "0"))
-    faulty = attempt == 0 and rank == args.fault_rank
     cuda = torch.cuda.is_available()
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if cuda else torch.device("cpu")
     torch.set_num_threads(1)
-    if world > 1:
-        dist.init_process_group("nccl" if cuda else "gloo")
     torch.manual_seed(0)  # every rank starts from the same weights
     model = GPT(args.vocab, args.width, args.heads, args.layers, args.context).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
@@ -117,7 +120,6 @@ def main():
         param.grad = torch.zeros_like(param)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
 
     sup = Supervisor()
     timer = sup.section_timer()  # CUDA events on a GPU: the kernels' time, not their launches
@@ -125,11 +127,6 @@ def main():
                            replica_ranks=args.replica_ranks)
     ckpt.register_state_dict("model", model.state_dict())
     ckpt.register_state_dict("optimizer", optimizer.state_dict()["state"])
-    t0 = time.time()
-    restored, source = ckpt.restore()
-    sup.restored(restored, source, time.time() - t0)
-    step = restored or 0
-    print(f"gpt: rank {rank}/{world} attempt {attempt} starts at step {step} ({source})", file=sys.stderr, flush=True)
 
     shards = max(1, args.global_batch // args.batch) if args.global_batch else world
     if shards % world:
@@ -138,57 +135,69 @@ def main():
     accumulate = shards // world
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    saved = restored
-    while step < args.steps:
-        s = step + 1
-        started = time.time()
-        if faulty and s == args.crash_at_step:
-            print(f"gpt: injected crash in step {s}", file=sys.stderr, flush=True)
-            os.abort()
-        if faulty and s == args.hang_at_step:
-            print(f"gpt: injected hang in step {s}", file=sys.stderr, flush=True)
-            while True:
-                time.sleep(3600)
-        # The global batch is micro-batches 0..shards-1 of the step; this rank takes its share of
-        # them, accumulating gradients over all but the last without DDP's all-reduce.
-        # The step's section is its forward and backward passes (the timer adds them up and sends
-        # the step's sum once the GPU has run them); the loss check between them synchronises the
-        # host, so it stays outside, or the GPU's wait for it would count as compute.
-        optimizer.zero_grad(set_to_none=False)
-        for m in range(accumulate):
-            x, y = batch(s, rank * accumulate + m, args, device)
-            with (ddp.no_sync() if world > 1 and m + 1 < accumulate else contextlib.nullcontext()):
-                with timer.time(s):
-                    loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
-                if faulty and s == args.nan_at_step:
-                    loss = loss * float("nan")
-                if not math.isfinite(loss.item()):
-                    sup.nan(s)
-                    print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
-                    return 4
-                with timer.time(s):  # under DDP the last micro-batch's backward overlaps its all-reduce
-                    (loss / accumulate).backward()
-        optimizer.step()
-        step = s
-        sup.step(s, time.time() - started, loss.item())
-        if rank == 0 and s % 10 == 0:
-            print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
-        if sup.checkpoint_due(s, args.checkpoint_every) or stop:  # the master's policy, else --checkpoint-every
-            sup.checkpoint(s, ckpt.save(s))
-            sup.persist_health(ckpt)  # a full disk is said, and training goes on from memory
-            saved = s
-        if stop:
-            sup.stopped(s)
+
+    def train(step):
+        """From `step` (restored, in place) to the end; entered again in this process after a peer's failure."""
+        attempt = sup.attempt
+        faulty = attempt == 0 and rank == args.fault_rank
+        ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model  # on this generation's process group
+        print(f"gpt: rank {rank}/{world} attempt {attempt} starts at step {step} at {time.time():.6f}", file=sys.stderr, flush=True)
+        saved, first = (step or None), True  # None: nothing restored, nothing to wait for at the end
+        while step < args.steps:
+            s = step + 1
+            started = time.time()
+            if faulty and s == args.crash_at_step:
+                print(f"gpt: injected crash in step {s} at {time.time():.6f}", file=sys.stderr, flush=True)
+                os.abort()
+            if faulty and s == args.hang_at_step:
+                print(f"gpt: injected hang in step {s}", file=sys.stderr, flush=True)
+                while True:
+                    time.sleep(3600)
+            # The global batch is micro-batches 0..shards-1 of the step; this rank takes its share of
+            # them, accumulating gradients over all but the last without DDP's all-reduce.
+            # The step's section is its forward and backward passes (the timer adds them up and sends
+            # the step's sum once the GPU has run them); the loss check between them synchronises the
+            # host, so it stays outside, or the GPU's wait for it would count as compute.
+            optimizer.zero_grad(set_to_none=False)
+            for m in range(accumulate):
+                x, y = batch(s, rank * accumulate + m, args, device)
+                with (ddp.no_sync() if world > 1 and m + 1 < accumulate else contextlib.nullcontext()):
+                    with timer.time(s):
+                        loss = F.cross_entropy(ddp(x).reshape(-1, args.vocab), y.reshape(-1))
+                    if faulty and s == args.nan_at_step:
+                        loss = loss * float("nan")
+                    if not math.isfinite(loss.item()):
+                        sup.nan(s)
+                        print(f"gpt: loss is {loss.item()} at step {s}", file=sys.stderr, flush=True)
+                        return 4
+                    with timer.time(s):  # under DDP the last micro-batch's backward overlaps its all-reduce
+                        (loss / accumulate).backward()
+            optimizer.step()
+            step = s
+            sup.step(s, time.time() - started, loss.item())
+            if first:  # the recovery's end, for bench/gpt_recovery.py
+                print(f"gpt: rank {rank} attempt {attempt} first step {s} done at {time.time():.6f}", file=sys.stderr, flush=True)
+                first = False
+            if rank == 0 and s % 10 == 0:
+                print(f" iteration {s:8d}/{args.steps:8d} | lm loss: {loss.item():.6E} |", flush=True)
+            if sup.checkpoint_due(s, args.checkpoint_every) or stop:  # the master's policy, else --checkpoint-every
+                sup.checkpoint(s, ckpt.save(s))
+                sup.persist_health(ckpt)  # a full disk is said, and training goes on from memory
+                saved = s
+            if stop:
+                sup.stopped(s)
+                return 0
+        if args.persist_dir and saved is not None and not sup.wait_persisted(ckpt, saved, stop=lambda: bool(stop)):
+            sup.stopped(step)  # stopped while the disk was full: the last checkpoint stays in shared memory
             return 0
-    if args.persist_dir and saved is not None and not sup.wait_persisted(ckpt, saved, stop=lambda: bool(stop)):
-        sup.stopped(step)  # stopped while the disk was full: the last checkpoint stays in shared memory
+        sup.done(step)
+        ckpt.close()
+        if world > 1:
+            dist.barrier()
+            dist.destroy_process_group()
         return 0
-    sup.done(step)
-    ckpt.close()
-    if world > 1:
-        dist.barrier()
-        dist.destroy_process_group()
-    return 0
+
+    return sup.restartable(ckpt, train)
 
 
 if __name__ == "__main__":

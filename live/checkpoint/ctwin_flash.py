@@ -158,15 +158,16 @@ class FlashCheckpoint:
             self._check(1)
         return list(steps[: min(n, 64)])
 
-    def restore(self, group=None):
+    def restore(self, group=None, step=None):
         """(step, "memory" | "disk") of the newest checkpoint every rank has, or (None, "none").
 
-        Under a job master ($CTWIN_RESTORE_STEP), exactly the step it committed for every rank.
+        Under a job master ($CTWIN_RESTORE_STEP, or `step` where an in-process restart says it),
+        exactly the step it committed for every rank.
         With torch.distributed initialised (or a `group` given), the ranks agree through it on the
         newest step they all hold, so that ranks on different hosts never resume from different
         steps; without it, the ranks are compared through the shared-memory slots this host sees."""
         source = ctypes.c_int(0)
-        agreed = os.environ.get("CTWIN_RESTORE_STEP")
+        agreed = step if step is not None else os.environ.get("CTWIN_RESTORE_STEP")
         if agreed is not None:  # the job master's cross-node commit: exactly that step, -1 from scratch
             step = int(agreed)
             if step < 0:
@@ -351,6 +352,40 @@ def record_failures():
     sys.excepthook = hook
 
 
+def read_control(path=None):
+    """The agent's control file ($CTWIN_CONTROL_FILE) as a dict, or None: the checkpoint cadence, and
+    the generation the node's trainers run with its restore step (an in-process restart rejoins when
+    it changes)."""
+    path = path or os.environ.get("CTWIN_CONTROL_FILE")
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def init_process_group(backend=None, generation=None, timeout_s=None):
+    """The job's torch.distributed process group for `generation` (default $CTWIN_GENERATION): its
+    ranks meet under the prefix ctwin/gen-G/ of the store at $MASTER_ADDR:$MASTER_PORT (torchrun's
+    own store under its static rendezvous, ctwin_ranks.py's on node rank 0), so that a generation
+    rejoined in process never reads the keys of the one that failed. Returns the store."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    generation = int(generation if generation is not None else os.environ.get("CTWIN_GENERATION", "0"))
+    timeout = datetime.timedelta(seconds=float(timeout_s or os.environ.get("CTWIN_PG_TIMEOUT", "300")))
+    backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, False, timeout)
+    dist.init_process_group(backend, store=dist.PrefixStore(f"ctwin/gen-{generation}/", store), rank=rank, world_size=world,
+                            timeout=timeout)
+    return store
+
+
 class Supervisor:
     """Heartbeats for `ctwin live run` (live/job/heartbeat.hpp): one datagram per message to
     the Unix socket at $CTWIN_HEARTBEAT_SOCKET, which reaches the supervisor from any process of
@@ -474,6 +509,71 @@ class Supervisor:
                 time.sleep(1.0)
             self.persist_health(ckpt, again=True)
         return False
+
+    def restartable(self, ckpt, train, backend=None, rejoin_timeout_s=None):
+        """In-process restart (NVIDIA NVRx's model): restores `ckpt`, runs `train(step)` from the step
+        restored, and when a collective fails (a peer died: gloo raises within milliseconds) waits for
+        the job's next generation in the agent's control file, tears the process group down, restores
+        that generation's step in place (the registered tensors are the live ones), joins its process
+        group and calls `train` again. `train` builds what holds the process group (DDP) on each entry.
+        No new generation within `rejoin_timeout_s` ($CTWIN_REJOIN_TIMEOUT, default 120 s): the error
+        is raised, and the process ends as without this helper. Returns what `train` returns."""
+        import gc
+
+        import torch.distributed as dist
+
+        distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        generation = int(os.environ.get("CTWIN_GENERATION", "0"))
+        timeout = float(rejoin_timeout_s or os.environ.get("CTWIN_REJOIN_TIMEOUT", "120"))
+        if distributed and not dist.is_initialized():
+            if self._control:  # under a job master: the generation's own prefix of the job's store
+                init_process_group(backend, generation)
+            else:
+                import torch
+
+                dist.init_process_group(backend or ("nccl" if torch.cuda.is_available() else "gloo"))
+        while True:
+            began = time.time()
+            step, source = ckpt.restore()
+            self.restored(step, source, time.time() - began)
+            if distributed and self._control:
+                self._say(f"inprocess {generation}")
+            try:
+                return train(step or 0)
+            except RuntimeError as error:  # a collective failed; a bug of this rank's is raised again below
+                if not distributed or not self._control:
+                    raise
+                failed_at = time.time()
+                following = self._await_generation(generation, failed_at + timeout)
+                if following is None:
+                    raise
+                why = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+            # The failed generation's DDP (its hooks on the parameters) and process group go first.
+            gc.collect()
+            try:
+                dist.destroy_process_group()
+            except (RuntimeError, ValueError, AssertionError):
+                pass
+            generation, restore_step = following
+            print(f"ctwin_flash: rank {os.environ.get('RANK')}: {why}; rejoins generation {generation} at step {restore_step} "
+                  f"({time.time() - failed_at:.3f} s after the failure)", file=sys.stderr, flush=True)
+            os.environ["CTWIN_GENERATION"] = str(generation)
+            os.environ["CTWIN_ATTEMPT"] = str(max(generation - 1, 0))
+            self.attempt = max(generation - 1, 0)
+            if restore_step >= -1:
+                os.environ["CTWIN_RESTORE_STEP"] = str(restore_step)
+            else:  # the master knows no flash checkpoints: the ranks agree among themselves
+                os.environ.pop("CTWIN_RESTORE_STEP", None)
+            init_process_group(backend, generation)
+
+    def _await_generation(self, generation, deadline):
+        """(generation, restore step) once the control file names a newer generation; None at the deadline."""
+        while time.time() < deadline:
+            control = read_control(self._control)
+            if control and int(control.get("generation", 0)) > generation:
+                return int(control["generation"]), int(control.get("restore_step", -1))
+            time.sleep(0.005)
+        return None
 
     def nan(self, step):
         self._say(f"nan {int(step)}")

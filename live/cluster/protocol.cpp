@@ -123,7 +123,8 @@ json to_json(const Plan& m) {
           {"actions", m.actions},         {"cause", m.cause},           {"exit_code", m.exit_code},
           {"reason", m.reason},           {"checkpoint_cadence", cadence_to_json(m.cadence)},
           {"run", m.run},                 {"adopt_steps", m.adopt_steps}, {"incarnation", m.incarnation},
-          {"answered_fault", m.answered_fault}, {"checkpoint_requests", m.checkpoint_requests}};
+          {"answered_fault", m.answered_fault}, {"checkpoint_requests", m.checkpoint_requests},
+          {"in_process", m.in_process}};
   if (m.precheck)
     j["precheck"] = {{"key", m.precheck->key}, {"ranks", m.precheck->ranks}, {"first_rank", m.precheck->first_rank},
                        {"gpus", m.precheck->gpus}, {"timeout_s", m.precheck->timeout_s}};
@@ -372,6 +373,7 @@ Plan parse_plan(const std::string& body) {
   m.incarnation = r.integer(j, "", "incarnation", false, 0, kNewest).value_or(0);
   m.answered_fault = r.integer(j, "", "answered_fault", false, 0, kNewest).value_or(0);
   m.checkpoint_requests = r.integer(j, "", "checkpoint_requests", false, 0, kNewest).value_or(0);
+  m.in_process = r.boolean(j, "", "in_process").value_or(false);
   if (const json* c = r.object(j, "", "checkpoint_cadence", false)) {
     m.cadence.revision = r.integer(*c, "/checkpoint_cadence", "revision", true, 0, kNewest).value_or(0);
     const auto it = c->find("changes");

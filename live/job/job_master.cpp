@@ -14,6 +14,7 @@
 #include "live/job/restore_step.hpp"
 #include "live/job/recovery.hpp"
 #include "policies/fault_classes.hpp"
+#include "policies/restart_path.hpp"
 
 namespace ctwin::live {
 
@@ -312,12 +313,15 @@ void JobMaster::on_fault(int rank, const FaultReport& fault, Clock::time_point n
   std::cerr << "ctwin master: generation " << generation_ << " stops: node rank " << rank << " reported " << fault.fault.name
             << "; the cause is decided once every node has stopped\n";
   begin_gathering(now);
+  // The nodes keep the trainers that can rejoin while the cause is decided (the stop says so).
+  in_process_ = in_process_takes(scenario_.restart, fault.fault.name, fault.fault.effect, fault.fault.act, false);
 }
 
 void JobMaster::begin_gathering(Clock::time_point now) {
   ++generation_;
   phase_ = Phase::Gathering;
   decided_ = false;
+  in_process_ = false;
   gathering_since_ = now;
   for (auto& [id, a] : agents_) a.actions.clear();
   write_journal(now);  // a generation is never handed out before it is journaled
@@ -395,7 +399,8 @@ void JobMaster::try_to_run(Clock::time_point now) {
   book_.launched();
   if (generation_ > 1) {
     budget_.restarted();
-    record(ledger_.marked(), EventKind::RestartBegin, "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_),
+    record(ledger_.marked(), EventKind::RestartBegin,
+           "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_) + (in_process_ ? " path=in_process" : ""),
            -1, -1, cause_);
   }
   std::cerr << "ctwin master: generation " << generation_ << " runs on " << width() << " nodes from "
@@ -449,6 +454,7 @@ void JobMaster::decide(Clock::time_point now) {
   const int faulty_rank = first ? first->rank : -1;
   const bool first_failed_before_restoring = first && first->report.before_restoring;
   const std::string faulty_agent = first ? first->agent : std::string();
+  in_process_ = in_process_ && recovery_in_process(actions);  // before the faults go
   std::erase_if(faults_, [&](const Fault& f) { return f.generation < generation_; });  // `first` with them
   for (const auto& a : actions) {
     if (a.act == Act::RunPrecheck && o_.prechecks) precheck_wanted_ = true;  // across nodes, once every node has stopped (job_precheck.cpp)
@@ -473,6 +479,15 @@ void JobMaster::decide(Clock::time_point now) {
   fill_vacancies(now);
   if (const auto why = budget_.spent(); why && generation_ > 1) return finish(1, *why, now);  // it journals
   write_journal(now);  // the fault's rows with the decision: a master killed now resumes with both
+}
+
+bool JobMaster::recovery_in_process(const std::vector<control::Action>& actions) const {
+  for (const auto& f : faults_)
+    if (f.generation == generation_ - 1 &&
+        !in_process_takes(scenario_.restart, f.report.fault.name, f.report.fault.effect, f.report.fault.act, f.agent_silent))
+      return false;
+  // A reset, reboot, replacement or precheck needs the GPUs (or the node) free of the job's processes.
+  return std::all_of(actions.begin(), actions.end(), [](const control::Action& a) { return a.act == Act::Restart || a.act == Act::None; });
 }
 
 //! The generation that ended failed before its trainers restored: a step that fails to restore twice
@@ -518,6 +533,7 @@ Plan JobMaster::plan_for(const Agent& a) const {
   p.incarnation = incarnation_;
   p.answered_fault = a.answered_fault;
   p.checkpoint_requests = a.checkpoint_requests;
+  p.in_process = in_process_;
   if (phase_ == Phase::Done) {
     p.what = PlanKind::Exit;
     p.exit_code = exit_code_;

@@ -189,6 +189,9 @@ class JobMaster {
   void fill_vacancies(Clock::time_point now);
   void try_to_run(Clock::time_point now);
   void decide(Clock::time_point now);
+  //! Whether this decision's recovery may go in process: the policy's mechanism, every fault of the
+  //! generation that ended one it takes, and no action but a restart (job_master.cpp).
+  bool recovery_in_process(const std::vector<control::Action>& actions) const;
   void finish(int code, const std::string& reason, Clock::time_point now);
   control::ClusterView view(Clock::time_point now) const;
   void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},
@@ -250,6 +253,9 @@ class JobMaster {
   std::vector<Fault> faults_;
   std::string cause_;               //!< the fault class that ended the last generation
   bool decided_ = false;            //!< this gathering's decision is made
+  //! This gathering restarts in process (policies/restart_path.hpp): the trainers that can rejoin stay.
+  //! Said with the stop as soon as a fault it could take begins it; the decision may take it back.
+  bool in_process_ = false;
   bool waited_for_spare_ = false;   //!< since the decision, a rank had no node
   Clock::time_point gathering_since_{}, last_line_at_{}, journal_written_{}, detected_at_{}, silence_checked_{};
   Clock::time_point last_tick_{};

@@ -63,6 +63,11 @@ struct Plan {
   //! The plan's action `checkpoint_now`, as a count: each time the master asks this node's trainer
   //! to save after its current step (a health fault let pass), it grows by one.
   std::int64_t checkpoint_requests = 0;
+  //! In-process restart (issue 51; policies/restart_path.hpp): with `stop`, a node keeps a trainer that
+  //! says it can rejoin (its processes wait, their collectives torn down); with `run`, such a trainer
+  //! rejoins this generation at `restore_step` where it is (its control file says so), and only a node
+  //! whose trainer is gone launches one. False: every trainer stops, and every node launches.
+  bool in_process = false;
 };
 
 enum class NodeState { Waiting, Running, Stopped, Finished };

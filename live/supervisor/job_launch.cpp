@@ -143,10 +143,14 @@ CadenceFile::~CadenceFile() {
   ::rmdir(folder_.c_str());
 }
 
-void CadenceFile::publish(const CheckpointCadence& cadence) {
-  if (cadence.revision == revision_) return;
-  write_file_atomically(path_, cadence_to_json(cadence).dump() + "\n");
+void CadenceFile::publish(const CheckpointCadence& cadence, std::int64_t generation, std::int64_t restore_step) {
+  if (cadence.revision == revision_ && generation == generation_) return;
+  nlohmann::json j = cadence_to_json(cadence);
+  j["generation"] = generation;
+  j["restore_step"] = restore_step;
+  write_file_atomically(path_, j.dump() + "\n");
   revision_ = cadence.revision;
+  generation_ = generation;
 }
 
 void SectionWindow::add(int local_rank, int group, double seconds) {

@@ -39,7 +39,9 @@ std::string claim_persist_folder(const std::string& persist_dir, const std::stri
 
 //! The master's checkpoint cadence for this node's trainers: a file ($CTWIN_CONTROL_FILE) in a
 //! folder of its own, rewritten atomically when the plan brings a new revision; each trainer reads
-//! it between steps (ctwin_flash.Supervisor.checkpoint_due), whatever launched it.
+//! it between steps (ctwin_flash.Supervisor.checkpoint_due), whatever launched it. It also names
+//! the generation the trainers run and its restore step: a trainer kept across an in-process
+//! restart rejoins when it changes (ctwin_flash.Supervisor.restartable, ctwin_ranks.py).
 class CadenceFile {
  public:
   CadenceFile();
@@ -47,11 +49,11 @@ class CadenceFile {
   CadenceFile(const CadenceFile&) = delete;
   CadenceFile& operator=(const CadenceFile&) = delete;
   const std::string& path() const { return path_; }
-  void publish(const CheckpointCadence& cadence);
+  void publish(const CheckpointCadence& cadence, std::int64_t generation = 0, std::int64_t restore_step = -2);
 
  private:
   std::string folder_, path_;
-  std::int64_t revision_ = -1;
+  std::int64_t revision_ = -1, generation_ = -1;
 };
 
 //! A node's ranks' compute times (their `section` lines) between two reports to the master.

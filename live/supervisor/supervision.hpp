@@ -39,6 +39,7 @@ struct Cause {
   std::int64_t clean_step = -1;  //!< silent corruption seen late: the restore goes no later than this step
   bool silent = false;  //!< found by silence (a hang): `struck` is its last sign of life, not its cause
   bool ask = false;  //!< a health fault the trainer runs through: whether it stops the job is the master's question
+  bool worker_only = false;  //!< a launcher's worker failed and the launcher runs on (an in-process restart may keep it)
 };
 
 //! What the node's rank 0 said of its progress: the node's own view (the job's books are the master's).
@@ -60,7 +61,16 @@ class Supervision {
 
  private:
   // --- the trainer ---------------------------------------------------------------------------
+  //! Starts the plan's attempt: a trainer kept across an in-process restart rejoins it (rejoin),
+  //! else a new one is launched.
   void launch();
+  //! In-process restart (Plan::in_process): the kept trainer's control file names the new
+  //! generation and its restore step; its healthy ranks rejoin where they are, its launcher replaces
+  //! the ones that failed.
+  void rejoin();
+  //! Whether the trainer stays across the stop of `p`'s generation: it said it rejoins in process,
+  //! runs still, and the plan keeps it.
+  bool keeps_trainer(const Plan& p);
   void take_messages();
   //! Passive mode: a step line of the trainer's output is the heartbeat it does not send. The
   //! first one after a launch says where it resumed: a progress bar's first count (no rate yet) is
@@ -70,6 +80,9 @@ class Supervision {
   //! Every rank's compute times, summed up for the master once a window (a median per rank).
   void on_section(const TrainerMessage& m, Clock::time_point t);
   void on_persist(const TrainerMessage& m, Clock::time_point t);
+  //! A launcher that outlives its workers (ctwin_ranks.py) says one failed: the node's crash, its
+  //! launcher kept should the master restart in process.
+  void on_worker_failed(const TrainerMessage& m, Clock::time_point t);
   void on_exit(int status, Clock::time_point t);
   void check_hang(Clock::time_point t);
   //! A time on the system clock (a worker's record of its failure) on this clock, between the start and now.
@@ -178,6 +191,7 @@ class Supervision {
   std::string prechecked_;  //!< the newest precheck task this node ran
   TrainerProgress progress_;
   bool finished_ = false, evicted_ = false;
+  bool rejoins_ = false;  //!< the trainer said it rejoins a generation in process (`inprocess`)
   std::deque<RecentFault> recent_;
   std::set<int> storage_failing_;  //!< local ranks whose persist fails now
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once

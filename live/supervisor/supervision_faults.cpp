@@ -114,7 +114,9 @@ void Supervision::interrupt(const Cause& cause, Clock::time_point t) {
   std::cerr << "ctwin: interrupted: " << cause.fault.name << " " << cause.detail << "\n";
   asked_.reset();  // a fault asked about and not yet answered ends with this one
   const bool launching = phase_ == Phase::Launching;
-  stop_for(cause);
+  // A launcher whose worker failed runs on while the master decides: an in-process restart keeps it
+  // (its other ranks rejoin, it replaces the failed one); any other plan stops it (await_run).
+  if (!(cause.worker_only && rejoins_ && trainer_->running())) stop_for(cause);
   own_fault_ = cause;  // the master decides for the job: one decision, every node restarts
   FaultReport report{cause.fault, cause.detail, cause.gpu, cause.xid, seconds_between(cause.struck.value_or(t), Clock::now()), cause.clean_step,
                      launching, -1, cause.silent};

@@ -103,7 +103,12 @@ SupervisorResult Supervision::run() {
 
 // ---- the trainer -----------------------------------------------------------------------------------
 
+bool Supervision::keeps_trainer(const Plan& p) {
+  return p.in_process && rejoins_ && trainer_ && !trainer_->poll_exit();
+}
+
 void Supervision::launch() {
+  if (keeps_trainer(plan_)) return rejoin();
   std::vector<std::pair<std::string, std::string>> env = {
       {"CTWIN_ATTEMPT", std::to_string(attempt_)}, {"CTWIN_FLASH_NAME", o_.flash_name},
       {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
@@ -111,14 +116,26 @@ void Supervision::launch() {
   std::vector<std::string> argv = o_.trainer;
   add_job_environment(plan_, env, argv);
   if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
-  cadence_->publish(plan_.cadence);
+  cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
   env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
   // An elastic job's replicas hold the same state: a step saved at another world size restores.
   if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
   trainer_.reset();  // the last attempt's tree is gone before the next one starts
+  rejoins_ = false;
   sections_ = SectionWindow();
   loss_watch_.restart();
   trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
+  progress_.launched();
+  phase_ = Phase::Launching;
+  last_message_ = last_pass_ = Clock::now();
+}
+
+void Supervision::rejoin() {
+  trainer_->read_lines();  // the generation that ended: its last steps are not the new one's
+  cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
+  std::cerr << "ctwin: generation " << plan_.generation << " rejoins in process from step " << plan_.restore_step << "\n";
+  sections_ = SectionWindow();
+  loss_watch_.restart();
   progress_.launched();
   phase_ = Phase::Launching;
   last_message_ = last_pass_ = Clock::now();
@@ -154,6 +171,11 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   if (m.kind == K::Unknown) return;  // a trainer may print more; only the protocol counts
   if (m.kind == K::Section) return on_section(m, t);
   if (m.kind == K::Persist) return on_persist(m, t);
+  if (m.kind == K::WorkerFailed) return on_worker_failed(m, t);
+  if (m.kind == K::InProcess) {
+    rejoins_ |= m.rank == 0;
+    return;
+  }
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
   coordination_->trainer_line(line);
   // An interval is the trainer's pace only when this loop was there to hear it: lines queued while
@@ -187,6 +209,20 @@ void Supervision::on_persist(const TrainerMessage& m, Clock::time_point t) {
   if (m.persist_failed ? !storage_failing_.insert(m.rank).second : !storage_failing_.erase(m.rank)) return;  // said once a spell
   std::cerr << "ctwin: storage: " << note << "\n";
   coordination_->storage({m.rank, m.step, m.persist_failed, m.detail, 0.0});
+}
+
+void Supervision::on_worker_failed(const TrainerMessage& m, Clock::time_point t) {
+  if (!trainer_->running()) return;  // read as it stopped: its exit is the interruption
+  take_health(false);  // an Xid that came with the crash names its cause
+  const int status = static_cast<int>(m.step);
+  Cause cause{classify_stop(scenario_, LiveStop::Crash), -1, -1, "local rank " + std::to_string(m.rank) + ": " + TrainerProcess::describe(status)};
+  if (const RecentFault* f = recent_fault(t)) cause = {classify_xid(scenario_, f->xid), f->gpu, f->xid, "after the Xid: " + cause.detail};
+  if (const auto failed = first_worker_failure(trainer_->fault_dir())) {
+    cause.detail += "; " + describe(*failed);
+    cause.struck = when_said(failed->at);
+  }
+  cause.worker_only = true;
+  interrupt(cause, t);
 }
 
 //! Every rank's compute times, summed up for the master once a window (a median per rank).
@@ -268,6 +304,12 @@ bool Supervision::await_run(NodeState waiting) {
   finish_persist(true);
   for (;;) {
     const auto p = coordination_->plan();
+    // A trainer kept for an in-process restart goes once a plan does not keep it (a relaunch decided).
+    if (p && p->generation > generation_ && trainer_ && trainer_->running() && !keeps_trainer(*p)) {
+      trainer_->kill_tree();
+      persist_left_behind();
+      finish_persist(true);
+    }
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
     // A node that finished generation G has not finished G+1: it is stopped for it and runs it too
     // (the chaos soak saw a job end on such stale `finished` states while two nodes had not relaunched).
@@ -331,7 +373,7 @@ const std::string& Supervision::claim_persist_folder_for(const Plan& p) {
 void Supervision::follow_plan() {
   coordination_->status({generation_, progress_.done ? NodeState::Finished : NodeState::Running, progress_.step, std::nullopt});
   const auto p = coordination_->plan();
-  if (p && cadence_ && p->generation == generation_) cadence_->publish(p->cadence);  // saves from a step ahead
+  if (p && cadence_ && p->generation == generation_) cadence_->publish(p->cadence, generation_, plan_.restore_step);  // saves from a step ahead
   if (!p) return;
   if (p->incarnation != incarnation_) incarnation_ = p->incarnation, checkpoints_asked_ = 0;  // a master started again counts afresh
   if (p->checkpoint_requests > checkpoints_asked_) {
@@ -341,6 +383,10 @@ void Supervision::follow_plan() {
   if (asked_) return follow_answer(*p);
   if (p->generation <= generation_) return;
   const auto failed = first_worker_failure(trainer_->fault_dir());
+  if (keeps_trainer(*p)) {  // its ranks wait to rejoin; a worker of its own that failed is its launcher's to say
+    if (await_run()) launch();
+    return;
+  }
   trainer_->kill_tree();
   if (failed) {  // a worker here had failed already: the master weighs it against the fault it heard of first, by their times
     const std::string detail = "a worker failed before the job stopped; " + describe(*failed);

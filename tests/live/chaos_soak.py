@@ -32,10 +32,16 @@ to the job running again, and the steps rolled back; interruptions no injection 
 alarms, per agent-hour); and healthy nodes evicted (an invariant: none). The master runs with its
 default agent timeout.
 
+With --in-process the trainers are examples/gpt (PyTorch DDP over gloo) forked by ctwin_ranks.py under a
+policy of in-process restart (issue 51), and one more fault is drawn: kill_worker, SIGKILL of one node's
+worker alone (its launcher lives on: the healthy ranks rejoin in their processes). After a restart in
+process, processes of the older attempt survive by design: the invariant is then that every node runs
+exactly its ranks' workers, and that each of them restored the step the master committed.
+
 With --replica-ranks 1 the trainers persist one shard per replica (only rank 0 writes; the others
 restore its shard from disk): a damaged shard is then the one every node reads.
 
-    python3 chaos_soak.py BUILD_DIR [--faults N] [--seed S] [--replica-ranks 1]
+    python3 chaos_soak.py BUILD_DIR [--faults N] [--seed S] [--replica-ranks 1] [--in-process]
 Exit 0: every invariant held; 1: one broke."""
 
 import argparse
@@ -54,7 +60,7 @@ FAULTS = ["kill_trainer", "stop_trainer", "kill_agent", "pause_agent", "kill_mas
 EVICTING = {"kill_agent"}
 # Faults that restart the job, by what detects them: the figures' rows.
 DETECTED_BY = {"kill_trainer": "crash", "corrupt_shard": "crash", "truncate_shard": "crash", "stop_trainer": "hang",
-               "kill_agent": "silent node"}
+               "kill_agent": "silent node", "kill_worker": "crash"}
 PROGRESS_BOUND_S = 60
 
 
@@ -63,8 +69,9 @@ class Broken(AssertionError):
 
 
 class Soak:
-    def __init__(self, build, seed, replica_ranks=0):
+    def __init__(self, build, seed, replica_ranks=0, in_process=False):
         self.build = build
+        self.in_process = in_process  # examples/gpt under ctwin_ranks.py, restarted in process
         self.replica_ranks = replica_ranks  # 0: every rank persists its own shard
         self.rng = random.Random(seed)
         self.job = None
@@ -76,14 +83,19 @@ class Soak:
         self.agent_seconds = 0.0   # agents' time in the soak's jobs: false alarms are per agent-hour
         self.unexplained = []      # interruptions no injection explains
         self.injections = []       # (wall time, fault) of this job
-        self.faults = list(FAULTS) if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") == "1" else [f for f in FAULTS if f != "full_disk"]
+        self.drawn = FAULTS + ["kill_worker"] if in_process else FAULTS
+        self.faults = list(self.drawn) if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") == "1" else [f for f in self.drawn if f != "full_disk"]
 
     # --- a job ---------------------------------------------------------------------------------
 
     def new_job(self):
         self.jobs += 1
-        job = ct.Job(self.build, "soak", 4, "synthetic")
-        job.steps = 700  # 14 s of 20 ms steps: a few faults a job
+        if self.in_process:
+            job = ct.Job(self.build, "soak", 4, "ranks", ct.IN_PROCESS_POLICY)
+            job.steps = 400  # PyTorch steps of four ranks on the machine's cores: 15-25 s a job
+        else:
+            job = ct.Job(self.build, "soak", 4, "synthetic")
+            job.steps = 700  # 14 s of 20 ms steps: a few faults a job
         if self.replica_ranks:
             job.env["CTWIN_FLASH_REPLICA_RANKS"] = str(self.replica_ranks)
         self.job = job
@@ -166,8 +178,8 @@ class Soak:
             with open(shard, "r+b") as f:
                 if truncate:
                     f.truncate(size // 2)
-                else:
-                    f.seek(self.rng.randrange(size))
+                else:  # a byte of a buffer's data (a shard may pad between buffers, which no restore reads)
+                    f.seek(self.data_byte(folder, shard, size))
                     byte = f.read(1)
                     f.seek(-1, 1)
                     f.write(bytes([byte[0] ^ 0x5A]))
@@ -180,6 +192,22 @@ class Soak:
             self.signal_trainer(key, signal.SIGKILL)
             return step
         return None
+
+    def data_byte(self, folder, shard, size):
+        """A random offset inside one of the shard's buffers, from its manifest (ctwin_flash's format)."""
+        spans = []
+        try:
+            with open(shard[: -len(".shard")] + ".manifest") as f:
+                for line in f:
+                    words = line.split()
+                    if words and words[0] == "buffer" and int(words[3]) > 0:
+                        spans.append((int(words[2]), int(words[3])))
+        except (OSError, ValueError, IndexError):
+            pass
+        if not spans:
+            return self.rng.randrange(size)
+        offset, nbytes = self.rng.choice(spans) if len(spans) > 1 else spans[0]  # one buffer: one draw, as before
+        return offset + self.rng.randrange(nbytes)
 
     def inject(self, fault, s, index):
         """Injects `fault`; returns what it expects: ('restart' | 'maybe', damaged step or None)."""
@@ -196,6 +224,12 @@ class Soak:
             return "restart", None
         if fault == "stop_trainer":
             self.signal_trainer(key, signal.SIGSTOP)
+            return "restart", None
+        if fault == "kill_worker":  # one rank's process; its launcher lives on
+            workers = self.workers_of(key)
+            if not workers:
+                return "maybe", None
+            os.kill(self.rng.choice(sorted(workers)), signal.SIGKILL)
             return "restart", None
         if fault == "kill_agent":
             job.lose_node(key)  # checks the trainer followed its agent
@@ -236,6 +270,18 @@ class Soak:
                 ct.check(during["generation"] == s["generation"], "the full disk restarted the job: %s" % during, job)
             return "none", None
         raise ValueError(fault)
+
+    def workers_of(self, key):
+        """Node `key`'s workers forked by ctwin_ranks.py (named ctwin-rank-L), not its launcher or store."""
+        found = []
+        for pid in self.job.trainers_of(key):
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    if f.read().startswith("ctwin-rank-"):
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
 
     # --- the invariants ------------------------------------------------------------------------
 
@@ -354,7 +400,14 @@ class Soak:
                 raise Broken("the nodes restored %s, the master committed %d" % (seen, step))
             time.sleep(0.1)
 
+    def restarted_in_process(self, generation):
+        rows = self.log_rows(lambda r: r["kind"] == "restart" and "generation=%d " % generation in r["detail"] + " ")
+        return any(r["kind"] == "restart" and "generation=%d " % generation in r["detail"] + " " and "path=in_process" in r["detail"]
+                   for r in rows)
+
     def check_no_old_attempt(self, s):
+        if self.in_process and self.restarted_in_process(s["generation"]):
+            return self.check_workers(s)
         current = str(s["generation"])
         deadline = time.time() + 15  # an old trainer is killed before its node's new one starts
         while True:
@@ -370,6 +423,21 @@ class Soak:
                 continue
             if time.time() > deadline:
                 raise Broken("processes of an older attempt survive generation %s: %s" % (current, old))
+            time.sleep(0.1)
+
+    def check_workers(self, s):
+        """After a restart in process: every node runs exactly its ranks' workers (the killed one
+        replaced, none of an older attempt beside them)."""
+        deadline = time.time() + 15
+        while True:
+            counts = {key: len(self.workers_of(key)) for key in self.ranks(s).values()}
+            if all(n == self.job.nproc for n in counts.values()):
+                return
+            t = self.status()
+            if t is None or t["generation"] != s["generation"]:  # the job ended, or another restart began
+                return
+            if time.time() > deadline:
+                raise Broken("after the in-process restart of generation %d, the nodes run %s workers" % (s["generation"], counts))
             time.sleep(0.1)
 
     # --- the soak ------------------------------------------------------------------------------
@@ -388,7 +456,7 @@ class Soak:
                 if before["phase"] != "running":
                     self.wait("the job running", lambda s: s["phase"] in ("running", "done"))
                     continue
-                fault = self.rng.choice(FAULTS)
+                fault = self.rng.choice(self.drawn)
                 if fault not in self.faults:  # one that cannot run here: another, drawn from those that can
                     fault = self.rng.choice(sorted(set(self.faults)))
                 index += 1
@@ -420,6 +488,7 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--replica-ranks", type=int, default=0, help="1: one shard per replica (only rank 0 persists)")
     parser.add_argument("--figures", help="write the detection figures here (JSON)")
+    parser.add_argument("--in-process", action="store_true", help="examples/gpt under ctwin_ranks.py, restarted in process (issue 51)")
     a = parser.parse_args()
     if os.environ.get("CTWIN_TEST_MOUNT_NAMESPACE") != "1":  # a mount namespace of its own, for the full disk's file system
         unshare = ct.mount_namespace_command()
@@ -429,7 +498,13 @@ def main():
         print("no mount namespace here (unshare): full_disk is not drawn", flush=True)
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     print("chaos soak: seed %d, %d faults%s" % (seed, a.faults, ", one shard per replica of %d ranks" % a.replica_ranks if a.replica_ranks else ""), flush=True)
-    soak = Soak(os.path.abspath(a.build), seed, a.replica_ranks)
+    if a.in_process:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("SKIP: no torch (python3-torch)")
+            return 77
+    soak = Soak(os.path.abspath(a.build), seed, a.replica_ranks, a.in_process)
     soak.figures_path = a.figures
     return soak.run(a.faults, seed)
 

@@ -40,7 +40,8 @@ class Job:
         self.build = build
         self.nnodes = nnodes
         self.trainer = trainer
-        self.steps = 100 if trainer == "ddp" else 150  # a PyTorch step costs ~50x a synthetic one's CPU
+        self.steps = 100 if trainer in ("ddp", "ranks") else 150  # a PyTorch step costs ~50x a synthetic one's CPU
+        self.nproc = 1  # trainer ranks per node (--trainer ranks)
         self.global_batch = 0  # examples/gpt: 0 is micro-batch x world size
         self.report_interval = "0.2s"
         self.late_monitor = set()  # nodes whose torchrun looks at its workers every 5 s, not every 0.5 s
@@ -69,7 +70,7 @@ class Job:
             [os.path.join(self.build, "ctwin-live"), "master", "--policy", self.policy, "--nnodes", str(self.nnodes),
              "--bind", "127.0.0.1:%d" % self.port, "--events", self.path("job.csv"), "--journal", self.path("journal.json"),
              "--report-interval", self.report_interval, *timeout, "--trainer-port", str(self.trainer_port),
-             "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, *extra],
+             "--job", self.name, "--metrics", "127.0.0.1:%d" % self.metrics_port, "--nproc-per-node", str(self.nproc), *extra],
             stdout=log, stderr=subprocess.STDOUT, env=self.env,
             preexec_fn=(lambda: __import__("resource").setrlimit(__import__("resource").RLIMIT_NOFILE, (descriptors, descriptors))) if descriptors else None)
         deadline = time.time() + 20
@@ -81,16 +82,20 @@ class Job:
         raise RuntimeError("the master did not come up: " + open(self.path("master.log")).read())
 
     def trainer_command(self, node, faults):
+        if self.trainer == "ranks":  # examples/gpt forked by ctwin_ranks.py: in-process restart (issue 51)
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "gpt", "train.py")
+            return [sys.executable, os.path.join(self.build, "ctwin_ranks.py"), "--nproc-per-node", str(self.nproc), script,
+                    "--steps", str(self.steps), "--checkpoint-every", "5", "--fault-rank", str(-1 if node is None else node * self.nproc)] + faults
         if self.trainer == "ddp":  # examples/gpt under torchrun, one worker per node, DDP over gloo
             script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "gpt", "train.py")
-            return ["torchrun", "--nnodes", "{nnodes}", "--node_rank", "{node_rank}", "--nproc_per_node", "1",
+            return ["torchrun", "--nnodes", "{nnodes}", "--node_rank", "{node_rank}", "--nproc_per_node", str(self.nproc),
                     "--master_addr", "{master_addr}", "--master_port", "{master_port}", "--max_restarts", "0",
                     # Debian 12's torch 1.13 on Python 3.11 reads the default "0" as no setting at all (Std.from_str).
                     "--redirects", "2", "--tee", "2", "--log_dir", self.path("torchrun-logs"),
                     # A dead worker is reported well within the hang timeout.
                     "--monitor_interval", "5" if node in self.late_monitor else "0.5", script,
                     "--steps", str(self.steps), "--checkpoint-every", "5", "--global-batch", str(self.global_batch),
-                    "--fault-rank", str(-1 if node is None else node)] + faults
+                    "--fault-rank", str(-1 if node is None else node * self.nproc)] + faults
         return [os.path.join(self.build, "ctwin-synthetic-trainer"), "--steps", str(self.steps), "--step-ms", "20",
                 "--checkpoint-every", "10", "--state-bytes", "4MiB"] + faults
 
@@ -100,7 +105,8 @@ class Job:
         log = open(self.path("agent-%s.log" % key), "a")
         args = [os.path.join(self.build, "ctwin-live"), "agent", "--policy", self.policy, "--master", "127.0.0.1:%d" % self.port,
                 "--host", "host-%s" % key, "--address", "127.0.0.1", "--no-nvml", "--name", self.name,
-                "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "60s", "--stop-grace", "5s"]
+                "--persist-dir", self.persist, "--shm-dir", shm, "--startup-timeout", "60s", "--stop-grace", "5s",
+                "--flash-ranks", str(self.nproc)]
         args += ["--metrics", "127.0.0.1:%d" % metrics_port] if metrics_port else ["--no-metrics"]
         if node_id is not None:
             args += ["--node-id", str(node_id)]
@@ -354,6 +360,57 @@ def run_crash(job):
         check(tuple(state["model.tokens.weight"].shape) == (64, 64) and str(state["model.tokens.weight"].dtype) == "torch.float32",
               "the manifest does not rebuild the model's tensors: %s" % {k: tuple(v.shape) for k, v in state.items()}, job)
         check(any(k.startswith("optimizer.") and k.endswith(".exp_avg") for k in state), "no optimizer state on disk", job)
+
+
+def node_processes(job, key):
+    """Node `key`'s trainer processes (its launcher and workers) by pid."""
+    return set(job.trainers_of(key))
+
+
+def run_in_process(job):
+    """In-process restart (issue 51): node 1's worker aborts in step 45; node 0's worker sees its
+    collective fail, keeps its process and rejoins the next generation at the committed step, restored
+    in place; node 1's launcher forks the failed rank again. The restart row says path=in_process, the
+    ledger is whole, every rank restores the same step, and only the failed worker's process is new."""
+    job.start_master(extra=["--max-restarts", "3"])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [])
+    job.wait_for("the first generation", lambda s: s["generation"] == 1 and s["phase"] == "running" and s.get("step", -1) >= 10, timeout=120)
+    before = {str(n): node_processes(job, str(n)) for n in range(job.nnodes)}
+    s = job.wait_for("the in-process restart", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=120)
+    job.wait_for("steps after it", lambda s: s.get("step", -1) > s["restore_step"] + 3, timeout=120)
+    after = {str(n): node_processes(job, str(n)) for n in range(job.nnodes)}
+    check(before["0"] and after["0"] == before["0"], "node 0's processes were replaced: %s -> %s" % (before["0"], after["0"]), job)
+    check(len(after["1"] & before["1"]) == len(before["1"]) - 1 and len(after["1"]) == len(before["1"]),
+          "node 1 should keep its launcher and replace one worker: %s -> %s" % (before["1"], after["1"]), job)
+    _, rows = finish_and_check(job, 1)
+    restarts = [r for r in rows if r["kind"] == "restart"]
+    check(len(restarts) == 1 and "path=in_process" in restarts[0]["detail"], "the restart row: %s" % restarts, job)
+    step = restores_agree(job, rows)
+    check(step == s["restore_step"] and step >= 0, "the nodes restored %d, the master committed %d" % (step, s["restore_step"]), job)
+    faults = [r for r in rows if r["kind"] == "fault"]
+    check(len(faults) == 1 and faults[0]["node"] == "node-1", "the fault is not node 1's: %s" % faults, job)
+
+
+def run_in_process_fallback(job):
+    """The same job, but node 1 is lost (its agent and trainer killed) with a hot spare waiting: a lost
+    host is never restarted in process, so every process is new (a relaunch) and the restart row names
+    no path."""
+    job.start_master(extra=["--max-restarts", "3"])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n)
+    job.start_agent("spare", None, spare=True)
+    job.wait_for("the first generation", lambda s: s["generation"] == 1 and s["phase"] == "running" and s.get("step", -1) >= 20, timeout=120)
+    before = node_processes(job, "0")
+    job.lose_node("1")
+    job.wait_for("the relaunch", lambda s: s["generation"] >= 2 and s["phase"] == "running" and s.get("step", -1) > s["restore_step"] + 3,
+                 timeout=120)
+    after = node_processes(job, "0")
+    check(after and not (after & before), "node 0 kept processes %s across a relaunch" % (after & before), job)
+    _, rows = finish_and_check(job, 1)
+    restarts = [r for r in rows if r["kind"] == "restart"]
+    check(len(restarts) == 1 and "path=" not in restarts[0]["detail"], "the restart row: %s" % restarts, job)
+    restores_agree(job, rows)
 
 
 def run_blame(job):
@@ -1209,7 +1266,8 @@ SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_ou
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
-             "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2)}
+             "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2), "in_process": (run_in_process, 2),
+             "in_process_fallback": (run_in_process_fallback, 2)}
 # Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
 PRIVATE_MOUNTS = {"full_disk"}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
@@ -1218,7 +1276,10 @@ CADENCE_POLICY = {"schema_version": 1, "policies": {
 PRECHECK_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "fixed", "interval": "0.2s"}, "precheck": {"enabled": True, "duration": "1s", "confirm_rounds": 2},
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
-POLICIES = {"cadence": CADENCE_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
+IN_PROCESS_POLICY = {"schema_version": 1, "policies": {
+    "checkpoint": {"type": "fixed", "interval": "0.2s"}, "hang_detection": {"factor": 5, "minimum": "3s"}},
+    "restart": {"mechanism": "in_process", "in_process": {"overhead": "1s"}}}
+POLICIES = {"cadence": CADENCE_POLICY, "in_process": IN_PROCESS_POLICY, "in_process_fallback": IN_PROCESS_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
             "regrow": {"schema_version": 1, "policies": {
                 "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},
                 "hang_detection": {"factor": 5, "minimum": "3s"}}},
@@ -1234,10 +1295,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build")
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
-    parser.add_argument("--trainer", choices=["synthetic", "ddp"], default="synthetic")
+    parser.add_argument("--trainer", choices=["synthetic", "ddp", "ranks"], default="synthetic")
     parser.add_argument("--nnodes", type=int)
+    parser.add_argument("--nproc", type=int, default=1, help="trainer ranks per node (--trainer ranks)")
     a = parser.parse_args()
-    if a.trainer == "ddp":
+    if a.scenario.startswith("in_process"):
+        a.trainer = "ranks"
+    if a.trainer in ("ddp", "ranks"):
         try:
             import torch  # noqa: F401
         except ImportError:
@@ -1252,6 +1316,7 @@ def main():
         os.execvp(unshare[0], unshare + [sys.executable] + sys.argv)
     run, nnodes = SCENARIOS[a.scenario]
     job = Job(os.path.abspath(a.build), a.scenario, a.nnodes or nnodes, a.trainer, POLICIES.get(a.scenario, POLICY))
+    job.nproc = a.nproc
     try:
         run(job)
     except AssertionError as e:
