@@ -512,8 +512,8 @@ class Supervisor:
 
     def restartable(self, ckpt, train, backend=None, rejoin_timeout_s=None):
         """In-process restart (NVIDIA NVRx's model): restores `ckpt`, runs `train(step)` from the step
-        restored, and when a collective fails (a peer died: gloo raises within milliseconds) waits for
-        the job's next generation in the agent's control file, tears the process group down, restores
+        restored, and when a collective fails (a peer died: gloo raises within milliseconds) tears the
+        process group down, waits for the job's next generation in the agent's control file, restores
         that generation's step in place (the registered tensors are the live ones), joins its process
         group and calls `train` again. `train` builds what holds the process group (DDP) on each entry.
         No new generation within `rejoin_timeout_s` ($CTWIN_REJOIN_TIMEOUT, default 120 s): the error
@@ -544,16 +544,19 @@ class Supervisor:
                 if not distributed or not self._control:
                     raise
                 failed_at = time.time()
-                following = self._await_generation(generation, failed_at + timeout)
-                if following is None:
-                    raise
                 why = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
-            # The failed generation's DDP (its hooks on the parameters) and process group go first.
+            # The failed generation's DDP (its hooks on the parameters) and process group go at once:
+            # closing its connections fails the collectives of peers still waiting on this rank, and
+            # the agent keeps this process only once it has said so (`rejoining`).
             gc.collect()
             try:
                 dist.destroy_process_group()
             except (RuntimeError, ValueError, AssertionError):
                 pass
+            self._say(f"rejoining {generation}")
+            following = self._await_generation(generation, failed_at + timeout)
+            if following is None:
+                raise RuntimeError(f"{why}; no new generation came within {timeout:.0f} s")
             generation, restore_step = following
             print(f"ctwin_flash: rank {os.environ.get('RANK')}: {why}; rejoins generation {generation} at step {restore_step} "
                   f"({time.time() - failed_at:.3f} s after the failure)", file=sys.stderr, flush=True)

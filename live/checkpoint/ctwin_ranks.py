@@ -10,6 +10,8 @@ What torchrun does for a node, with two differences that make a restart take sec
     healthy ranks rejoin in their processes (ctwin_flash.Supervisor.restartable);
   - every worker is forked from this process once it has imported the workers' libraries (`--preload`,
     torch by default), so a rank started again skips the import: a warm standby, in the process itself.
+Started by an agent with --warm-standby, it imports and then waits for the attempt the agent hands
+it ($CTWIN_STANDBY_FILE): a relaunched node, or a spare taking a rank, skips the start and the imports.
 On node rank 0 it also keeps the job's store (torch's TCPStore at $MASTER_ADDR:$MASTER_PORT, as
 torchrun's static rendezvous does), in a process of its own that outlives any worker.
 
@@ -209,14 +211,54 @@ class Ranks:
             time.sleep(0.01)
 
 
+def _preload(argv):
+    """The modules of --preload in a command line (the default when not said), imported."""
+    names = "torch,torch.distributed,torch.nn,torch.nn.functional"
+    for i, word in enumerate(argv):
+        if word == "--preload" and i + 1 < len(argv):
+            names = argv[i + 1]
+        elif word.startswith("--preload="):
+            names = word.split("=", 1)[1]
+    for module in filter(None, names.split(",")):
+        importlib.import_module(module)
+
+
+def _await_hand_over(path):
+    """A warm standby (the agent's --warm-standby): imports first, then waits for the attempt the
+    agent hands it in `path` (its command line and environment, written atomically). Returns the
+    command line's words after this script's name."""
+    _preload(sys.argv[1:])
+    while True:
+        try:
+            with open(path) as f:
+                attempt = json.load(f)
+            break
+        except (OSError, ValueError):
+            time.sleep(0.005)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    os.environ.update({str(k): str(v) for k, v in attempt["env"].items()})
+    os.environ.pop("CTWIN_STANDBY_FILE", None)
+    argv = [str(w) for w in attempt["argv"]]
+    mine = next((i for i, w in enumerate(argv) if os.path.basename(w) == os.path.basename(__file__)), None)
+    if mine is None:
+        print(f"ctwin_ranks: the agent handed over a command that is not {os.path.basename(__file__)}: {argv}", file=sys.stderr)
+        sys.exit(2)
+    return argv[mine + 1:]
+
+
 def main():
+    standby = os.environ.get("CTWIN_STANDBY_FILE")
+    words = _await_hand_over(standby) if standby else sys.argv[1:]  # the standby's own words hold unfilled placeholders
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--nproc-per-node", type=int, default=int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     p.add_argument("--preload", default="torch,torch.distributed,torch.nn,torch.nn.functional",
                    help="modules imported once, before the workers are forked (comma-separated)")
     p.add_argument("script")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
-    args = p.parse_args()
+    args = p.parse_args(words)
     said = int(os.environ.get("LOCAL_WORLD_SIZE", str(args.nproc_per_node)))
     if args.nproc_per_node < 1 or said != args.nproc_per_node:
         print(f"ctwin_ranks: --nproc-per-node {args.nproc_per_node}, but the job master's plan says {said} per node "

@@ -54,7 +54,7 @@ class LiveCommands {
     std::string evict_cmd, reset_gpu_cmd, reboot_cmd, precheck_cmd, precheck_backend = "cuda", metrics = "127.0.0.1:9402";
     std::optional<std::string> hang_minimum, startup_timeout, stop_grace, health_interval;
     int node = 0, max_restarts = 10, flash_ranks = 1;
-    bool execute = false, no_nvml = false, no_metrics = false, no_precheck = false, passive = false;
+    bool execute = false, no_nvml = false, no_metrics = false, no_precheck = false, passive = false, warm_standby = false;
     std::vector<std::string> trainer;
   } run_args_;
   // `live master` and `live agent` (live_cluster_commands.cpp): built with cpp-httplib only.

@@ -67,6 +67,8 @@ void LiveCommands::add_supervisor_options(CLI::App* command, RunArgs& a) {
   run->add_option("--metrics", a.metrics, "Prometheus endpoint HOST:PORT (default 127.0.0.1:9402; port 0: any free port)");
   run->add_flag("--no-metrics", a.no_metrics, "no Prometheus endpoint");
   run->add_flag("--passive", a.passive, "a trainer that sends no heartbeats: its output's step lines (Megatron-LM, tqdm bars) stand in for them");
+  run->add_flag("--warm-standby", a.warm_standby,
+                "keep one trainer process started ahead, for a launcher that takes it (build/ctwin_ranks.py): a relaunch skips its start and imports");
   run->add_option("trainer", a.trainer, "the trainer's command line, after --")->required();
 }
 
@@ -99,6 +101,7 @@ int LiveCommands::supervisor_options(const CLI::App& command, const RunArgs& a, 
   o.nvml = !a.no_nvml;
   o.kernel_log = a.kernel_log;
   o.passive = a.passive;
+  o.warm_standby = a.warm_standby;
   o.actuators = {a.evict_cmd, a.reset_gpu_cmd, a.reboot_cmd, a.execute, 120};
   double hang_minimum = 0;
   if (!cli::parse_positive_seconds(a.hang_minimum, "--hang-timeout-min", hang_minimum) ||

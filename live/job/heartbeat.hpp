@@ -22,6 +22,8 @@
 //!   inprocess GENERATION                     this trainer rejoins a new generation in its processes
 //!                                            (ctwin_flash.Supervisor.restartable): an in-process
 //!                                            restart keeps it (messages.hpp Plan::in_process)
+//!   rejoining GENERATION                     this rank's collectives failed and its process group is
+//!                                            torn down: it waits for the next generation
 //!   failed STATUS                            a launcher that outlives its workers (ctwin_ranks.py):
 //!                                            its worker `rank=R` exited with STATUS (code, or 128 +
 //!                                            signal); it replaces it at the job's next generation
@@ -35,7 +37,7 @@
 namespace ctwin::live {
 
 struct TrainerMessage {
-  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Section, Persist, InProcess, WorkerFailed, Unknown } kind = Kind::Unknown;
+  enum class Kind { Restored, Step, Checkpoint, Nan, Stopped, Done, Section, Persist, InProcess, Rejoining, WorkerFailed, Unknown } kind = Kind::Unknown;
   std::int64_t step = -1;
   double seconds = 0;
   std::string source;  //!< restored: memory, disk or none
@@ -71,6 +73,7 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
   else if (word == "stopped") m.kind = TrainerMessage::Kind::Stopped;
   else if (word == "done") m.kind = TrainerMessage::Kind::Done;
   else if (word == "inprocess") m.kind = TrainerMessage::Kind::InProcess;
+  else if (word == "rejoining") m.kind = TrainerMessage::Kind::Rejoining;
   else if (word == "failed") m.kind = TrainerMessage::Kind::WorkerFailed;
   else if (word == "section") in >> m.seconds >> m.group, m.kind = TrainerMessage::Kind::Section;
   else if (word == "persist") {
@@ -86,7 +89,8 @@ inline TrainerMessage parse_trainer_message(const std::string& line) {
     in.clear();
   }
   if (!in && m.kind != TrainerMessage::Kind::Nan && m.kind != TrainerMessage::Kind::Stopped && m.kind != TrainerMessage::Kind::Done &&
-      m.kind != TrainerMessage::Kind::Persist && m.kind != TrainerMessage::Kind::InProcess && m.kind != TrainerMessage::Kind::WorkerFailed)
+      m.kind != TrainerMessage::Kind::Persist && m.kind != TrainerMessage::Kind::InProcess && m.kind != TrainerMessage::Kind::Rejoining &&
+      m.kind != TrainerMessage::Kind::WorkerFailed)
     m.kind = TrainerMessage::Kind::Unknown;
   // Seconds become integer microseconds in the ledger: NaN, negative or beyond any run is not a
   // message (a float-to-integer conversion out of range is undefined behaviour).

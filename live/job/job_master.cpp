@@ -400,7 +400,7 @@ void JobMaster::try_to_run(Clock::time_point now) {
   if (generation_ > 1) {
     budget_.restarted();
     record(ledger_.marked(), EventKind::RestartBegin,
-           "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_) + (in_process_ ? " path=in_process" : ""),
+           "generation=" + std::to_string(generation_) + " restore_step=" + std::to_string(restore_step_) + path_said(),
            -1, -1, cause_);
   }
   std::cerr << "ctwin master: generation " << generation_ << " runs on " << width() << " nodes from "
@@ -479,6 +479,12 @@ void JobMaster::decide(Clock::time_point now) {
   fill_vacancies(now);
   if (const auto why = budget_.spent(); why && generation_ > 1) return finish(1, *why, now);  // it journals
   write_journal(now);  // the fault's rows with the decision: a master killed now resumes with both
+}
+
+std::string JobMaster::path_said() const {
+  // The warm standby is the agents' (--warm-standby): the policy's mechanism says they keep one.
+  const RestartPath path = in_process_ ? RestartPath::InProcess : restart_path(scenario_.restart, false);
+  return path == RestartPath::Relaunch ? std::string() : std::string(" path=") + to_string(path);
 }
 
 bool JobMaster::recovery_in_process(const std::vector<control::Action>& actions) const {

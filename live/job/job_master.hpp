@@ -192,6 +192,8 @@ class JobMaster {
   //! Whether this decision's recovery may go in process: the policy's mechanism, every fault of the
   //! generation that ended one it takes, and no action but a restart (job_master.cpp).
   bool recovery_in_process(const std::vector<control::Action>& actions) const;
+  //! The restart row's ` path=P` (calibrate reads it): in_process, warm_standby, or nothing for a relaunch.
+  std::string path_said() const;
   void finish(int code, const std::string& reason, Clock::time_point now);
   control::ClusterView view(Clock::time_point now) const;
   void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},

@@ -57,6 +57,7 @@ void ProgressBook::apply(const TrainerMessage& m, LiveLedger::Clock::time_point 
     case K::Section:  // a rank's compute time: the straggler watch's, not the ledger's
     case K::Persist:  // a persist's outcome: the agent turns a failed one into a storage fault, not the ledger
     case K::InProcess:     // the agent's to know: it keeps such a trainer across an in-process restart
+    case K::Rejoining:
     case K::WorkerFailed:  // the agent turns it into the node's fault
     case K::Unknown: break;
   }

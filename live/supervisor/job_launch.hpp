@@ -49,6 +49,7 @@ class CadenceFile {
   CadenceFile(const CadenceFile&) = delete;
   CadenceFile& operator=(const CadenceFile&) = delete;
   const std::string& path() const { return path_; }
+  const std::string& folder() const { return folder_; }
   void publish(const CheckpointCadence& cadence, std::int64_t generation = 0, std::int64_t restore_step = -2);
 
  private:

@@ -25,6 +25,7 @@
 #include "live/job/live_metrics.hpp"
 #include "live/supervisor/supervisor.hpp"
 #include "live/supervisor/trainer_process.hpp"
+#include "live/supervisor/warm_standby.hpp"
 #include "policies/fault_classes.hpp"
 #include "policies/runtime_health.hpp"
 
@@ -68,9 +69,19 @@ class Supervision {
   //! generation and its restore step; its healthy ranks rejoin where they are, its launcher replaces
   //! the ones that failed.
   void rejoin();
+  //! The trainers' environment common to every attempt (the launch adds the plan's).
+  WarmStandby::Environment node_environment();
+  //! --warm-standby: a trainer process started ahead for the next launch, unless one waits already.
+  void keep_standby();
   //! Whether the trainer stays across the stop of `p`'s generation: it said it rejoins in process,
   //! runs still, and the plan keeps it.
   bool keeps_trainer(const Plan& p);
+  //! A kept trainer stays only once every local rank has torn its collectives down (`rejoining`) or
+  //! failed (its launcher's `failed`): one that says neither within kRejoinReadyS of the stop (a
+  //! hung or stopped rank, or one still blocked in a collective) is killed, which fails its peers'
+  //! collectives, and its node launches anew. True while it waits for them.
+  bool awaiting_rejoin_ready(const Plan& p);
+  static constexpr double kRejoinReadyS = 5;
   void take_messages();
   //! Passive mode: a step line of the trainer's output is the heartbeat it does not send. The
   //! first one after a launch says where it resumed: a progress bar's first count (no rate yet) is
@@ -171,6 +182,8 @@ class Supervision {
   //! A row remap pending: the stop for its GPU reset, and whether the checkpoint it waits for is taken.
   std::optional<std::pair<Cause, bool>> reset_due_;
   std::unique_ptr<CadenceFile> cadence_;  //!< the master's checkpoint cadence, for the trainers
+  std::unique_ptr<WarmStandby> standby_;  //!< --warm-standby
+  std::optional<Clock::time_point> standby_due_;  //!< when the next standby starts (a second into the attempt)
   LossSpikeWatch loss_watch_{static_cast<std::size_t>(scenario_.loss_spike.window), scenario_.loss_spike.z,
                              scenario_.loss_spike.ratio, scenario_.loss_spike.confirm};  //!< node rank 0's loss (policies.loss_spike)
   std::optional<std::int64_t> spike_onset_;
@@ -192,6 +205,8 @@ class Supervision {
   TrainerProgress progress_;
   bool finished_ = false, evicted_ = false;
   bool rejoins_ = false;  //!< the trainer said it rejoins a generation in process (`inprocess`)
+  std::set<int> ranks_rejoining_, ranks_failed_;  //!< local ranks waiting for the next generation, or failed
+  std::optional<Clock::time_point> stop_seen_;    //!< when the kept trainer's generation was first seen stopping
   std::deque<RecentFault> recent_;
   std::set<int> storage_failing_;  //!< local ranks whose persist fails now
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once

@@ -66,6 +66,7 @@ void Supervision::record(Clock::time_point t, EventKind kind, std::string note, 
 }
 
 SupervisorResult Supervision::run() {
+  keep_standby();  // a spare too: it may take a rank
   if (!await_run()) return result_;
   launch();
   while (!finished_) {
@@ -92,6 +93,10 @@ SupervisorResult Supervision::run() {
       if (trainer_->running()) interrupt(cause, Clock::now());
     }
     check_hang(Clock::now());
+    if (standby_due_ && Clock::now() >= *standby_due_) {
+      standby_due_.reset();
+      keep_standby();
+    }
     finish_persist(false);
     if (!finished_ && supervisor_stop_flag()) stop_on_request();
     if (!finished_) follow_plan();
@@ -103,28 +108,61 @@ SupervisorResult Supervision::run() {
 
 // ---- the trainer -----------------------------------------------------------------------------------
 
+WarmStandby::Environment Supervision::node_environment() {
+  WarmStandby::Environment env = {{"CTWIN_FLASH_NAME", o_.flash_name}, {"CTWIN_SHM_DIR", o_.shm_dir}, {"CTWIN_NODE", std::to_string(node_)}};
+  if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
+  if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
+  env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
+  // An elastic job's replicas hold the same state: a step saved at another world size restores.
+  if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
+  return env;
+}
+
+void Supervision::keep_standby() {
+  if (!o_.warm_standby) return;
+  WarmStandby::Environment env = node_environment();
+  if (!standby_) standby_ = std::make_unique<WarmStandby>(cadence_->folder());
+  standby_->start(o_.trainer, std::move(env), o_.passive, o_.stop_grace_s);
+}
+
 bool Supervision::keeps_trainer(const Plan& p) {
   return p.in_process && rejoins_ && trainer_ && !trainer_->poll_exit();
 }
 
+bool Supervision::awaiting_rejoin_ready(const Plan& p) {
+  for (const auto& line : trainer_->read_lines()) {  // only what says where each rank stands: the rest is the generation that ended
+    const TrainerMessage m = parse_trainer_message(line);
+    if (m.kind == TrainerMessage::Kind::Rejoining) ranks_rejoining_.insert(m.rank);
+    if (m.kind == TrainerMessage::Kind::WorkerFailed) ranks_failed_.insert(m.rank);
+  }
+  int ready = 0;
+  for (int rank = 0; rank < std::max(o_.flash_ranks, 1); ++rank) ready += ranks_rejoining_.count(rank) || ranks_failed_.count(rank);
+  if (ready >= std::max(o_.flash_ranks, 1)) return false;
+  const auto now = Clock::now();
+  if (!stop_seen_) stop_seen_ = now;
+  if (seconds_between(*stop_seen_, now) < kRejoinReadyS) return true;
+  std::cerr << "ctwin: the trainer did not tear its collectives down within " << kRejoinReadyS << " s of generation " << p.generation
+            << "'s stop: it is stopped, and launched anew\n";
+  record(now, EventKind::Health, "in-process restart: the trainer did not rejoin in time; launched anew");
+  rejoins_ = false;  // keeps_trainer() is false from here: the caller stops it
+  return false;
+}
+
 void Supervision::launch() {
   if (keeps_trainer(plan_)) return rejoin();
-  std::vector<std::pair<std::string, std::string>> env = {
-      {"CTWIN_ATTEMPT", std::to_string(attempt_)}, {"CTWIN_FLASH_NAME", o_.flash_name},
-      {"CTWIN_SHM_DIR", o_.shm_dir},              {"CTWIN_NODE", std::to_string(node_)}};
-  if (!o_.persist_dir.empty()) env.emplace_back("CTWIN_FLASH_PERSIST_DIR", o_.persist_dir);
+  WarmStandby::Environment env = node_environment();
+  env.emplace_back("CTWIN_ATTEMPT", std::to_string(attempt_));
   std::vector<std::string> argv = o_.trainer;
   add_job_environment(plan_, env, argv);
-  if (!cadence_) cadence_ = std::make_unique<CadenceFile>();
   cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
-  env.emplace_back("CTWIN_CONTROL_FILE", cadence_->path());
-  // An elastic job's replicas hold the same state: a step saved at another world size restores.
-  if (scenario_.elastic.shrink) env.emplace_back("CTWIN_FLASH_REPLICATED", "1");
   trainer_.reset();  // the last attempt's tree is gone before the next one starts
   rejoins_ = false;
+  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset();
   sections_ = SectionWindow();
   loss_watch_.restart();
-  trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
+  if (standby_)
+    if ((trainer_ = standby_->hand_over(argv, env))) std::cerr << "ctwin: generation " << plan_.generation << " runs in the warm standby\n";
+  if (!trainer_) trainer_ = std::make_unique<TrainerProcess>(argv, env, o_.passive, o_.stop_grace_s);
   progress_.launched();
   phase_ = Phase::Launching;
   last_message_ = last_pass_ = Clock::now();
@@ -132,6 +170,7 @@ void Supervision::launch() {
 
 void Supervision::rejoin() {
   trainer_->read_lines();  // the generation that ended: its last steps are not the new one's
+  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset();
   cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
   std::cerr << "ctwin: generation " << plan_.generation << " rejoins in process from step " << plan_.restore_step << "\n";
   sections_ = SectionWindow();
@@ -176,6 +215,10 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
     rejoins_ |= m.rank == 0;
     return;
   }
+  if (m.kind == K::Rejoining) {  // heard before the master's stop: awaiting_rejoin_ready() counts it
+    ranks_rejoining_.insert(m.rank);
+    return;
+  }
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
   coordination_->trainer_line(line);
   // An interval is the trainer's pace only when this loop was there to hear it: lines queued while
@@ -186,6 +229,7 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   progress_.apply(m);
   if (m.kind == K::Restored) {
     phase_ = Phase::Running;
+    standby_due_ = t + std::chrono::seconds(1);  // the next launch's: its imports would slow this recovery's first steps
     // Node rank 0's restore is the job's (its book's `restore` row); the others' are the node's own
     // observations: `health` rows, which leave the job's phases alone.
     if (m.step >= 0 && plan_.node_rank > 0) {
@@ -222,6 +266,7 @@ void Supervision::on_worker_failed(const TrainerMessage& m, Clock::time_point t)
     cause.struck = when_said(failed->at);
   }
   cause.worker_only = true;
+  ranks_failed_.insert(m.rank);
   interrupt(cause, t);
 }
 
@@ -304,11 +349,18 @@ bool Supervision::await_run(NodeState waiting) {
   finish_persist(true);
   for (;;) {
     const auto p = coordination_->plan();
-    // A trainer kept for an in-process restart goes once a plan does not keep it (a relaunch decided).
-    if (p && p->generation > generation_ && trainer_ && trainer_->running() && !keeps_trainer(*p)) {
-      trainer_->kill_tree();
-      persist_left_behind();
-      finish_persist(true);
+    // A trainer kept for an in-process restart goes once a plan does not keep it (a relaunch decided),
+    // or when its ranks have not all torn their collectives down in time.
+    if (p && p->generation > generation_ && trainer_ && trainer_->running()) {
+      if (keeps_trainer(*p) && awaiting_rejoin_ready(*p)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      if (!keeps_trainer(*p)) {
+        trainer_->kill_tree();
+        persist_left_behind();
+        finish_persist(true);
+      }
     }
     if (p && p->node_rank >= 0) plan_.node_rank = p->node_rank, plan_.nnodes = std::max(p->nnodes, 1);
     // A node that finished generation G has not finished G+1: it is stopped for it and runs it too

@@ -53,6 +53,9 @@ struct SupervisorOptions {
   //! A trainer not changed for ctwin: its output's step lines (Megatron-LM, tqdm bars; core/step_lines)
   //! stand in for heartbeats, and the step it resumed from is read off the first one.
   bool passive = false;
+  //! Keep one trainer process started ahead (live/supervisor/warm_standby.hpp): a launch hands it
+  //! the attempt instead of starting a process. For launchers that take it (build/ctwin_ranks.py).
+  bool warm_standby = false;
   //! The job master (required): it plans launches and restarts for the whole job and keeps its
   //! books; this node reports its faults and what it sees, and follows. An agent's link (`ctwin live
   //! agent`), or a job of one (live/job/local_coordination.hpp) for `ctwin live run`.

@@ -36,7 +36,8 @@ With --in-process the trainers are examples/gpt (PyTorch DDP over gloo) forked b
 policy of in-process restart (issue 51), and one more fault is drawn: kill_worker, SIGKILL of one node's
 worker alone (its launcher lives on: the healthy ranks rejoin in their processes). After a restart in
 process, processes of the older attempt survive by design: the invariant is then that every node runs
-exactly its ranks' workers, and that each of them restored the step the master committed.
+exactly its ranks' workers, and that each of them restored the step the master committed. Its agents
+keep a warm standby (--warm-standby): a restart that in-process does not take runs in them.
 
 With --replica-ranks 1 the trainers persist one shard per replica (only rank 0 writes; the others
 restore its shard from disk): a damaged shard is then the one every node reads.
@@ -72,6 +73,7 @@ class Soak:
     def __init__(self, build, seed, replica_ranks=0, in_process=False):
         self.build = build
         self.in_process = in_process  # examples/gpt under ctwin_ranks.py, restarted in process
+        self.agent_extra = ["--warm-standby"] if in_process else []  # what in-process does not take runs in a standby
         self.replica_ranks = replica_ranks  # 0: every rank persists its own shard
         self.rng = random.Random(seed)
         self.job = None
@@ -112,13 +114,13 @@ class Soak:
         self.job_started = time.time()
         self.injections = []
         for n in range(4):
-            job.start_agent(str(n), n)
+            job.start_agent(str(n), n, extra=self.agent_extra)
         self.add_spare()
         job.wait_for("the job's first steps", lambda s: s["phase"] == "running" and s["step"] >= 20, timeout=PROGRESS_BOUND_S)
 
     def add_spare(self):
         self.spares += 1
-        self.job.start_agent("spare%d" % self.spares, None, spare=True)
+        self.job.start_agent("spare%d" % self.spares, None, spare=True, extra=self.agent_extra)
 
     def finish_job(self):
         """The job ran its steps: its ledger (the master's, the only one) and its interruptions."""
@@ -152,7 +154,11 @@ class Soak:
     # --- the faults ----------------------------------------------------------------------------
 
     def signal_trainer(self, key, sig):
+        """Node `key`'s trainer, all its processes; not a warm standby waiting beside it (the agent's, not the trainer's)."""
+        waiting = self.standbys_of(key)
         for pid in self.job.trainers_of(key):
+            if pid in waiting:
+                continue
             try:
                 os.kill(pid, sig)
             except OSError:
@@ -270,6 +276,19 @@ class Soak:
                 ct.check(during["generation"] == s["generation"], "the full disk restarted the job: %s" % during, job)
             return "none", None
         raise ValueError(fault)
+
+    def standbys_of(self, key):
+        """Node `key`'s warm standbys still waiting: a launcher with no process of its own yet."""
+        if not self.in_process:
+            return set()
+        parents = set()
+        for entry in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    parents.add(int(f.read().rsplit(")", 1)[1].split()[1]))
+            except (OSError, ValueError, IndexError):
+                pass
+        return {pid for pid in ct.launchers_of(self.job, key) if pid not in parents}
 
     def workers_of(self, key):
         """Node `key`'s workers forked by ctwin_ranks.py (named ctwin-rank-L), not its launcher or store."""
@@ -400,13 +419,10 @@ class Soak:
                 raise Broken("the nodes restored %s, the master committed %d" % (seen, step))
             time.sleep(0.1)
 
-    def restarted_in_process(self, generation):
-        rows = self.log_rows(lambda r: r["kind"] == "restart" and "generation=%d " % generation in r["detail"] + " ")
-        return any(r["kind"] == "restart" and "generation=%d " % generation in r["detail"] + " " and "path=in_process" in r["detail"]
-                   for r in rows)
-
     def check_no_old_attempt(self, s):
-        if self.in_process and self.restarted_in_process(s["generation"]):
+        # Kept processes and standbys carry the environment they were started with: the workers are
+        # counted instead (a survivor of an older attempt beside the new one is one too many).
+        if self.in_process:
             return self.check_workers(s)
         current = str(s["generation"])
         deadline = time.time() + 15  # an old trainer is killed before its node's new one starts
@@ -426,18 +442,19 @@ class Soak:
             time.sleep(0.1)
 
     def check_workers(self, s):
-        """After a restart in process: every node runs exactly its ranks' workers (the killed one
-        replaced, none of an older attempt beside them)."""
+        """After a restart: every node runs exactly its ranks' workers (the failed one replaced, none
+        of an older attempt beside them), and at most its launcher and a standby beside them."""
         deadline = time.time() + 15
         while True:
             counts = {key: len(self.workers_of(key)) for key in self.ranks(s).values()}
-            if all(n == self.job.nproc for n in counts.values()):
+            launchers = {key: len(ct.launchers_of(self.job, key)) for key in self.ranks(s).values()}
+            if all(n == self.job.nproc for n in counts.values()) and all(n <= 2 for n in launchers.values()):
                 return
             t = self.status()
             if t is None or t["generation"] != s["generation"]:  # the job ended, or another restart began
                 return
             if time.time() > deadline:
-                raise Broken("after the in-process restart of generation %d, the nodes run %s workers" % (s["generation"], counts))
+                raise Broken("after the restart of generation %d, the nodes run %s workers and %s launchers" % (s["generation"], counts, launchers))
             time.sleep(0.1)
 
     # --- the soak ------------------------------------------------------------------------------

@@ -413,6 +413,47 @@ def run_in_process_fallback(job):
     restores_agree(job, rows)
 
 
+def launchers_of(job, key):
+    """Node `key`'s launcher processes (ctwin_ranks.py's parent process and a warm standby; not its
+    workers or store)."""
+    found = set()
+    for pid in job.trainers_of(key):
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                if not f.read().startswith(("ctwin-rank-", "ctwin-store")):
+                    found.add(pid)
+        except OSError:
+            pass
+    return found
+
+
+def run_warm_standby(job):
+    """A warm standby (issue 51, item 2): each agent keeps a ctwin_ranks.py started ahead (imports
+    done); node 1's worker aborts in step 45, the policy's mechanism is the warm standby, so every
+    node's trainer is stopped and each next attempt runs in the process that waited: no launcher
+    starts. The restart row says path=warm_standby."""
+    job.start_master(extra=["--max-restarts", "3"])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--crash-at-step", "45"] if n == 1 else [], extra=["--warm-standby"])
+    job.wait_for("the first generation", lambda s: s["generation"] == 1 and s["phase"] == "running" and s.get("step", -1) >= 10, timeout=120)
+    deadline = time.time() + 30
+    while time.time() < deadline and not all(len(launchers_of(job, str(n))) == 2 for n in range(job.nnodes)):
+        time.sleep(0.1)  # each node: its launcher and the standby, importing or waiting
+    before = {str(n): launchers_of(job, str(n)) for n in range(job.nnodes)}
+    check(all(len(p) == 2 for p in before.values()), "no standby beside each launcher: %s" % before, job)
+    job.wait_for("the restart", lambda s: s["generation"] >= 2 and s["phase"] == "running" and s.get("step", -1) > s["restore_step"] + 3,
+                 timeout=120)
+    after = {str(n): launchers_of(job, str(n)) for n in range(job.nnodes)}
+    for n in before:  # the one kept is the standby, now the launcher; the old launcher is gone
+        check(len(after[n] & before[n]) == 1, "node %s did not run its standby: %s -> %s" % (n, before[n], after[n]), job)
+    _, rows = finish_and_check(job, 1)
+    restarts = [r for r in rows if r["kind"] == "restart"]
+    check(len(restarts) == 1 and "path=warm_standby" in restarts[0]["detail"], "the restart row: %s" % restarts, job)
+    restores_agree(job, rows)
+    for n in before:
+        check("runs in the warm standby" in open(job.path("agent-%s.log" % n)).read(), "agent %s does not say it used its standby" % n, job)
+
+
 def run_blame(job):
     """A worker on node 1 aborts; node 0's worker waits in its collective for it (a hang, dated at its
     last heartbeat, before the abort) or fails there just after. Node 1's torchrun looks at its workers
@@ -1267,7 +1308,7 @@ SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_ou
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
              "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2), "in_process": (run_in_process, 2),
-             "in_process_fallback": (run_in_process_fallback, 2)}
+             "in_process_fallback": (run_in_process_fallback, 2), "warm_standby": (run_warm_standby, 2)}
 # Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
 PRIVATE_MOUNTS = {"full_disk"}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
@@ -1279,7 +1320,11 @@ PRECHECK_POLICY = {"schema_version": 1, "policies": {
 IN_PROCESS_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "fixed", "interval": "0.2s"}, "hang_detection": {"factor": 5, "minimum": "3s"}},
     "restart": {"mechanism": "in_process", "in_process": {"overhead": "1s"}}}
-POLICIES = {"cadence": CADENCE_POLICY, "in_process": IN_PROCESS_POLICY, "in_process_fallback": IN_PROCESS_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
+WARM_STANDBY_POLICY = {"schema_version": 1, "policies": {
+    "checkpoint": {"type": "fixed", "interval": "0.2s"}, "hang_detection": {"factor": 5, "minimum": "3s"}},
+    "restart": {"mechanism": "warm_standby", "warm_standby": {"overhead": "2s"}}}
+POLICIES = {"cadence": CADENCE_POLICY, "in_process": IN_PROCESS_POLICY, "in_process_fallback": IN_PROCESS_POLICY,
+            "warm_standby": WARM_STANDBY_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
             "regrow": {"schema_version": 1, "policies": {
                 "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},
                 "hang_detection": {"factor": 5, "minimum": "3s"}}},
@@ -1299,7 +1344,7 @@ def main():
     parser.add_argument("--nnodes", type=int)
     parser.add_argument("--nproc", type=int, default=1, help="trainer ranks per node (--trainer ranks)")
     a = parser.parse_args()
-    if a.scenario.startswith("in_process"):
+    if a.scenario.startswith("in_process") or a.scenario == "warm_standby":
         a.trainer = "ranks"
     if a.trainer in ("ddp", "ranks"):
         try:
