@@ -11,6 +11,7 @@
 
 #include "core/rng.hpp"
 #include "models/fault_timeline.hpp"
+#include "policies/restart_path.hpp"
 
 namespace ctwin {
 
@@ -37,8 +38,12 @@ RunForecaster::RunForecaster(const Scenario& scenario, int belief_draws, std::ui
     classes_.push_back({f.name, f.rate.per_component_second, f.rate.component == Component::Gpu, i});
     weight += f.rate.per_component_second;
     expected_recovery_s_ += f.rate.per_component_second * static_cast<double>(f.detection_us + f.diagnosis_us + f.action_us) / 1e6;
+    // In-process restart and the warm standby cost what the scenario says for the classes they take.
+    const RestartPath path = restart_path(scenario.restart, in_process_takes(scenario.restart, f, f.action, false));
+    expected_restart_s_ += f.rate.per_component_second * static_cast<double>(restart_overhead_us(scenario.restart, scenario.restart_overhead_us, path)) / 1e6;
   }
-  if (weight > 0) expected_recovery_s_ /= weight;
+  if (weight > 0) expected_recovery_s_ /= weight, expected_restart_s_ /= weight;
+  else expected_restart_s_ = static_cast<double>(scenario.restart_overhead_us) / 1e6;
   // The scenario's own draws of its rates: a held-exact scenario has one, all ones.
   const FaultTimelineModel model = FaultTimelineModel::from(scenario);
   const int n = model.rates_uncertain() ? std::max(1, belief_draws) : 1;
@@ -98,7 +103,7 @@ RunForecast RunForecaster::forecast(const JobSoFar& so_far, std::uint64_t seed, 
                                 : 1800;
   const double restore_s =
       static_cast<double>(s.checkpoint.memory_restore_us > 0 ? s.checkpoint.memory_restore_us : s.checkpoint.restore_us.value_or(0)) / 1e6;
-  const double expected_cost = interval_s / 2 + expected_recovery_s_ + static_cast<double>(s.restart_overhead_us) / 1e6 + restore_s;
+  const double expected_cost = interval_s / 2 + expected_recovery_s_ + expected_restart_s_ + restore_s;
   const double spent = seconds(Category::LostProgress) + seconds(Category::Detection) + seconds(Category::Diagnosis) + seconds(Category::Restart) +
                        seconds(Category::CheckpointRestore) + seconds(Category::WaitingForSpares);
   out.cost_per_interruption_s = (spent + expected_cost) / (static_cast<double>(out.interruptions) + 1);

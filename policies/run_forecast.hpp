@@ -68,6 +68,7 @@ class RunForecaster {
   std::vector<Interrupting> classes_;
   std::vector<std::vector<double>> factors_;  //!< per belief draw, per interrupting class
   double expected_recovery_s_ = 0;            //!< detection + diagnosis + action, by rate
+  double expected_restart_s_ = 0;             //!< the restart's overhead by the path each class takes (restart_path.hpp), by rate
 };
 
 }  // namespace ctwin

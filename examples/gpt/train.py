@@ -13,8 +13,8 @@ Every tensor of model.state_dict() and optimizer.state_dict() is registered with
 (in place: a restore writes into the live parameters), and each manifest on disk names its dtype
 and shape, so ctwin_flash.read_state_dict(dir, step, rank) rebuilds the state_dict from disk alone.
 The data of step s on rank r is a function of (s, r): a restored run repeats exactly what it lost.
-Faults for tests: --crash-at-step, --hang-at-step, --nan-at-step, on attempt 0 ($CTWIN_ATTEMPT) of
-the rank --fault-rank only.
+Faults for tests: --crash-at-step, --hang-at-step, --nan-at-step, --raise-at-step, on attempt 0
+($CTWIN_ATTEMPT) of the rank --fault-rank only.
 
 The training loop is re-entered in process after a peer's failure (ctwin_flash.Supervisor.restartable,
 NVIDIA NVRx's model): launched by build/ctwin_ranks.py under a master whose policy says
@@ -105,6 +105,7 @@ def main():
     p.add_argument("--crash-at-step", type=int, default=-1)
     p.add_argument("--hang-at-step", type=int, default=-1)
     p.add_argument("--nan-at-step", type=int, default=-1)
+    p.add_argument("--raise-at-step", type=int, default=-1, help="a RuntimeError of this rank's own (its process lives on)")
     p.add_argument("--fault-rank", type=int, default=0, help="the global rank the faults strike")
     args = p.parse_args()
 
@@ -149,6 +150,9 @@ def main():
             if faulty and s == args.crash_at_step:
                 print(f"gpt: injected crash in step {s} at {time.time():.6f}", file=sys.stderr, flush=True)
                 os.abort()
+            if faulty and s == args.raise_at_step:
+                print(f"gpt: injected error in step {s} at {time.time():.6f}", file=sys.stderr, flush=True)
+                raise RuntimeError(f"injected error in step {s}")
             if faulty and s == args.hang_at_step:
                 print(f"gpt: injected hang in step {s}", file=sys.stderr, flush=True)
                 while True:

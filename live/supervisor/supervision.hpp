@@ -94,6 +94,8 @@ class Supervision {
   //! A launcher that outlives its workers (ctwin_ranks.py) says one failed: the node's crash, its
   //! launcher kept should the master restart in process.
   void on_worker_failed(const TrainerMessage& m, Clock::time_point t);
+  //! Ranks waiting to rejoin while no fault came (rejoining_since_): the node's crash, its trainer kept.
+  void check_rejoin_alone(Clock::time_point t);
   void on_exit(int status, Clock::time_point t);
   void check_hang(Clock::time_point t);
   //! A time on the system clock (a worker's record of its failure) on this clock, between the start and now.
@@ -207,6 +209,11 @@ class Supervision {
   bool rejoins_ = false;  //!< the trainer said it rejoins a generation in process (`inprocess`)
   std::set<int> ranks_rejoining_, ranks_failed_;  //!< local ranks waiting for the next generation, or failed
   std::optional<Clock::time_point> stop_seen_;    //!< when the kept trainer's generation was first seen stopping
+  //! When a rank of this attempt first said `rejoining`: a peer's failure brings the next generation
+  //! within moments; none within kRejoinAloneS, and nothing else failed (a rank's own error, caught
+  //! by the helper): this node reports it, as a crash. Meanwhile the trainer waits, and is not hung.
+  std::optional<Clock::time_point> rejoining_since_;
+  static constexpr double kRejoinAloneS = 2;
   std::deque<RecentFault> recent_;
   std::set<int> storage_failing_;  //!< local ranks whose persist fails now
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once

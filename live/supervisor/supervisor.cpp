@@ -93,6 +93,7 @@ SupervisorResult Supervision::run() {
       if (trainer_->running()) interrupt(cause, Clock::now());
     }
     check_hang(Clock::now());
+    check_rejoin_alone(Clock::now());
     if (standby_due_ && Clock::now() >= *standby_due_) {
       standby_due_.reset();
       keep_standby();
@@ -157,7 +158,7 @@ void Supervision::launch() {
   cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
   trainer_.reset();  // the last attempt's tree is gone before the next one starts
   rejoins_ = false;
-  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset();
+  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset(), rejoining_since_.reset();
   sections_ = SectionWindow();
   loss_watch_.restart();
   if (standby_)
@@ -170,7 +171,7 @@ void Supervision::launch() {
 
 void Supervision::rejoin() {
   trainer_->read_lines();  // the generation that ended: its last steps are not the new one's
-  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset();
+  ranks_rejoining_.clear(), ranks_failed_.clear(), stop_seen_.reset(), rejoining_since_.reset();
   cadence_->publish(plan_.cadence, plan_.generation, plan_.restore_step);
   std::cerr << "ctwin: generation " << plan_.generation << " rejoins in process from step " << plan_.restore_step << "\n";
   sections_ = SectionWindow();
@@ -217,6 +218,7 @@ void Supervision::on_line(const std::string& line, Clock::time_point t) {
   }
   if (m.kind == K::Rejoining) {  // heard before the master's stop: awaiting_rejoin_ready() counts it
     ranks_rejoining_.insert(m.rank);
+    if (!rejoining_since_) rejoining_since_ = t;
     return;
   }
   if (m.rank != 0 && m.kind != K::Nan) return;  // the node's rank 0 speaks for it (heartbeat.hpp)
@@ -270,6 +272,23 @@ void Supervision::on_worker_failed(const TrainerMessage& m, Clock::time_point t)
   interrupt(cause, t);
 }
 
+void Supervision::check_rejoin_alone(Clock::time_point t) {
+  if (!rejoining_since_ || seconds_between(*rejoining_since_, t) < kRejoinAloneS || !trainer_->running()) return;
+  const Clock::time_point left = *rejoining_since_;
+  rejoining_since_.reset();
+  std::string ranks;
+  for (const int r : ranks_rejoining_) {
+    if (!ranks.empty()) ranks += ',';
+    ranks += std::to_string(r);
+  }
+  Cause cause{classify_stop(scenario_, LiveStop::Crash), -1, -1,
+              "local rank " + ranks + " left its collectives (an error of its own) and no new generation came within " +
+                  std::to_string(static_cast<int>(kRejoinAloneS)) + " s"};
+  cause.worker_only = true;  // its processes wait to rejoin: an in-process restart keeps them
+  cause.struck = left;
+  interrupt(cause, t);
+}
+
 //! Every rank's compute times, summed up for the master once a window (a median per rank).
 void Supervision::on_section(const TrainerMessage& m, Clock::time_point t) {
   sections_.add(m.rank, m.group, m.seconds);
@@ -307,7 +326,7 @@ Supervision::Clock::time_point Supervision::when_said(std::chrono::system_clock:
 }
 
 void Supervision::check_hang(Clock::time_point t) {
-  if (!trainer_->running()) return;
+  if (!trainer_->running() || rejoining_since_) return;  // waiting to rejoin, said so: check_rejoin_alone's
   const double silent = seconds_between(last_message_, t);
   // A trainer that said done is on its way out (the last persist, its collectives' teardown,
   // torchrun's exit barrier): it is silent by design, and gets the stop grace, not the hang timeout.

@@ -392,6 +392,25 @@ def run_in_process(job):
     check(len(faults) == 1 and faults[0]["node"] == "node-1", "the fault is not node 1's: %s" % faults, job)
 
 
+def run_in_process_error(job):
+    """A rank's own error (a RuntimeError in step 45, its process alive): the helper tears its process
+    group down and waits, its peer's collective fails, and no process died: the agent reports it
+    once no new generation came, and every process rejoins in place (none is new)."""
+    job.start_master(extra=["--max-restarts", "3"])
+    for n in range(job.nnodes):
+        job.start_agent(str(n), n, ["--raise-at-step", "45"] if n == 1 else [])
+    job.wait_for("the first generation", lambda s: s["generation"] == 1 and s["phase"] == "running" and s.get("step", -1) >= 10, timeout=120)
+    before = {str(n): node_processes(job, str(n)) for n in range(job.nnodes)}
+    job.wait_for("the in-process restart", lambda s: s["generation"] >= 2 and s["phase"] == "running" and s.get("step", -1) > s["restore_step"] + 3,
+                 timeout=120)
+    after = {str(n): node_processes(job, str(n)) for n in range(job.nnodes)}
+    check(after == before and all(after.values()), "processes were replaced: %s -> %s" % (before, after), job)
+    _, rows = finish_and_check(job, 1)
+    restarts = [r for r in rows if r["kind"] == "restart"]
+    check(len(restarts) == 1 and "path=in_process" in restarts[0]["detail"], "the restart row: %s" % restarts, job)
+    restores_agree(job, rows)
+
+
 def run_in_process_fallback(job):
     """The same job, but node 1 is lost (its agent and trainer killed) with a hot spare waiting: a lost
     host is never restarted in process, so every process is new (a relaunch) and the restart row names
@@ -1308,7 +1327,8 @@ SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_ou
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
              "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2), "in_process": (run_in_process, 2),
-             "in_process_fallback": (run_in_process_fallback, 2), "warm_standby": (run_warm_standby, 2)}
+             "in_process_fallback": (run_in_process_fallback, 2), "warm_standby": (run_warm_standby, 2),
+             "in_process_error": (run_in_process_error, 2)}
 # Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
 PRIVATE_MOUNTS = {"full_disk"}
 CADENCE_POLICY = {"schema_version": 1, "policies": {
@@ -1323,7 +1343,7 @@ IN_PROCESS_POLICY = {"schema_version": 1, "policies": {
 WARM_STANDBY_POLICY = {"schema_version": 1, "policies": {
     "checkpoint": {"type": "fixed", "interval": "0.2s"}, "hang_detection": {"factor": 5, "minimum": "3s"}},
     "restart": {"mechanism": "warm_standby", "warm_standby": {"overhead": "2s"}}}
-POLICIES = {"cadence": CADENCE_POLICY, "in_process": IN_PROCESS_POLICY, "in_process_fallback": IN_PROCESS_POLICY,
+POLICIES = {"cadence": CADENCE_POLICY, "in_process": IN_PROCESS_POLICY, "in_process_fallback": IN_PROCESS_POLICY, "in_process_error": IN_PROCESS_POLICY,
             "warm_standby": WARM_STANDBY_POLICY, "precheck": PRECHECK_POLICY, "precheck_domains": PRECHECK_POLICY,
             "regrow": {"schema_version": 1, "policies": {
                 "checkpoint": {"type": "fixed", "interval": "0.2s"}, "elastic": {"mode": "shrink", "replica_nodes": 1},

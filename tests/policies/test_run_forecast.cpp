@@ -120,3 +120,22 @@ TEST_CASE("run forecast: the belief is the scenario's own draws, its spread befo
   CHECK(overruled.belief_overruled);
   CHECK(overruled.rate_per_day_p50 == Approx(400).epsilon(0.05));
 }
+
+TEST_CASE("run forecast: an interruption costs the restart of the path its class takes (in-process, warm standby, relaunch)", "[forecast]") {
+  nlohmann::json doc = test::read_json(test::fixture("minimal.json"));
+  doc["faults"][0] = {{"name", "node_crash"}, {"rate", "1/node-day"}, {"effect", "crash"}, {"detection", "10s"},
+                      {"recovery", {{"action", "restart"}, {"duration", "1min"}}}};
+  doc["restart"] = {{"overhead", "5min"}, {"in_process", {{"overhead", "10s"}}}, {"warm_standby", {{"overhead", "30s"}}}};
+  const auto cost = [&](const char* mechanism) {
+    doc["restart"]["mechanism"] = mechanism;
+    JobSoFar fresh = after(0.01, 0, 0);  // nothing seen yet: the scenario's cost alone
+    return RunForecaster(test::scenario_from(doc)).forecast(fresh).cost_per_interruption_s;
+  };
+  const double relaunch = cost("relaunch");
+  CHECK(relaunch - cost("in_process") == Approx(290).epsilon(1e-6));  // a crash restarted in place: 10 s, not 5 min
+  CHECK(relaunch - cost("warm_standby") == Approx(270).epsilon(1e-6));
+  // A class in-process cannot take (a reboot) goes to the warm standby when there is one.
+  doc["faults"][0]["recovery"]["action"] = "reboot";
+  const double rebooted = cost("relaunch");
+  CHECK(rebooted - cost("in_process") == Approx(270).epsilon(1e-6));
+}
