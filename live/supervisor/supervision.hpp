@@ -210,8 +210,9 @@ class Supervision {
   std::set<int> ranks_rejoining_, ranks_failed_;  //!< local ranks waiting for the next generation, or failed
   std::optional<Clock::time_point> stop_seen_;    //!< when the kept trainer's generation was first seen stopping
   //! When a rank of this attempt first said `rejoining`: a peer's failure brings the next generation
-  //! within moments; none within kRejoinAloneS, and nothing else failed (a rank's own error, caught
-  //! by the helper): this node reports it, as a crash. Meanwhile the trainer waits, and is not hung.
+  //! within moments; none within kRejoinAloneS (a rank's own error, caught by the helper, or a peer
+  //! whose node died and is not yet found silent): this node reports it, as a crash; the master's
+  //! decision weighs it against the others. Meanwhile the trainer waits, and is not hung.
   std::optional<Clock::time_point> rejoining_since_;
   static constexpr double kRejoinAloneS = 2;
   std::deque<RecentFault> recent_;

@@ -282,7 +282,7 @@ void Supervision::check_rejoin_alone(Clock::time_point t) {
     ranks += std::to_string(r);
   }
   Cause cause{classify_stop(scenario_, LiveStop::Crash), -1, -1,
-              "local rank " + ranks + " left its collectives (an error of its own) and no new generation came within " +
+              "local rank " + ranks + " left its collectives (an error of its own, or a peer's no agent has reported) and no new generation came within " +
                   std::to_string(static_cast<int>(kRejoinAloneS)) + " s"};
   cause.worker_only = true;  // its processes wait to rejoin: an in-process restart keeps them
   cause.struck = left;
