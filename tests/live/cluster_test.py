@@ -920,6 +920,16 @@ def run_rejoin(job):
     print("rejoin: the job ran again %.2f s after the nodes came back" % took)
 
 
+def signal_each(pids, sig):
+    """`sig` to each process still there: one listed a moment before may have ended since (the fresh-clone
+    CI beside busy loops saw a node's listed process gone by the time it was resumed)."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 def run_agent_pause(job):
     """A hung node (its agent and trainer SIGSTOPped), with the master's default agent timeout (4 s): it
     is declared lost within seconds of the hang (it was 30 s) and the spare takes its rank; resumed,
@@ -932,15 +942,13 @@ def run_agent_pause(job):
     job.wait_for("steps", lambda s: s["phase"] == "running" and s["step"] >= 30)
     stopped = job.trainers_of("1")
     os.killpg(job.agents["1"].pid, signal.SIGSTOP)
-    for pid in stopped:
-        os.kill(pid, signal.SIGSTOP)
+    signal_each(stopped, signal.SIGSTOP)
     hung_at = time.time()
     s = job.wait_for("the spare to take rank 1", lambda s: s["generation"] >= 2 and s["phase"] == "running", timeout=30)
     running_at = time.time()
     check(s["nodes"][1]["host"] == "host-spare", "rank 1 is on %s, not the spare" % s["nodes"][1].get("host"), job)
     os.killpg(job.agents["1"].pid, signal.SIGCONT)
-    for pid in stopped:
-        os.kill(pid, signal.SIGCONT)
+    signal_each(stopped, signal.SIGCONT)
     _, rows = finish_and_check(job, 1)
     fault = [r for r in rows if r["kind"] == "fault"]
     check(len(fault) == 1 and fault[0]["node"] == "node-1" and "silent for" in fault[0]["detail"], "the fault rows: %s" % fault, job)
