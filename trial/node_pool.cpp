@@ -47,18 +47,6 @@ bool NodePool::hold_spare(int node, Micros back) {
   return true;
 }
 
-void NodePool::schedule_return(Micros at, int node, bool repair) {
-  returns_.push_back({at, node, repair});
-  std::push_heap(returns_.begin(), returns_.end(), std::greater<>());
-}
-
-void NodePool::expedite_repairs(Micros by) {
-  bool moved = false;
-  for (Return& r : returns_)
-    if (r.repair && r.at > by) r.at = by, moved = true;
-  if (moved) std::make_heap(returns_.begin(), returns_.end(), std::greater<>());
-}
-
 int NodePool::add_node() {
   const int node = static_cast<int>(node_slot_.size());
   node_slot_.push_back(-1);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "trial/return_queue.hpp"
 
 namespace ctwin {
 
@@ -54,10 +55,10 @@ class NodePool {
   void release_slots(int first, int end);
 
   //! `node` comes back to the pool at `at`; `repair`: from the repair shop (it may be expedited).
-  void schedule_return(Micros at, int node, bool repair = false);
-  Micros next_return() const { return returns_.empty() ? kNever : returns_.front().at; }
+  void schedule_return(Micros at, int node, bool repair = false) { returns_.push(at, node, repair); }
+  Micros next_return() const { return returns_.next(); }
   //! Every node in the repair shop is back by `by` at the latest.
-  void expedite_repairs(Micros by);
+  void expedite_repairs(Micros by) { returns_.expedite_repairs(by); }
   //! A node new to the fleet (a top-up's), in no slot and not yet in the pool: its number.
   int add_node();
   //! Nodes back by `t` join the pool, in order of return; `returned(node)` for each. Whether any did.
@@ -71,18 +72,11 @@ class NodePool {
   bool failed_too_often(int node, Micros since) const;
 
  private:
-  struct Return {
-    Micros at;
-    int node;
-    bool repair;
-    //! Earliest first, then by node: a min-heap under std::greater.
-    bool operator>(const Return& o) const { return at != o.at ? at > o.at : node > o.node; }
-  };
   std::vector<int> slot_node_;
   std::vector<int> node_slot_;
   std::deque<Vacancy> vacant_slots_;
   std::deque<int> spare_pool_;
-  std::vector<Return> returns_;  //!< a heap (std::greater): the next return at the front
+  ReturnQueue returns_;
   //! The last `retire_after_` failure times of each node, a ring per node in one array.
   std::size_t retire_after_ = 0;
   std::vector<Micros> node_failures_;
@@ -105,16 +99,10 @@ void NodePool::fill(int hot_count, Micros hot_swap_us, Assigned&& assigned) {
 
 template <class Returned>
 bool NodePool::take_returns(Micros t, Returned&& returned) {
-  bool any = false;
-  while (!returns_.empty() && returns_.front().at <= t) {
-    const int node = returns_.front().node;
-    std::pop_heap(returns_.begin(), returns_.end(), std::greater<>());
-    returns_.pop_back();
+  return returns_.take(t, [&](int node) {
     spare_pool_.push_back(node);
     returned(node);
-    any = true;
-  }
-  return any;
+  });
 }
 
 }  // namespace ctwin

@@ -27,7 +27,8 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   result_.interruptions_by_class.assign(config.faults.size(), 0);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
   recent_faults_.reserve(config.faults.size());
-  for (const auto& fc : config.faults) recent_faults_.emplace_back(fc.escalation ? fc.escalation->after : 1);
+  for (const auto& fc : config.faults)
+    recent_faults_.emplace_back(fc.escalation ? fc.escalation->after : 1, fc.escalation ? fc.escalation->within_us : 0);
   replica_nodes_ = config.replica_nodes > 0 ? config.replica_nodes : std::max(1, config.job_nodes);
   total_replicas_ = active_replicas_ = std::max(1, config.job_nodes / replica_nodes_);
   if (config.quorum) replica_state_.assign(static_cast<std::size_t>(total_replicas_), ReplicaState::In);
@@ -358,8 +359,8 @@ void Trial::advance_down(Micros t) {
         leave_diagnosis(end);
         break;
       case Phase::Restart:
-        for (int node : rebooting_nodes_) emit(end, EventKind::NodeUp, node);
-        clear_rebooting();
+        rebooting_.for_each([&](int node) { emit(end, EventKind::NodeUp, node); });
+        rebooting_.clear();
         emit(end, EventKind::RestoreBegin);
         // A chain with no crash (maintenance, regrowth) restores from storage, every node.
         if (chain_restore_us_ < 0 && chain_storage_readers_ == 0) chain_storage_readers_ = active_nodes();
@@ -409,12 +410,10 @@ Micros Trial::next_timer() const {
   Micros t = config_.end_us;
   t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
   t = std::min(t, pool_.next_return());
-  for (const auto& r : recurrences_) t = std::min(t, r.at);
-  for (const auto& p : sdc_) t = std::min(t, p.detect_at);
+  t = std::min({t, recurrences_.next(), sdc_.next()});
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
   t = std::min(t, slow_next_end_);
-  for (const auto& c : straggler_checks_) t = std::min(t, c.first);
-  for (const auto& r : rejoins_) t = std::min(t, r.first);
+  t = std::min({t, straggler_checks_.next(), rejoins_.next()});
   return t;
 }
 
@@ -460,19 +459,10 @@ void Trial::on_timer(Micros t) {
   }
   if (!straggler_checks_.empty()) check_stragglers(t);
   // Silent corruption noticed now (in strike order).
-  while (!sdc_.empty()) {
-    auto due = std::find_if(sdc_.begin(), sdc_.end(), [t](const PendingSdc& p) { return p.detect_at <= t; });
-    if (due == sdc_.end()) break;
-    const PendingSdc sdc = *due;
-    sdc_.erase(due);
-    detect_sdc(sdc);
-  }
+  while (const auto sdc = sdc_.take_due(t)) detect_sdc(*sdc);
   // Misdiagnosed faults strike again, if the bad node is still in the job.
-  while (!recurrences_.empty()) {
-    auto due = std::find_if(recurrences_.begin(), recurrences_.end(), [t](const Recurrence& r) { return r.at <= t; });
-    if (due == recurrences_.end()) break;
-    const Recurrence again = *due;
-    recurrences_.erase(due);
+  while (const auto due = recurrences_.take_due(t)) {
+    const Recurrence& again = *due;
     const int slot = pool_.slot_of(again.node);
     if (slot >= 0 && phase_ != Phase::Done) on_fault({again.at, again.fault_class, slot, again.gpu, -1});
   }

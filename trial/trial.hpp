@@ -28,7 +28,9 @@
 #include "policies/restart_path.hpp"
 #include "trial/flash_tiers.hpp"
 #include "trial/node_pool.hpp"
+#include "trial/ordered_node_set.hpp"
 #include "trial/part_history.hpp"
+#include "trial/timed_list.hpp"
 #include "trial/trial_config.hpp"
 #include "trial/trial_observer.hpp"
 
@@ -223,17 +225,22 @@ class Trial {
   Micros pending_diagnosis_us_ = 0;
   Micros pending_action_us_ = 0;
   std::vector<Departure> departures_;       //!< leave the job when the diagnosis completes
-  std::vector<int> rebooting_nodes_;        //!< back up when the restart completes, in the order they went down
-  std::vector<std::uint8_t> rebooting_;     //!< by node: in rebooting_nodes_ (a trial that never restarts grows the list)
-  bool rebooting(int node) const { return static_cast<std::size_t>(node) < rebooting_.size() && rebooting_[static_cast<std::size_t>(node)]; }
-  void clear_rebooting() {
-    for (int node : rebooting_nodes_) rebooting_[static_cast<std::size_t>(node)] = 0;
-    rebooting_nodes_.clear();
+  //! By node: it has a departure waiting in departures_. A node struck again while the diagnosis
+  //! runs (one that never ends, at a million GPUs) adds nothing: the first wins (the node holds the
+  //! same slot until they are sent away). A bit a node: the whole fleet's stays in cache.
+  std::vector<bool> departing_;
+  void depart(const Departure& d) {
+    const auto n = static_cast<std::size_t>(d.node);
+    if (n >= departing_.size()) departing_.resize(std::max(n + 1, 2 * departing_.size()), false);
+    if (departing_[n]) return;
+    departing_[n] = true;
+    departures_.push_back(d);
   }
+  OrderedNodeSet rebooting_;  //!< back up when the restart completes, in the order they went down
 
   // Nodes.
   NodePool pool_;  //!< slots, vacancies, spares, returns, failure history
-  std::vector<Recurrence> recurrences_;
+  TimedList<Recurrence, &Recurrence::at> recurrences_;
   std::vector<int> cured_;  //!< nodes a repair mended for good: their lemon faults no longer strike
   //! ECC row remaps: pending ones (part, the double-bit error's class) until the GPU's next reset,
   //! and the spare rows each GPU has used (part = node * 256 + GPU). Short lists, scanned.
@@ -255,7 +262,7 @@ class Trial {
     slow_next_end_ = kNever;
     for (const auto& e : slow_) slow_next_end_ = std::min(slow_next_end_, e.end);
   }
-  std::vector<PendingSdc> sdc_;
+  TimedList<PendingSdc, &PendingSdc::detect_at> sdc_;
   Micros next_maintenance_ = kNever;
   PlannedStop planned_ = PlannedStop::Maintenance;
 
@@ -268,7 +275,11 @@ class Trial {
   int spares_arriving_ = 0;          //!< of those, on their way (one order at a time)
   Micros top_up_due_ = kNever;       //!< when they land
   bool precheck_pending_ = false;
-  std::vector<std::pair<Micros, int>> straggler_checks_;  //!< (when, node)
+  struct StragglerCheck {
+    Micros at;
+    int node;
+  };
+  TimedList<StragglerCheck, &StragglerCheck::at> straggler_checks_;
   Rng control_rng_;  //!< precheck and step-time noise: its own stream, so policies compare on common faults
   std::vector<control::Action> actions_;
 
@@ -276,7 +287,11 @@ class Trial {
   // out and heals while the others train on; it rejoins with a peer's live state, no rollback.
   enum class ReplicaState : std::uint8_t { In, Healing, WaitingForSpare };
   std::vector<ReplicaState> replica_state_;      //!< per replica
-  std::vector<std::pair<Micros, int>> rejoins_;  //!< (when, replica): the healing ones, few
+  struct Rejoin {
+    Micros at;
+    int replica;
+  };
+  TimedList<Rejoin, &Rejoin::at> rejoins_;  //!< the healing replicas, few
   bool regrouping_ = false;  //!< the healthy replicas' stall: detection, then the reform (Detect, Restart phases)
   int replica_of(int slot) const { return slot / replica_nodes_; }
   //! A crash or hang on `slot` the quorum absorbs: a healthy replica is left to train on.

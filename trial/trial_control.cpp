@@ -150,10 +150,9 @@ void Trial::run_precheck(Micros t) {
     if (in_slot < 0) continue;
     emit(t, EventKind::Evicted, a.node);
     emit(t, EventKind::NodeDown, a.node);
-    departures_.push_back({in_slot, a.node, kNever, 0});
+    depart({in_slot, a.node, kNever, 0});
     // Its misdiagnosed fault and its slowness leave with it.
-    recurrences_.erase(std::remove_if(recurrences_.begin(), recurrences_.end(), [&](const Recurrence& r) { return r.node == a.node; }),
-                       recurrences_.end());
+    recurrences_.erase_if([&](const Recurrence& r) { return r.node == a.node; });
     slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [&](const SlowEpisode& e) { return e.node == a.node; }), slow_.end());
     refresh_slow_next_end();
     update_speed();
@@ -205,10 +204,7 @@ bool Trial::consult_grow(Micros t, double restart_cost_s) {
 //! Step times of the slow nodes and a healthy sample, `straggler_observe` after a node turned slow.
 void Trial::check_stragglers(Micros t) {
   std::vector<int> due;
-  for (const auto& [at, node] : straggler_checks_)
-    if (at <= t) due.push_back(node);
-  straggler_checks_.erase(std::remove_if(straggler_checks_.begin(), straggler_checks_.end(), [t](const auto& c) { return c.first <= t; }),
-                          straggler_checks_.end());
+  while (const auto check = straggler_checks_.take_due(t)) due.push_back(check->node);
   if (phase_ != Phase::Up) return;  // the job is down: the precheck, if any, looks at it then
   for (int node : due) {
     const bool still_slow = std::any_of(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; });
@@ -242,7 +238,7 @@ void Trial::evict(Micros t, int node) {
   emit(t, EventKind::SlowEnd, node, -1, nullptr, 1.0);
   emit(t, EventKind::Evicted, node);
   emit(t, EventKind::NodeDown, node);
-  departures_.push_back({pool_.slot_of(node), node, kNever, 0});
+  depart({pool_.slot_of(node), node, kNever, 0});
   slow_.erase(std::remove_if(slow_.begin(), slow_.end(), [node](const SlowEpisode& e) { return e.node == node; }), slow_.end());
   refresh_slow_next_end();
   update_speed();

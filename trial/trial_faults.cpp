@@ -57,7 +57,7 @@ void Trial::on_fault(const FaultStrike& strike) {
       add_slow({t + fc.detection_us + fc.action_us, node, fc.speed_factor});
       emit(t, EventKind::SlowBegin, node, strike.gpu, &fc, fc.speed_factor);
       update_speed();
-      if (config_.controller && config_.straggler_observe_us > 0) straggler_checks_.emplace_back(t + config_.straggler_observe_us, node);
+      if (config_.controller && config_.straggler_observe_us > 0) straggler_checks_.push({t + config_.straggler_observe_us, node});
       return;
     case Effect::Flap:
       if (fc.action_us < fc.detection_us) {  // back before the watchdog fires: a stall
@@ -72,7 +72,7 @@ void Trial::on_fault(const FaultStrike& strike) {
     case Effect::Sdc: {
       // Nothing shows yet. The last clean checkpoint holds the work saved before now (or being saved).
       const Micros clean = committed_ + (phase_ == Phase::Up && in_save_ ? uncommitted_ : 0);
-      sdc_.push_back({t + fc.detection_us, clean, strike.fault_class, slot, node, strike.gpu});
+      sdc_.push({t + fc.detection_us, clean, strike.fault_class, slot, node, strike.gpu});
       return;
     }
     case Effect::Crash:

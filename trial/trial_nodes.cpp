@@ -51,7 +51,8 @@ Micros Trial::repair_turnaround(int node, Micros t, bool& retired) {
 
 void Trial::send_away_departures(Micros t) {
   for (const Departure& d : departures_) {
-    if (pool_.node_in_slot(d.slot) != d.node) continue;  // struck twice: already out
+    departing_[static_cast<std::size_t>(d.node)] = false;
+    if (pool_.node_in_slot(d.slot) != d.node) continue;  // already out
     pool_.vacate(d.slot, d.node, d.swap_us);
     if (d.back == kNever) {
       bool retired = false;
@@ -62,10 +63,7 @@ void Trial::send_away_departures(Micros t) {
       pool_.schedule_return(std::max(d.back, t), d.node);  // back with its network part
     }
     // A node that was rebooting and is now out comes back through the repair shop or its part instead.
-    if (rebooting(d.node)) {
-      rebooting_[static_cast<std::size_t>(d.node)] = 0;
-      rebooting_nodes_.erase(std::find(rebooting_nodes_.begin(), rebooting_nodes_.end(), d.node));
-    }
+    rebooting_.erase(d.node);
   }
   departures_.clear();
 }
@@ -166,11 +164,7 @@ Trial::Stopped Trial::stop_part(Micros t, const FaultClass& fc, int slot, int no
   }
   if (action == Act::Reboot) {
     emit(t, EventKind::NodeDown, node);
-    if (!rebooting(node)) {
-      if (static_cast<std::size_t>(node) >= rebooting_.size()) rebooting_.resize(static_cast<std::size_t>(node) + 1, 0);
-      rebooting_[static_cast<std::size_t>(node)] = 1;
-      rebooting_nodes_.push_back(node);
-    }
+    rebooting_.insert(node);
   }
   if (action != Act::Replace) {
     pending_action_us_ = std::max(pending_action_us_, action_us);
@@ -187,16 +181,16 @@ Trial::Stopped Trial::stop_part(Micros t, const FaultClass& fc, int slot, int no
     if (blamed >= 0) {
       emit(t, EventKind::Misdiagnosed, blamed, -1, &fc);
       emit(t, EventKind::NodeDown, blamed);
-      departures_.push_back({wrong, blamed, kNever, action_us});
+      depart({wrong, blamed, kNever, action_us});
       const auto delay = boost::random::exponential_distribution<double>(1.0)(shop_rng_) *
                          static_cast<double>(shop.recurrence_mean_us);
-      recurrences_.push_back({t + static_cast<Micros>(std::llround(std::min(delay, 1e15))),
+      recurrences_.push({t + static_cast<Micros>(std::llround(std::min(delay, 1e15))),
                               static_cast<std::uint32_t>(&fc - config_.faults.data()), node, gpu});
       return {true, action};
     }
   }
   emit(t, EventKind::NodeDown, node);
-  departures_.push_back({slot, node, kNever, action_us});
+  depart({slot, node, kNever, action_us});
   return {true, action};
 }
 
@@ -231,7 +225,7 @@ bool Trial::on_network_fault(const FaultStrike& strike, const FaultClass& fc) {
   if (out_of_job.empty()) return true;
   for (int node : out_of_job) {
     emit(t, EventKind::NodeDown, node);
-    departures_.push_back({pool_.slot_of(node), node, back, 0});
+    depart({pool_.slot_of(node), node, back, 0});
   }
   crash(t, fc, fc.action, fc.detection_us, true, static_cast<int>(out_of_job.size()));  // nodes cut off: their memory is out of reach
   return true;

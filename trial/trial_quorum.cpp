@@ -34,16 +34,16 @@ void Trial::regroup(Micros t, const FaultClass& fc, const Stopped& stopped, int 
   // The node's own fate: its action (reset, reboot) heals with it; a node sent away leaves now.
   const Micros action_us = pending_action_us_;
   pending_action_us_ = 0;
-  clear_rebooting();  // the quorum's reboots end with their replica's rejoin (only a full recovery keeps a list)
+  rebooting_.clear();  // the quorum's reboots end with their replica's rejoin (only a full recovery keeps a list)
   send_away_departures(t);
   fill_vacancies(t);
   const Micros swap_us = pending_action_us_;
   pending_action_us_ = 0;
   const Micros ready = t + fc.detection_us + fc.diagnosis_us + std::max(action_us, swap_us);
-  rejoins_.erase(std::remove_if(rejoins_.begin(), rejoins_.end(), [replica](const auto& r) { return r.second == replica; }), rejoins_.end());
+  rejoins_.erase_if([replica](const Rejoin& r) { return r.replica == replica; });
   if (was_in) step_out(t, replica, kNever);
   replica_state_[static_cast<std::size_t>(replica)] = ReplicaState::Healing;
-  rejoins_.emplace_back(replica_back(ready, &fc, stopped.action), replica);
+  rejoins_.push({replica_back(ready, &fc, stopped.action), replica});
   quorum_vacancies(t, swap_us);  // the slots a misdiagnosis or a replacement left empty
   if (!was_in) return;
   // The healthy replicas: the step in flight is lost, they wait to detect the fault, then re-form.
@@ -64,19 +64,14 @@ void Trial::step_out(Micros t, int replica, Micros back) {
     emit(t, EventKind::Shrunk, -1, -1, nullptr, share_, active_replicas_);
   }
   state = back == kNever ? ReplicaState::WaitingForSpare : ReplicaState::Healing;
-  if (back != kNever) rejoins_.emplace_back(back, replica);
+  if (back != kNever) rejoins_.push({back, replica});
 }
 
 void Trial::rejoin_due(Micros t) {
   bool any = false;
-  for (auto it = rejoins_.begin(); it != rejoins_.end();) {
-    if (it->first > t) {
-      ++it;
-      continue;
-    }
-    replica_state_[static_cast<std::size_t>(it->second)] = ReplicaState::In;
+  while (const auto due = rejoins_.take_due(t)) {
+    replica_state_[static_cast<std::size_t>(due->replica)] = ReplicaState::In;
     ++active_replicas_;
-    it = rejoins_.erase(it);
     any = true;
   }
   if (!any) return;
@@ -90,7 +85,7 @@ void Trial::quorum_vacancies(Micros t, Micros swap_us) {
     const int replica = replica_of(slot);
     auto& state = replica_state_[static_cast<std::size_t>(replica)];
     if (state == ReplicaState::WaitingForSpare) return;
-    rejoins_.erase(std::remove_if(rejoins_.begin(), rejoins_.end(), [replica](const auto& r) { return r.second == replica; }), rejoins_.end());
+    rejoins_.erase_if([replica](const Rejoin& r) { return r.replica == replica; });
     if (state == ReplicaState::In) step_out(t, replica, kNever);
     state = ReplicaState::WaitingForSpare;
   });
@@ -103,7 +98,7 @@ void Trial::quorum_vacancies(Micros t, Micros swap_us) {
     for (int slot = replica * replica_nodes_; slot < (replica + 1) * replica_nodes_ && whole; ++slot) whole = pool_.node_in_slot(slot) >= 0;
     if (!whole) continue;
     state = ReplicaState::Healing;
-    rejoins_.emplace_back(phase_ == Phase::Up || regrouping_ ? replica_back(t + swap_us, nullptr, Act::Replace) : t, replica);
+    rejoins_.push({phase_ == Phase::Up || regrouping_ ? replica_back(t + swap_us, nullptr, Act::Replace) : t, replica});
   }
 }
 
