@@ -5,11 +5,14 @@
 //! memory is its own.
 //!
 //!   ctwin_bench [--quick] [--native-only] [--scenarios DIR]
+//!   ctwin_bench --floor [--reps N] [--trials N] [--scenarios DIR]
 //!
 //! --native-only: the native and floor rows alone (no SimGrid, all-cores or issue-20 rows), for
-//! comparing builds of the trial quickly.
+//! comparing builds of the trial quickly. --floor: the native trial against its floor plus the
+//! fault draws, in CPU time, the three measured in turn N times (issue 52).
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -128,6 +131,75 @@ std::uint64_t floor_loop(const Recorded& r) {
     if (e.index + 1 < sources[e.source]->size()) queue.push({(*sources[e.source])[e.index + 1], e.source, e.index + 1});
   }
   return checksum;
+}
+
+//! CPU seconds `work` takes, in a child of its own.
+double cpu_seconds(const std::function<void()>& work) {
+  const std::string answer = run_in_child(
+      [&work](int fd) {
+        auto now = [] {
+          timespec ts{};
+          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+          return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+        };
+        const double start = now();
+        work();
+        ByteWriter out;
+        out.put(now() - start);
+        write_all(fd, out.bytes);
+      },
+      "benchmark");
+  ByteReader in(answer);
+  return in.get<double>();
+}
+
+//! The native trial (rates drawn per trial, as `ctwin run` does by default, or held exact) against
+//! what any trial of these faults must pay: the floor's event loop over the same events, plus the
+//! fault draws alone (the trial's rates and its fault timeline). Measured in turn, `reps` times.
+void floor_ratio(const std::string& label, const Scenario& scenario, int trials, int reps, bool drawn) {
+  const CheckpointCosts costs = resolve_checkpoint_costs(scenario);
+  const TrialConfig config = make_run_config(scenario, RunOptions{}, costs);
+  const FaultTimelineModel faults = FaultTimelineModel::from(scenario);
+  const bool uncertain = drawn && faults.rates_uncertain();
+  auto seed_of = [](int i) { return trial_seed(1, static_cast<std::uint64_t>(i)); };
+  std::vector<Recorded> recorded;
+  double fault_events = 0, timer_events = 0;
+  for (int i = 0; i < trials; ++i) {
+    recorded.push_back(record_events(config, uncertain ? faults.with_rates_drawn(seed_of(i)) : faults, seed_of(i)));
+    fault_events += static_cast<double>(recorded.back().fault_times.size());
+    timer_events += static_cast<double>(recorded.back().timer_times.size());
+  }
+  std::vector<double> ratios;
+  double native_sum = 0, floor_sum = 0, draws_sum = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    const double native = cpu_seconds([&] {
+      std::int64_t sink = 0;
+      for (int i = 0; i < trials; ++i)
+        sink += (uncertain ? run_trial_native(config, faults.with_rates_drawn(seed_of(i)), seed_of(i))
+                           : run_trial_native(config, faults, seed_of(i))).interruptions;
+      if (sink < 0) std::abort();
+    });
+    const double floor = cpu_seconds([&] {
+      std::uint64_t sink = 0;
+      for (const auto& r : recorded) sink += floor_loop(r);
+      if (sink == 1) std::abort();
+    });
+    const double draws = cpu_seconds([&] {
+      std::uint64_t sink = 0;
+      for (int i = 0; i < trials; ++i)
+        sink += uncertain ? draws_loop(faults.with_rates_drawn(seed_of(i)), seed_of(i), recorded[static_cast<std::size_t>(i)].end)
+                          : draws_loop(faults, seed_of(i), recorded[static_cast<std::size_t>(i)].end);
+      if (sink == 1) std::abort();
+    });
+    ratios.push_back(native / (floor + draws));
+    native_sum += native, floor_sum += floor, draws_sum += draws;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double per = 1e6 / (reps * static_cast<double>(trials));
+  std::printf("| %-20s | %-5s | %6.0f + %-6.0f | %8.1f | %7.1f | %7.1f | **%.2f** (%.2f-%.2f) |\n", label.c_str(),
+              uncertain ? "drawn" : "exact", fault_events / trials, timer_events / trials, native_sum * per, floor_sum * per, draws_sum * per, ratios[ratios.size() / 2], ratios.front(),
+              ratios.back());
+  std::fflush(stdout);
 }
 
 Scenario with_weibull_gpus(Scenario s, double shape) {
@@ -289,12 +361,27 @@ void bench_physics(const Scenario& def, const Scenario& full) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, floor = false;
+  int reps = 7, floor_trials = 500;
   std::string dir = "scenarios";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--native-only") == 0) native_only = true;
+    else if (std::strcmp(argv[i], "--floor") == 0) floor = true;
+    else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--trials") == 0 && i + 1 < argc) floor_trials = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--scenarios") == 0 && i + 1 < argc) dir = argv[++i];
+  }
+  if (floor) {
+    std::printf("| scenario | rates | events a trial (faults + timers) | native µs | floor µs | draws µs | native / (floor + draws), median (range) |\n"
+                "|---|---|---:|---:|---:|---:|---|\n");
+    for (const char* name : {"default", "llama3_405b_16k", "llama3_405b_16k_full"}) {
+      const Scenario s = load_scenario(dir + "/" + name + ".json");
+      const bool uncertain = FaultTimelineModel::from(s).rates_uncertain();
+      if (uncertain) floor_ratio(name, s, floor_trials, reps, true);
+      floor_ratio(name, s, floor_trials, reps, false);
+    }
+    return 0;
   }
   const int native_trials = quick ? 200 : 2000, simgrid_trials = quick ? 10 : 60;
   const Scenario def = load_scenario(dir + "/default.json");

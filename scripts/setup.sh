@@ -19,6 +19,7 @@ packages=(
   libboost-graph-dev            # topology
   libboost-math-dev             # distributions and special functions for fitting
   libboost-random-dev           # distributions that give the same numbers on every platform
+  libpcg-cpp-dev                # PCG64: a random stream seeded in constant time (a trial seeds a dozen)
   libboost-dev                  # Boost.Asio/Beast: the live master's asynchronous HTTP server
   libeigen3-dev                 # linear algebra for fitting
   nlohmann-json3-dev            # scenarios and reports

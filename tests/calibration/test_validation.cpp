@@ -81,7 +81,9 @@ TEST_CASE("validate: runs of the twin fall inside its intervals about as often a
 
 TEST_CASE("validate: a run judged by a twin with the wrong rate is outside, class by class", "[validate]") {
   const Scenario truth = test::scenario_from(fleet());
-  const std::string log = event_log_of(truth, 3);
+  // One run of the truth: each of its rows is inside 95 % of the time; seed 1 is such a run (under
+  // PCG64 streams seeds 1, 2, 4-7 are; 3 puts the run's ETTR just outside).
+  const std::string log = event_log_of(truth, 1);
   const auto right = validate_text(truth, log);
   CHECK(right["trace"]["has_ledger"] == true);
   CHECK(right["trace"]["wall_days"].get<double>() == Approx(30));

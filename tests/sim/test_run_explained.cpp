@@ -49,12 +49,12 @@ TEST_CASE("the tail: the runs at or below p5 and the p5 and median runs, whether
   doc["faults"][0]["rate"] = "2/gpu-year";
   const Scenario scenario = test::scenario_from(doc);
   const int trials = static_cast<int>(RunTally::kKeptTrials) + 400;
-  RunOptions options = test::run_options(trials, 16);
+  RunOptions options = test::run_options(trials, 3);
   options.tail = true;
   options.keep_trials = false;
   const RunResult run = run_trials(scenario, options);
   REQUIRE(run.tail);
-  RunOptions whole = test::run_options(trials, 16);
+  RunOptions whole = test::run_options(trials, 3);
   const RunTail expected = reference_tail(run_trials(scenario, whole));
   const RunTail& tail = *run.tail;
   CHECK(tail.p5 == expected.p5);
@@ -67,7 +67,8 @@ TEST_CASE("the tail: the runs at or below p5 and the p5 and median runs, whether
   // ledgers, or run again; as the whole run gave them.
   const TailTrials which = tail_trials(run.tally.goodputs(), tail.p5);
   CHECK(std::any_of(which.indices.begin(), which.indices.end(), [](int i) { return i >= static_cast<int>(RunTally::kKeptTrials); }));
-  // Seed 16: more trials tie at p5 than the tally keeps the lowest of; those ran again.
+  // Seed 3 (PCG64 streams; 16 under the Mersenne Twister): more trials tie at p5 than the tally
+  // keeps the lowest of; those ran again.
   CHECK(run.tally.lowest_trials().size() == static_cast<std::size_t>(0.05 * (trials - 1)) + 2);
   CHECK(tail.at_or_below_p5.trials > run.tally.lowest_trials().size());
   // The shares of each group add up to its wall time, and the low runs waited for spares the median did not.
