@@ -5,7 +5,7 @@
 //! memory is its own.
 //!
 //!   ctwin_bench [--quick] [--native-only] [--scenarios DIR]
-//!   ctwin_bench --floor [--reps N] [--trials N] [--scenarios DIR]
+//!   ctwin_bench --floor [--reps N] [--trials N] [--only SCENARIO] [--scenarios DIR]
 //!
 //! --native-only: the native and floor rows alone (no SimGrid, all-cores or issue-20 rows), for
 //! comparing builds of the trial quickly. --floor: the native trial against its floor plus the
@@ -363,7 +363,7 @@ void bench_physics(const Scenario& def, const Scenario& full) {
 int main(int argc, char** argv) {
   bool quick = false, floor = false;
   int reps = 7, floor_trials = 500;
-  std::string dir = "scenarios";
+  std::string dir = "scenarios", only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--native-only") == 0) native_only = true;
@@ -371,11 +371,13 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--trials") == 0 && i + 1 < argc) floor_trials = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--scenarios") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
   }
   if (floor) {
     std::printf("| scenario | rates | events a trial (faults + timers) | native µs | floor µs | draws µs | native / (floor + draws), median (range) |\n"
                 "|---|---|---:|---:|---:|---:|---|\n");
     for (const char* name : {"default", "llama3_405b_16k", "llama3_405b_16k_full"}) {
+      if (!only.empty() && only != name) continue;
       const Scenario s = load_scenario(dir + "/" + name + ".json");
       const bool uncertain = FaultTimelineModel::from(s).rates_uncertain();
       if (uncertain) floor_ratio(name, s, floor_trials, reps, true);
