@@ -2,17 +2,20 @@
 """How a forecast's cost grows with the cluster (issue 52): the default scenario scaled to N job
 nodes of 8 GPUs (spares scaled alike), 1,000 trials, rates drawn (the default) and held exact.
 
-Each row is one `ctwin run --trials 1000` on the default 2 workers: its wall time, CPU time (user +
+Each row is `ctwin run --trials 1000` on the default 2 workers: its wall time, CPU time (user +
 sys, both workers), peak resident memory, and the mean interruptions a run. The cost per simulated
 interruption is the run's CPU time less that of a 1-trial run of the same scenario (start-up:
 loading, the fabric's domains, the first trial), over the interruptions the other 999 trials had.
+With --repeat N each row is run N times, turn about with its 1-trial run, and the medians shown
+(the start-up is most of a small cluster's CPU time: one run's noise is most of its difference).
 
-    python3 bench/million_gpus.py [BUILD] [--nodes 125 1248 12480 124800] [--trials 1000]
+    python3 bench/million_gpus.py [BUILD] [--nodes 125 1248 12480 124800] [--trials 1000] [--repeat 3]
 """
 import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,6 +54,7 @@ def main():
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--nodes", type=int, nargs="+", default=[125, 1248, 12480, 124800])
     ap.add_argument("--trials", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     ctwin = os.path.join(args.build, "ctwin")
     print("| GPUs | rates | wall s | CPU s | peak MiB | interruptions a run | ns per interruption |")
@@ -60,9 +64,12 @@ def main():
         for nodes in args.nodes:
             scaled(nodes, scenario)
             for rates in ("on", "off"):
-                _, cpu1, _, mean1 = run(ctwin, scenario, 1, rates, report)
-                wall, cpu, peak, mean = run(ctwin, scenario, args.trials, rates, report)
-                marginal = (cpu - cpu1) / max(1e-9, mean * args.trials - mean1)
+                rows = []
+                for _ in range(max(1, args.repeat)):
+                    _, cpu1, _, mean1 = run(ctwin, scenario, 1, rates, report)
+                    wall, cpu, peak, mean = run(ctwin, scenario, args.trials, rates, report)
+                    rows.append((wall, cpu, peak, (cpu - cpu1) / max(1e-9, mean * args.trials - mean1)))
+                wall, cpu, peak, marginal = (statistics.median(r[k] for r in rows) for k in range(4))
                 print(f"| {nodes * 8:,} | {'drawn' if rates == 'on' else 'exact'} | {wall:.2f} | {cpu:.2f} | "
                       f"{peak:.0f} | {mean:,.1f} | {marginal * 1e9:.0f} |", flush=True)
 

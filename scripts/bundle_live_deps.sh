@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bundles the header-only libraries the node side includes (nlohmann/json, Boost, Eigen, CLI11),
+# Bundles the header-only libraries the node side includes (nlohmann/json, Boost, Eigen, CLI11, PCG),
 # exactly the headers its sources reach, so that `cmake -S live -DCTWIN_DEPS_DIR=DIR` builds on a
 # machine that has only a compiler, CMake and CUDA/NCCL (a bare GPU machine: bench/gpu.sh).
 #   bash scripts/bundle_live_deps.sh DIR        (run where the Debian packages are installed)
@@ -16,7 +16,7 @@ sources=$(cd "$root" && ls core/*.cpp models/*.cpp policies/*.cpp live/*/*.cpp)
 # Each source's dependencies, then the headers under the four libraries' folders.
 deps=$(cd "$root" && for s in $sources; do
   "$cxx" -std=c++20 -M -I. -I/usr/include/eigen3 "$s"
-done | tr ' \\' '\n\n' | grep -E '^/usr/include/(boost|eigen3/Eigen|nlohmann|CLI)/' | sort -u)
+done | tr ' \\' '\n\n' | grep -E '^/usr/include/((boost|eigen3/Eigen|nlohmann|CLI)/|pcg_)' | sort -u)
 
 copy() {  # copy SOURCE_ROOT RELATIVE
   mkdir -p "$include/$(dirname "$2")"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The node side builds and runs on a machine without Debian's development packages, as a bare GPU
 # machine is (a compiler, CMake and CUDA/NCCL only). In a private mount namespace (unshare -rm),
-# the headers and CMake packages of Boost, Eigen, nlohmann/json, CLI11, SimGrid, OpenMPI, OpenSSL,
+# the headers and CMake packages of Boost, Eigen, nlohmann/json, CLI11, PCG, SimGrid, OpenMPI, OpenSSL,
 # cpp-httplib and prometheus-cpp, libsimgrid itself and OpenMPI's compiler wrappers are covered by
 # empty mounts (the GPU machine of 2026-11-27 had none of the transport's: a build that assumed
 # them failed to link there); then:
@@ -32,7 +32,8 @@ for d in /usr/include/boost /usr/include/eigen3 /usr/include/nlohmann /usr/inclu
   [ -d "$d" ] && mount -t tmpfs none "$d"
 done
 for f in /usr/lib/x86_64-linux-gnu/libsimgrid.so* /usr/bin/mpicc /usr/bin/mpicxx /usr/bin/mpic++ /usr/bin/mpiCC /usr/bin/mpiexec \
-         /usr/bin/mpirun /usr/include/httplib.h /usr/lib/x86_64-linux-gnu/pkgconfig/cpp-httplib.pc /usr/share/pkgconfig/cpp-httplib.pc; do
+         /usr/bin/mpirun /usr/include/httplib.h /usr/lib/x86_64-linux-gnu/pkgconfig/cpp-httplib.pc /usr/share/pkgconfig/cpp-httplib.pc \
+         /usr/include/pcg_random.hpp /usr/include/pcg_extras.hpp /usr/include/pcg_uint128.hpp; do
   [ -e "$f" ] && mount --bind /dev/null "$f"
 done
 [ -e /usr/include/boost/version.hpp ] && { echo "FAIL: Boost is still visible"; exit 1; }
