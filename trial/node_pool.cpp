@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
 
 namespace ctwin {
 
@@ -9,10 +10,8 @@ NodePool::NodePool(int job_nodes, int spare_nodes, int retire_after)
     : slot_node_(static_cast<std::size_t>(job_nodes)),
       node_slot_(static_cast<std::size_t>(job_nodes + spare_nodes), -1),
       retire_after_(static_cast<std::size_t>(std::max(retire_after, 0))) {
-  for (int slot = 0; slot < job_nodes; ++slot) {
-    slot_node_[static_cast<std::size_t>(slot)] = slot;
-    node_slot_[static_cast<std::size_t>(slot)] = slot;
-  }
+  std::iota(slot_node_.begin(), slot_node_.end(), 0);  // slot i holds node i
+  std::iota(node_slot_.begin(), node_slot_.begin() + job_nodes, 0);
   for (int i = 0; i < spare_nodes; ++i) spare_pool_.push_back(job_nodes + i);
   if (retire_after_ > 0) {
     node_failures_.assign(node_slot_.size() * retire_after_, 0);

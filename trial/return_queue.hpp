@@ -18,7 +18,7 @@ class ReturnQueue {
  public:
   bool empty() const { return heap_.empty(); }
   //! The earliest time a node is due, kNever when none.
-  Micros next() const { return heap_.empty() ? kNever : heap_.front().at; }
+  Micros next() const { return next_; }
   //! `node` is due at `at`; `repair`: from the repair shop (it may be expedited).
   void push(Micros at, int node, bool repair) {
     if (open_ < 0 || open_at_ != at) {
@@ -26,6 +26,7 @@ class ReturnQueue {
       open_at_ = at;
       heap_.push_back({at, static_cast<std::uint32_t>(open_)});
       std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      next_ = heap_.front().at;
     }
     batches_[static_cast<std::size_t>(open_)].push_back({node, repair});
   }
@@ -50,6 +51,7 @@ class ReturnQueue {
       for (const Entry& e : due_) f(e.node);
       any = true;
     }
+    next_ = heap_.empty() ? kNever : heap_.front().at;
     return any;
   }
   //! Every node from the repair shop is due by `by` at the latest.
@@ -63,6 +65,7 @@ class ReturnQueue {
       }
     if (!moved) return;
     heap_.clear();
+    next_ = kNever;
     batches_.clear();
     free_.clear();
     open_ = -1;
@@ -95,6 +98,7 @@ class ReturnQueue {
   std::int64_t open_ = -1;  //!< the batch the last push went to, while it waits
   Micros open_at_ = 0;
   std::vector<Entry> due_;  //!< the nodes one take orders
+  Micros next_ = kNever;    //!< the heap's front, kept: the trial's timer reads it at every event
 };
 
 }  // namespace ctwin

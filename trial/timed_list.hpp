@@ -16,11 +16,14 @@ template <class T, Micros T::*At>
 class TimedList {
  public:
   bool empty() const { return items_.empty(); }
+  //! `*changed` is set whenever the list changes (a cache of its earliest time, its owner's).
+  void notify(bool* changed) { changed_ = changed; }
   //! The earliest time due, kNever when empty.
   Micros next() const { return next_; }
   void push(const T& item) {
     items_.push_back(item);
     next_ = std::min(next_, item.*At);
+    if (changed_) *changed_ = true;
   }
   //! The first item, in the order they came, due by `t`; removed.
   std::optional<T> take_due(Micros t) {
@@ -41,11 +44,13 @@ class TimedList {
 
  private:
   void refresh() {
+    if (changed_) *changed_ = true;
     next_ = kNever;
     for (const T& item : items_) next_ = std::min(next_, item.*At);
   }
   std::vector<T> items_;
   Micros next_ = kNever;
+  bool* changed_ = nullptr;
 };
 
 }  // namespace ctwin

@@ -26,6 +26,10 @@ Trial::Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* obser
   result_.fault_counts.assign(config.faults.size(), 0);
   result_.interruptions_by_class.assign(config.faults.size(), 0);
   if (config.maintenance) next_maintenance_ = config.maintenance->first_us;
+  recurrences_.notify(&aux_dirty_);
+  sdc_.notify(&aux_dirty_);
+  straggler_checks_.notify(&aux_dirty_);
+  rejoins_.notify(&aux_dirty_);
   recent_faults_.reserve(config.faults.size());
   for (const auto& fc : config.faults)
     recent_faults_.emplace_back(fc.escalation ? fc.escalation->after : 1, fc.escalation ? fc.escalation->within_us : 0);
@@ -261,6 +265,7 @@ void Trial::finish(Micros t, bool work_done) {
     if (unsaved == Category::Productive) committed_ += failure_save_work_;
     failure_save_work_ = 0;
     phase_ = Phase::Done;
+    phase_end_ = kNever;
     now_ = t;
     result_.wall_us = t;
     result_.finished_work = work_done;
@@ -279,6 +284,7 @@ void Trial::finish(Micros t, bool work_done) {
   }
   if (phase_ != Phase::Up && phase_ != Phase::Done) result_.ledger[phase_category()] += t - phase_start_;
   phase_ = Phase::Done;
+  phase_end_ = kNever;
   now_ = t;
   result_.wall_us = t;
   result_.finished_work = work_done;
@@ -324,7 +330,8 @@ void Trial::begin_restart(Micros t) {
 }
 
 void Trial::advance_down(Micros t) {
-  while (phase_ != Phase::Up && phase_ != Phase::Done && phase_ != Phase::WaitSpare && phase_end_ <= t) {
+  // Up, Done and WaitSpare have no end (phase_end_ is kNever): one compare tells whether one is due.
+  while (phase_end_ <= t && phase_end_ != kNever) {
     const Micros end = phase_end_;
     result_.ledger[phase_category()] += end - phase_start_;
     if (regrouping_ && phase_ == Phase::Detect) {  // the quorum's stall: detected, now re-form
@@ -335,6 +342,7 @@ void Trial::advance_down(Micros t) {
     if (regrouping_ && phase_ == Phase::Restart) {  // re-formed: the healthy replicas train on, nothing restored
       regrouping_ = false;
       phase_ = Phase::Up;
+      phase_end_ = kNever;
       now_ = end;
       emit(end, EventKind::Running);
       if (next_maintenance_ <= end) begin_maintenance(end);  // it waited for the job to be up
@@ -369,6 +377,7 @@ void Trial::advance_down(Micros t) {
         break;
       case Phase::Restore:
         phase_ = Phase::Up;
+        phase_end_ = kNever;
         now_ = end;
         in_save_ = false;
         save_left_ = 0;
@@ -407,13 +416,12 @@ void Trial::update_speed() {
 
 Micros Trial::next_timer() const {
   if (phase_ == Phase::Done) return kNever;
-  Micros t = config_.end_us;
-  t = std::min(t, phase_ == Phase::Up ? up_completion_time() : phase_end_);
-  t = std::min(t, pool_.next_return());
-  t = std::min({t, recurrences_.next(), sdc_.next()});
+  if (aux_dirty_) {
+    aux_next_ = std::min({recurrences_.next(), sdc_.next(), straggler_checks_.next(), rejoins_.next(), slow_next_end_});
+    aux_dirty_ = false;
+  }
+  Micros t = std::min({config_.end_us, phase_ == Phase::Up ? up_completion_time() : phase_end_, pool_.next_return(), aux_next_});
   if (phase_ == Phase::Up) t = std::min(t, next_maintenance_);
-  t = std::min(t, slow_next_end_);
-  t = std::min({t, straggler_checks_.next(), rejoins_.next()});
   return t;
 }
 

@@ -55,6 +55,8 @@ inline double goodput(const TrialResult& t) {
 class Trial {
  public:
   Trial(const TrialConfig& config, std::uint64_t seed, TrialObserver* observer = nullptr);
+  Trial(const Trial&) = delete;  //!< its lists point at its own timer cache
+  Trial& operator=(const Trial&) = delete;
 
   Micros next_timer() const;
   void on_timer(Micros now);
@@ -256,14 +258,20 @@ class Trial {
   void add_slow(const SlowEpisode& e) {
     slow_.push_back(e);
     slow_next_end_ = std::min(slow_next_end_, e.end);
+    aux_dirty_ = true;
   }
   //! After episodes leave slow_.
   void refresh_slow_next_end() {
+    aux_dirty_ = true;
     slow_next_end_ = kNever;
     for (const auto& e : slow_) slow_next_end_ = std::min(slow_next_end_, e.end);
   }
   TimedList<PendingSdc, &PendingSdc::detect_at> sdc_;
   Micros next_maintenance_ = kNever;
+  //! The earliest of the timed lists and the slow episodes' ends, recomputed only after one changed
+  //! (they change at a few events in a hundred; next_timer is asked at every one).
+  mutable bool aux_dirty_ = true;
+  mutable Micros aux_next_ = kNever;
   PlannedStop planned_ = PlannedStop::Maintenance;
 
   // Controller state: replicas, a precheck scheduled in this diagnosis, straggler checks due.
