@@ -170,7 +170,9 @@ class FlashCheckpoint:
         agreed = step if step is not None else os.environ.get("CTWIN_RESTORE_STEP")
         if agreed is not None:  # the job master's cross-node commit: exactly that step, -1 from scratch
             step = int(agreed)
-            if step < 0:
+            if step < 0:  # from scratch: the snapshots of the timeline abandoned go
+                if self._lib.ctwin_flash_restore_step(self._h, -1, ctypes.byref(source)) == -2:
+                    self._check(1)
                 return None, "none"
             restored = self._lib.ctwin_flash_restore_step(self._h, step, ctypes.byref(source))
             if restored != step:
@@ -258,7 +260,7 @@ def _manifest(persist_dir, step, rank):
     buffers, shard, shard_bytes, ended = {}, None, None, False
     path = os.path.join(folder, "rank-%05d.manifest" % _shard_rank(folder, rank))
     with open(path) as f:
-        if f.readline().strip() != "ctwin-flash-manifest 1":
+        if f.readline().strip() not in ("ctwin-flash-manifest 1", "ctwin-flash-manifest 2"):
             raise FlashCheckpointError(1, f"{path}: not a ctwin manifest")
         for line in f:
             words = line.rstrip("\n").split(" ", 5)

@@ -81,8 +81,9 @@ void fsync_dir(const std::string& dir) {
 
 std::string render(const Manifest& m) {
   std::ostringstream out;
-  out << "ctwin-flash-manifest 1\nstep " << m.step << "\nrank " << m.rank << "\nworld " << m.world << "\n";
+  out << "ctwin-flash-manifest 2\nstep " << m.step << "\nrank " << m.rank << "\nworld " << m.world << "\n";
   if (m.replicas > 1) out << "replicas " << m.replicas << "\n";
+  out << "generation " << m.generation << "\n";
   out << "layout " << std::hex << m.layout_hash << std::dec << "\nshard " << m.shard_file << " " << m.shard_bytes << "\n";
   for (const auto& b : m.buffers) {
     char crc[16];
@@ -93,10 +94,12 @@ std::string render(const Manifest& m) {
   return out.str();
 }
 
-std::optional<Manifest> parse(std::istream& in) {
+//! A manifest (version 1 has no generation: 0). `head_only`: the fields before the buffers, up to
+//! the shard line, without reading the buffers (a model's manifest has a line per tensor).
+std::optional<Manifest> parse(std::istream& in, bool head_only = false) {
   Manifest m;
   std::string line, key;
-  if (!std::getline(in, line) || line != "ctwin-flash-manifest 1") return std::nullopt;
+  if (!std::getline(in, line) || (line != "ctwin-flash-manifest 2" && line != "ctwin-flash-manifest 1")) return std::nullopt;
   bool ended = false;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -105,9 +108,15 @@ std::optional<Manifest> parse(std::istream& in) {
     else if (key == "rank") fields >> m.rank;
     else if (key == "world") fields >> m.world;
     else if (key == "replicas") fields >> m.replicas;
+    else if (key == "generation") fields >> m.generation;
     else if (key == "layout") fields >> std::hex >> m.layout_hash;
-    else if (key == "shard") fields >> m.shard_file >> m.shard_bytes;
-    else if (key == "buffer") {
+    else if (key == "shard") {
+      fields >> m.shard_file >> m.shard_bytes;
+      if (!fields.fail() && head_only) {
+        ended = true;
+        break;
+      }
+    } else if (key == "buffer") {
       Manifest::Buffer b;
       fields >> b.name >> b.offset >> b.bytes >> std::hex >> b.crc >> std::dec;
       if (fields.fail()) return std::nullopt;
@@ -172,9 +181,9 @@ DiskStore::DiskStore(std::string dir, int rank, int world, int keep_last, bool r
 DiskStore::SavedWorld DiskStore::saved_world(std::int64_t step) const {
   std::ifstream in(rank_file(step, "manifest", 0));
   if (!in) return {};
-  const auto m = parse(in);
+  const auto m = parse(in, true);
   if (!m || m->step != step) return {};
-  return {m->world, m->replicas};
+  return {m->world, m->replicas, m->generation};
 }
 
 int DiskStore::source_rank(std::int64_t step) const {
@@ -219,6 +228,7 @@ void DiskStore::persist(const ShmSlot& slot, std::int64_t step) {
   m.rank = rank_;
   m.world = saver.replica_ranks;
   m.replicas = std::max(saver.world / std::max(saver.replica_ranks, 1), 1);
+  m.generation = saver.generation;
   m.layout_hash = layout.hash;
   m.shard_file = fs::path(rank_file(step, "shard")).filename().string();
   m.shard_bytes = slot.payload_bytes();
@@ -258,13 +268,13 @@ std::vector<std::int64_t> DiskStore::complete_steps() const {
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const auto step = step_of(entry.path().filename().string());
     if (!step) continue;
-    bool all = true;
     if (source_rank(*step) < 0) continue;
-    const int shards = saved_world(*step).shards;
-    for (int r = 0; r < shards && all; ++r) {
-      char file[32];
-      std::snprintf(file, sizeof file, "rank-%05d.manifest", r);
-      all = fs::exists(entry.path() / file, ec);
+    const SavedWorld saved = saved_world(*step);
+    bool all = true;
+    for (int r = 1; r < saved.shards && all; ++r) {  // rank 0's is read: saved
+      std::ifstream in(rank_file(*step, "manifest", r));
+      const auto m = in ? parse(in, true) : std::nullopt;
+      all = m && m->step == *step && m->generation == saved.generation;
     }
     if (all) steps.push_back(*step);
   }

@@ -3,15 +3,20 @@
 //! its shared-memory slot, and `rank-<05 rank>.manifest` names each buffer with its offset, size
 //! and CRC-32C. Both are written to a temporary name, fsynced and renamed, the manifest last, and
 //! the folder fsynced: a manifest exists only for a shard that is whole. A step is complete when
-//! every rank's manifest is there. The last K complete steps are kept, and no incomplete step
-//! older than the newest complete one (it never will be: a rank that crashed mid-save).
+//! every rank's manifest is there and all name one job generation: a restart from an older step
+//! forks a new timeline, and a rank's shard of a later step from the abandoned one (it trained on
+//! after its peer died, or was stopped late) must not complete that step with the new timeline's
+//! shards, nor make retention drop the step the new generation restores before every rank has
+//! read it. The last K complete steps are kept, and no incomplete step older than the newest
+//! complete one (it never will be: a rank that crashed mid-save).
 //!
 //! One shard per replica: when data-parallel replicas hold the same state, only the first replica's
 //! ranks persist (a step has `world` = ranks per replica shards, `replicas` copies of it in memory);
 //! rank r of the job restores shard r mod world. The others keep their snapshot in memory only.
 //!
 //! Manifest (text, one record per line):
-//!   ctwin-flash-manifest 1 / step S / rank R / world W / [replicas K, when more than 1] / layout HASH /
+//!   ctwin-flash-manifest 2 / step S / rank R / world W / [replicas K, when more than 1] /
+//!   generation G (version 1 had none: 0) / layout HASH /
 //!   shard FILE BYTES / buffer NAME OFFSET BYTES CRC32C [DESCRIPTION] (one per buffer; e.g.
 //!   "dtype=float32 shape=64,32") / end
 
@@ -31,6 +36,7 @@ struct Manifest {
   int rank = 0;
   int world = 1;     //!< the shards of the step: the ranks that persisted it
   int replicas = 1;  //!< the job that saved it ran world x replicas ranks
+  int generation = 0;  //!< the job generation whose timeline the shard is on (SlotSummary::generation)
   std::uint64_t layout_hash = 0;
   std::string shard_file;
   std::uint64_t shard_bytes = 0;
@@ -65,7 +71,8 @@ class DiskStore {
   //! one a restore needs stays), and of the steps newer than it all but the newest keep_last (a rank
   //! behind may still complete those), to make room for the next.
   void prune_for_space() const;
-  //! Steps complete for every rank, newest first.
+  //! Steps complete for every rank (their manifests all there, of one generation), newest first.
+  //! Reads the head of each rank's manifest of each step: a small read a rank, where a stat was.
   std::vector<std::int64_t> complete_steps() const;
   //! This rank's manifest of `step`; nullopt when missing or malformed.
   std::optional<Manifest> manifest(std::int64_t step) const;
@@ -83,7 +90,7 @@ class DiskStore {
   std::string rank_file(std::int64_t step, const char* suffix, int rank) const;
   std::string rank_file(std::int64_t step, const char* suffix) const { return rank_file(step, suffix, rank_); }
   struct SavedWorld {
-    int shards = 0, replicas = 1;
+    int shards = 0, replicas = 1, generation = 0;
   };
   //! How step `step` was saved (from rank 0's manifest); shards 0 when unknown.
   SavedWorld saved_world(std::int64_t step) const;

@@ -107,7 +107,7 @@ int64_t ctwin_flash_restore_step(ctwin_flash* h, int64_t step, int* source) {
     const auto r = h->engine->restore_step(step);
     restored = r.step;
     if (source) *source = static_cast<int>(r.source);
-    if (r.step < 0) {  // why, naming the shard and the buffer: ctwin_flash_error says it
+    if (r.step < 0 && step >= 0) {  // why, naming the shard and the buffer: ctwin_flash_error says it
       h->error.clear();
       for (const auto& why : r.skipped) h->error += (h->error.empty() ? "" : "; ") + why;
       if (h->error.empty()) h->error = "step " + std::to_string(step) + " is not held";

@@ -54,7 +54,9 @@ int ctwin_flash_save(ctwin_flash* h, int64_t step, double* seconds);
 int64_t ctwin_flash_restore(ctwin_flash* h, int* source);
 /* This rank's restorable steps, newest first: how many there are (at most `capacity` written), -1 on error. */
 int ctwin_flash_restorable(ctwin_flash* h, int64_t* steps, int capacity);
-/* Restores exactly `step` (from memory, else disk): `step`, -1 when this rank cannot, -2 on error. */
+/* Restores exactly `step` (from memory, else disk): `step`, -1 when this rank cannot, -2 on error.
+ * The job goes on from `step`: this rank's snapshots of newer steps are emptied. `step` -1: from
+ * scratch (every snapshot goes; returns -1). */
 int64_t ctwin_flash_restore_step(ctwin_flash* h, int64_t step, int* source);
 /* OK once `step` is on disk, CTWIN_FLASH_TIMEOUT, or the persist error. */
 int ctwin_flash_wait_persisted(ctwin_flash* h, int64_t step, double timeout_s);

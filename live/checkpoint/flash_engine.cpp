@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "core/wall_clock.hpp"
 #include "live/backend/plugin_loader.hpp"
@@ -19,6 +20,17 @@ using Clock = std::chrono::steady_clock;
 bool is_complete(const ShmSlot& slot, std::uint64_t layout_hash) {
   const SlotSummary s = slot.summary();
   return slot.valid() && s.state == SlotState::Complete && s.layout_hash == layout_hash;
+}
+
+//! $CTWIN_GENERATION, the job generation the agent launched (or an in-process restart rejoined); 0 when unset.
+int generation_from_environment() {
+  const char* text = std::getenv("CTWIN_GENERATION");
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const long g = std::strtol(text, &end, 10);
+  if (*end != '\0' || g < 0 || g > std::numeric_limits<std::int32_t>::max())
+    throw FlashError(ErrorKind::Usage, std::string("$CTWIN_GENERATION '") + text + "' is not a generation (a whole number from 0)");
+  return static_cast<int>(g);
 }
 
 }  // namespace
@@ -51,6 +63,7 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
     throw FlashError(ErrorKind::Usage, "ranks per replica " + std::to_string(options_.replica_ranks) + " do not divide the world, " +
                                            std::to_string(options_.world));
   persists_ = options_.rank < options_.replica_ranks;
+  generation_ = generation_from_environment();
   // Fault injection for the live tests: "hold_save_at=S" holds the first save of a step >= S, its
   // slot marked Writing, for up to a minute, in the first attempt only: a test then kills the
   // trainer inside a save by watching the slot's state, where a copy of milliseconds could only be raced.
@@ -137,7 +150,7 @@ SaveStats Engine::save(std::int64_t step) {
   {
     ShmSlot::Lock exclusive(target.path(), true);  // waits while a persister still reads this slot
     stats.seconds_waiting = seconds_since(t0);
-    target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks);
+    target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks, generation_);
     if (hold_save_at_ >= 0 && step >= hold_save_at_) {
       hold_save_at_ = -1;
       for (int i = 0; i < 600; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -217,6 +230,7 @@ std::vector<std::int64_t> Engine::steps_every_local_rank_has(const std::vector<s
 
 Restored Engine::restore(const StepAgreement& agree) {
   const auto t0 = Clock::now();
+  generation_ = generation_from_environment();
   const std::vector<std::int64_t> mine = restorable_steps();
   std::vector<std::int64_t> common;
   if (options_.world == 1) common = mine;
@@ -239,10 +253,33 @@ Restored Engine::restore(const StepAgreement& agree) {
   return result;
 }
 
+void Engine::discard_newer_than(std::int64_t step) {
+  for (int i = 0; i < 2; ++i) {
+    ShmSlot opened = slots_[i].valid() ? ShmSlot() : ShmSlot::open_existing(location_.path(i), true);
+    ShmSlot& slot = slots_[i].valid() ? slots_[i] : opened;
+    if (!is_complete(slot, layout_.hash) || slot.summary().step <= step) continue;
+    ShmSlot::Lock exclusive(slot.path(), true);  // a persister reading it finishes first
+    if (slot.summary().step > step) slot.mark_empty();
+  }
+}
+
 Restored Engine::restore_step(std::int64_t step) {
   const auto t0 = Clock::now();
   if (buffers_.empty()) throw FlashError(ErrorKind::Usage, "no buffers registered");
+  generation_ = generation_from_environment();
+  discard_newer_than(step);
+  {
+    // A timeline begins at `step`: what this engine saved or persisted past it was of the old one
+    // (an in-process restart from a step older than this rank's newest), and is neither on disk
+    // for the new one nor to be skipped by the persister as done.
+    std::lock_guard lock(mutex_);
+    ++timeline_;
+    saved_step_ = std::min(saved_step_, step);
+    persisted_step_ = std::min(persisted_step_, step);
+    failed_step_ = std::min(failed_step_, step);
+  }
   Restored result;
+  if (step < 0) return result;  // from scratch: nothing to restore, the old snapshots gone
   // In memory: a complete slot of this layout holding `step`, read under a shared lock. The slots
   // this engine has mapped already (no page faults to pay again), else as found.
   ShmSlot found[2];
@@ -278,7 +315,7 @@ Restored Engine::restore_step(std::int64_t step) {
   const int keep = newest_slot({&slots_[0], &slots_[1]});
   ShmSlot& target = slots_[keep == 0 ? 1 : 0];
   ShmSlot::Lock exclusive(target.path(), true);
-  target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks);
+  target.begin_write(step, layout_, options_.rank, options_.world, options_.replica_ranks, manifest->generation);  // on the shard's timeline
   std::string why;
   if (!store_->load(*manifest, target.payload(), target.payload_bytes(), why)) {
     result.skipped.push_back("step " + std::to_string(step) + ": " + why);
@@ -357,6 +394,7 @@ void Engine::persist_loop() {
     if (!pending_ && stopping_) return;
     pending_ = false;
     const std::int64_t after = persisted_step_;
+    const std::uint64_t timeline = timeline_;
     lock.unlock();
     PersistAttempt attempt = attempt_persist(location_, *store_, after);
     if (attempt.out_of_space) {  // room for the new step: only the newest complete one is needed to restore
@@ -364,6 +402,7 @@ void Engine::persist_loop() {
       attempt = attempt_persist(location_, *store_, after);
     }
     lock.lock();
+    if (timeline != timeline_) continue;  // a restore began a new timeline meanwhile: this was of the old one
     persisted_step_ = std::max(persisted_step_, attempt.persisted);
     if (!attempt.error.empty()) {
       persist_error_ = attempt.error;

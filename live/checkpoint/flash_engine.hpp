@@ -76,13 +76,19 @@ class Engine {
   //! Of `mine` (this rank's restorable steps), those every rank can restore. A trainer computes
   //! it with its own collective (ctwin_flash.py gathers through torch.distributed).
   using StepAgreement = std::function<std::vector<std::int64_t>(const std::vector<std::int64_t>& mine)>;
+  //! The job generation this engine's saves belong to: $CTWIN_GENERATION (0 when unset), read at
+  //! the open and again at every restore, where a timeline begins (an in-process restart sets it
+  //! before restoring). Shards of one step from two generations never make it complete (DiskStore).
+  int generation() const { return generation_; }
   //! Restores the newest step that every rank can restore, so that ranks never resume from
   //! different steps: one rank may hold a newer snapshot in memory than another that died before
   //! saving it. Without `agree`, ranks are compared through the slots this host sees in shm_dir;
   //! a rank whose slots are not here (another host) counts with the disk's steps only.
   Restored restore(const StepAgreement& agree = {});
   //! Restores exactly `step`: from memory when a slot holds it, else from disk; `step` -1 in the
-  //! result (with the reason in `skipped`) when neither holds it whole.
+  //! result (with the reason in `skipped`) when neither holds it whole. The job goes on from `step`:
+  //! this rank's snapshots of newer steps are emptied (an abandoned timeline's). `step` -1: from
+  //! scratch; every snapshot goes, nothing is restored.
   Restored restore_step(std::int64_t step);
   //! True once `step` (or a newer one) is on disk; false on timeout. Throws the persist error
   //! when writing it failed.
@@ -118,6 +124,10 @@ class Engine {
   std::vector<std::int64_t> steps_every_local_rank_has(const std::vector<std::int64_t>& mine,
                                                         const std::vector<std::int64_t>& on_disk) const;
   void copy_out(const ShmSlot& slot);  //!< slot -> registered buffers
+  //! Empties this rank's slots holding a step newer than `step`, the one being restored: they are of
+  //! the timeline the restore abandons, and must neither outlive the restored snapshot at the next
+  //! save (which overwrites the older slot) nor be persisted as the newest.
+  void discard_newer_than(std::int64_t step);
   void persist_loop();
   const ctwin_backend_v1* device_copies() const;
 
@@ -127,6 +137,7 @@ class Engine {
   Layout layout_;
   ShmSlot slots_[2];
   bool slots_pinned_ = false;
+  int generation_ = 0;
   std::int64_t hold_save_at_ = -1;  //!< $CTWIN_FLASH_INJECT (tests): the first save from this step on waits, its slot Writing
   std::optional<DiskStore> store_;
   bool persists_ = true;  //!< this rank's shard goes to disk (not a replica-mate's)
@@ -136,6 +147,7 @@ class Engine {
   bool pending_ = false, stopping_ = false, failing_ = false;
   std::int64_t persisted_step_ = -1, failed_step_ = -1;
   std::int64_t saved_step_ = -1;  //!< the newest step this engine saved for its persister
+  std::uint64_t timeline_ = 0;    //!< one more at each restore: a persist begun before one counts for nothing
   std::string persist_error_;
   std::thread persister_;
 };

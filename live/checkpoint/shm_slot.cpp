@@ -34,7 +34,7 @@ struct Header {
   std::int32_t rank;
   std::int32_t world;
   std::int32_t replica_ranks;
-  std::int32_t reserved;
+  std::int32_t generation;  //!< the job's generation whose timeline the snapshot is on (was reserved, 0)
 };
 struct Entry {
   char name[kNameBytes];
@@ -202,6 +202,7 @@ SlotSummary ShmSlot::summary() const {
   s.rank = h->rank;
   s.world = h->world;
   s.replica_ranks = h->replica_ranks;
+  s.generation = h->generation;
   return s;
 }
 
@@ -222,7 +223,7 @@ unsigned char* ShmSlot::payload() const {
 }
 std::uint64_t ShmSlot::payload_bytes() const { return header_of(base_)->payload_bytes; }
 
-void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks) {
+void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks, int generation) {
   Header* h = header_of(base_);
   // Writing first: from here until mark_complete() no reader takes this slot.
   std::atomic_ref<std::uint32_t>(h->state).store(static_cast<std::uint32_t>(SlotState::Writing), std::memory_order_release);
@@ -236,7 +237,7 @@ void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int
   h->rank = rank;
   h->world = world;
   h->replica_ranks = replica_ranks > 0 ? replica_ranks : world;
-  h->reserved = 0;
+  h->generation = generation;
   Entry* e = entries_of(base_);
   for (std::size_t i = 0; i < layout.buffers.size(); ++i) {
     std::memset(e[i].name, 0, kNameBytes);
@@ -251,6 +252,10 @@ void ShmSlot::begin_write(std::int64_t step, const Layout& layout, int rank, int
 void ShmSlot::mark_complete() {
   std::atomic_ref<std::uint32_t>(header_of(base_)->state)
       .store(static_cast<std::uint32_t>(SlotState::Complete), std::memory_order_release);
+}
+
+void ShmSlot::mark_empty() {
+  std::atomic_ref<std::uint32_t>(header_of(base_)->state).store(static_cast<std::uint32_t>(SlotState::Empty), std::memory_order_release);
 }
 
 ShmSlot::Lock::Lock(const std::string& path, bool exclusive) {

@@ -43,6 +43,10 @@ struct SlotSummary {
   //! Ranks per data-parallel replica when every replica holds the same state and only the first
   //! replica persists (one shard per replica); `world` when every rank persists its own.
   int replica_ranks = 1;
+  //! The job generation the snapshot belongs to ($CTWIN_GENERATION when it was saved, or the
+  //! generation of the shard it was restored from): ranks' files of one step from different
+  //! generations are of different timelines (a restart from an older step forks a new one).
+  int generation = 0;
   //! Whether this rank's snapshots go to disk: its shard is its own, not a replica-mate's.
   bool persists() const { return rank < replica_ranks; }
 };
@@ -89,8 +93,10 @@ class ShmSlot {
 
   //! Writer side: Writing with `step` and `layout`, then the caller copies, then `mark_complete`.
   //! `replica_ranks` 0: `world` (every rank persists its own shard).
-  void begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks = 0);
+  void begin_write(std::int64_t step, const Layout& layout, int rank, int world, int replica_ranks = 0, int generation = 0);
   void mark_complete();
+  //! Empty: its snapshot is of a timeline the job abandoned (a restore of an older step).
+  void mark_empty();
 
   //! flock on a descriptor of its own (so that two users in one process also exclude each other).
   class Lock {

@@ -57,6 +57,7 @@ std::atomic<bool> checkpoint_requested{false}, stop_requested{false};
 struct Options {
   long long steps = 100, crash_at = -1, hang_at = -1, slow_from = -1, nan_at = -1, spike_at = -1;
   long long checkpoint_every = 10;
+  double late_restore_ms = 0;     //!< in the attempts after the fault attempt, this rank waits before it restores
   std::uint64_t state_bytes = 64ull << 20;
   int device = -1;  // -1: CPU
   int gemm_n = 128, gemms_per_step = 1, fault_attempt = 0;
@@ -128,6 +129,8 @@ Options parse(int argc, char** argv) {
   app.add_option("--slow-from-step", o.slow_from, "from this step each step takes --slowdown times as long");
   app.add_option("--slowdown", o.slowdown, "the slowdown's factor")->capture_default_str()->check(CLI::Range(1.0, 1e6));
   app.add_option("--spike-at-step", o.spike_at, "a loss spike at this step");
+  app.add_option("--late-restore-ms", o.late_restore_ms, "in every attempt after --fault-attempt, wait this long before restoring (a slow node's restart)")
+      ->capture_default_str()->check(at_least_0);
   app.add_option("--fault-attempt", o.fault_attempt, "faults only in this attempt ($CTWIN_ATTEMPT; the first run is 0)")->capture_default_str();
   app.add_option("--fault-rank", o.fault_rank, "faults only on this rank (default: every rank)");
   app.add_option("--group", o.group, "its pipeline stage in its section lines")->capture_default_str();
@@ -347,6 +350,9 @@ int run(const Options& o) {
 
   // The master's cross-node commit ($CTWIN_RESTORE_STEP): exactly that step (-1: from scratch);
   // alone, the newest this node's ranks hold.
+  const bool restarted_here = attempt > o.fault_attempt && (o.fault_rank < 0 || (job_rank && std::atoi(job_rank) == o.fault_rank));
+  if (restarted_here && o.late_restore_ms > 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(o.late_restore_ms * 1000)));
   const char* agreed = std::getenv("CTWIN_RESTORE_STEP");
   ctwin::flash::Restored restored;
   if (!agreed) restored = engine.restore();
@@ -357,6 +363,8 @@ int run(const Options& o) {
                    restored.skipped.empty() ? "not found" : restored.skipped.front().c_str());
       return 5;
     }
+  } else {
+    engine.restore_step(-1);  // from scratch: the snapshots of the timeline abandoned go
   }
   long long step = std::max<long long>(restored.step, 0);
   if (restored.step >= 0) {

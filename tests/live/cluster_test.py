@@ -7,7 +7,7 @@ with its own shared-memory folder (as on its own host), through one fault. After
 
     python3 cluster_test.py BUILD_DIR SCENARIO [--trainer synthetic|ddp]
     SCENARIO: crash | hang | agent_loss | master_kill | save_kill | cadence | remap | straggler | shrink | regrow | spike | bad_input
-              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay | full_disk | idle_flood
+              | precheck | precheck_domains | slow_clients | rejoin | agent_pause | replay | full_disk | idle_flood | late_stop
 Exit 0 passed, 1 failed, 77 skipped (torch missing for --trainer ddp)."""
 
 import argparse
@@ -1159,6 +1159,26 @@ def run_idle_flood(job):
     print("idle_flood: the master closed %d idle connections" % flood.closed)
 
 
+def run_late_stop(job):
+    """A rank far ahead of its peer when the peer dies (the idle_flood failure, where node 0 saw the
+    stop late): its shards of the steps after the restore step are of a timeline the job abandons.
+    Node 1 runs at a third of node 0's speed and crashes at step 45; node 0 is near step 135 by then,
+    its shards of steps 50-130 on disk. Generation 2 restores step 40: node 1 at once, from memory,
+    and it persists its new 50 and 60 beside node 0's stale shards of them, while node 0 restarts 2 s
+    late. Those must not complete a step, or retention (2 kept) drops step 40 before node 0 reads it:
+    it exited 5, and the job took a second interruption."""
+    job.steps = 300
+    job.start_master()
+    job.start_agent("0", 0, ["--late-restore-ms", "2000"])
+    job.start_agent("1", 1, ["--crash-at-step", "45", "--slow-from-step", "1", "--slowdown", "3"])
+    _, rows = finish_and_check(job, 1)
+    restarts = [r for r in rows if r["kind"] == "restart"]
+    check(len(restarts) == 1 and "restore_step=40" in restarts[0]["detail"], "generation 2 should restore step 40: %s" % restarts, job)
+    check(restores_agree(job, rows) == 40, "the nodes restored another step", job)
+    sources = [r["detail"] for r in rows if r["kind"] in ("restore", "health") and "source=disk step=40" in r["detail"]]
+    check(sources, "node 0 should restore step 40 from disk (its memory is past it)", job)
+
+
 def run_slow_clients(job):
     """64 connections without the token trickle headers at the master for the whole job (issue 36:
     8 of them held cpp-httplib's 8 workers, every node was lost after --agent-timeout and the job
@@ -1352,7 +1372,7 @@ SCENARIOS = {"crash": (run_crash, 3), "blame": (run_blame, 2), "outage": (run_ou
              "save_kill": (run_save_kill, 2), "cadence": (run_cadence, 2), "remap": (run_remap, 2), "straggler": (run_straggler, 4), "shrink": (run_shrink, 2), "regrow": (run_regrow, 2), "spike": (run_spike, 2),
              "bad_input": (run_bad_input, 2), "precheck": (run_precheck, 4), "precheck_domains": (run_precheck_domains, 8),
              "slow_clients": (run_slow_clients, 2), "rejoin": (run_rejoin, 2), "agent_pause": (run_agent_pause, 2), "replay": (run_replay, 2),
-             "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2), "in_process": (run_in_process, 2),
+             "full_disk": (run_full_disk, 2), "idle_flood": (run_idle_flood, 2), "late_stop": (run_late_stop, 2), "in_process": (run_in_process, 2),
              "in_process_fallback": (run_in_process_fallback, 2), "warm_standby": (run_warm_standby, 2),
              "in_process_error": (run_in_process_error, 2)}
 # Scenarios that mount a file system: they run in a mount namespace of their own (unshare).
