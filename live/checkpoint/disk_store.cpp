@@ -262,22 +262,22 @@ std::optional<Manifest> DiskStore::manifest(std::int64_t step) const {
   return m;
 }
 
+bool DiskStore::complete(std::int64_t step) const {
+  if (source_rank(step) < 0) return false;
+  const SavedWorld saved = saved_world(step);
+  for (int r = 1; r < saved.shards; ++r) {  // rank 0's is read: saved
+    std::ifstream in(rank_file(step, "manifest", r));
+    const auto m = in ? parse(in, true) : std::nullopt;
+    if (!m || m->step != step || m->generation != saved.generation) return false;
+  }
+  return true;
+}
+
 std::vector<std::int64_t> DiskStore::complete_steps() const {
   std::vector<std::int64_t> steps;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const auto step = step_of(entry.path().filename().string());
-    if (!step) continue;
-    if (source_rank(*step) < 0) continue;
-    const SavedWorld saved = saved_world(*step);
-    bool all = true;
-    for (int r = 1; r < saved.shards && all; ++r) {  // rank 0's is read: saved
-      std::ifstream in(rank_file(*step, "manifest", r));
-      const auto m = in ? parse(in, true) : std::nullopt;
-      all = m && m->step == *step && m->generation == saved.generation;
-    }
-    if (all) steps.push_back(*step);
-  }
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (const auto step = step_of(entry.path().filename().string()); step && complete(*step)) steps.push_back(*step);
   std::sort(steps.rbegin(), steps.rend());
   return steps;
 }

@@ -74,6 +74,8 @@ class DiskStore {
   //! Steps complete for every rank (their manifests all there, of one generation), newest first.
   //! Reads the head of each rank's manifest of each step: a small read a rank, where a stat was.
   std::vector<std::int64_t> complete_steps() const;
+  //! Whether `step` is complete for every rank now (complete_steps' test of one step).
+  bool complete(std::int64_t step) const;
   //! This rank's manifest of `step`; nullopt when missing or malformed.
   std::optional<Manifest> manifest(std::int64_t step) const;
   //! Reads this rank's shard of `step` into `payload` (at least shard_bytes) and checks every

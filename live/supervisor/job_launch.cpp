@@ -88,7 +88,8 @@ std::vector<std::int64_t> steps_every_rank_holds(const flash::SlotLocation& firs
           const auto manifest = store.manifest(step);
           std::string why = "rank " + std::to_string(first.rank + r) + "'s manifest is missing or malformed";
           if (manifest && shard_verifies(store, *manifest, why)) continue;
-          if (refused) refused->push_back("step " + std::to_string(step) + " is not restorable: " + why);
+          // Pruned while this looked (a rank ahead persisted a newer step): gone, not refused.
+          if (refused && store.complete(step)) refused->push_back("step " + std::to_string(step) + " is not restorable: " + why);
           return true;
         }
         return false;

@@ -30,10 +30,19 @@ POLICY = {"schema_version": 1, "policies": {
     "hang_detection": {"factor": 5, "minimum": "3s"}}}
 
 
+_PORTS_GIVEN = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, and none this process handed out before: the kernel may hand the same
+    ephemeral port to two calls in a row (CI saw the trainers' store given the master's own port)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
 
 
 class Job:
