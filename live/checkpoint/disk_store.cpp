@@ -186,8 +186,9 @@ DiskStore::SavedWorld DiskStore::saved_world(std::int64_t step) const {
   return {m->world, m->replicas, m->generation};
 }
 
-int DiskStore::source_rank(std::int64_t step) const {
-  const SavedWorld saved = saved_world(step);
+int DiskStore::source_rank(std::int64_t step) const { return source_rank(saved_world(step)); }
+
+int DiskStore::source_rank(const SavedWorld& saved) const {
   if (saved.shards < 1) return -1;
   // Not replicated (a sharded state): only a job of this very world reads it, each rank its own
   // shard or, saved one per replica, its replica-mate's.
@@ -263,8 +264,8 @@ std::optional<Manifest> DiskStore::manifest(std::int64_t step) const {
 }
 
 bool DiskStore::complete(std::int64_t step) const {
-  if (source_rank(step) < 0) return false;
-  const SavedWorld saved = saved_world(step);
+  const SavedWorld saved = saved_world(step);  // rank 0's manifest, read once
+  if (source_rank(saved) < 0) return false;
   for (int r = 1; r < saved.shards; ++r) {  // rank 0's is read: saved
     std::ifstream in(rank_file(step, "manifest", r));
     const auto m = in ? parse(in, true) : std::nullopt;

@@ -98,6 +98,7 @@ class DiskStore {
   SavedWorld saved_world(std::int64_t step) const;
   //! The shard this rank restores from `step`; -1 when the step is not this job's to restore.
   int source_rank(std::int64_t step) const;
+  int source_rank(const SavedWorld& saved) const;
   //! Whether files named for `rank` are this rank's to prune: its own, and those of ranks mirroring it.
   bool prunes_for(int rank) const;
   void prune() const;
