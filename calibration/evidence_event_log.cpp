@@ -1,7 +1,6 @@
 // An event log (the simulator's or the live controller's) as evidence: every fault of a class
 // named in the base scenario, each node's time in the job, and the lifetimes of its parts.
 #include <algorithm>
-#include <cstdlib>
 #include <set>
 
 #include "calibration/scenario_update.hpp"
@@ -56,7 +55,10 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
     if (e.kind == EventKind::Start) job_log = job_log || detail_field(e.detail, "job").has_value();
     if (e.kind == EventKind::Running && first_running < 0) first_running = e.time_s;
     if (e.kind == EventKind::RestartBegin) ++restart_paths[detail_field(e.detail, "path").value_or("relaunch")];
-    if (e.kind == EventKind::Ledger && e.detail.rfind("restart=", 0) == 0) ledger_restart = std::strtod(e.detail.c_str() + 8, nullptr);
+    if (e.kind == EventKind::Ledger && e.detail.rfind("restart=", 0) == 0 &&
+        (!finite_number(e.detail.substr(8), ledger_restart) || ledger_restart < 0))
+      throw TraceUnreadable(log.report.file + ": line " + std::to_string(e.line) + ": the ledger's restart is not a non-negative number: \"" +
+                            e.detail + "\"");
     if (e.kind == EventKind::Fault || e.kind == EventKind::FaultIgnored) {
       const std::string name(logged_class(e));
       const FaultClass* fc = nullptr;

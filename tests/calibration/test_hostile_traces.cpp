@@ -11,10 +11,13 @@
 #include <unistd.h>
 
 #include "calibration/calibrate.hpp"
+#include "calibration/evidence.hpp"
 #include "calibration/readers/incident_table.hpp"
 #include "calibration/readers/slurm_sacct.hpp"
 #include "calibration/readers/step_log.hpp"
 #include "calibration/readers/xid_log.hpp"
+#include "core/event_log.hpp"
+#include "models/scenario_loader.hpp"
 #include "support/fixtures.hpp"
 
 using namespace ctwin;
@@ -135,4 +138,24 @@ TEST_CASE("calibrate: faults with no exposure write no rate (never 0), an absurd
   REQUIRE(log.report.malformed.size() == 1);
   CHECK(log.report.malformed[0].reason.find("duration_s") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("event logs: a ledger restart that is no number is refused at its line, not read as 0", "[calibration][hostile]") {
+  const Scenario base = load_scenario(test::fixture("minimal.json"));
+  auto log_with = [](const std::string& restart) {
+    return "time_s,node,gpu,kind,code,detail\n0,,,start,,job=j nodes=2\n1,node-0,,running,,\n5,,,restart,,path=relaunch\n"
+           "6,node-0,,running,,\n10,,,end,,\n10,,,ledger,,restart=" + restart + "\n";
+  };
+  for (const std::string bad : {"abc", "nan", "-1", "1.5s", ""}) {
+    std::istringstream in(log_with(bad));
+    Evidence evidence;
+    INFO(bad);
+    CHECK_THROWS_WITH(add_event_log(evidence, read_event_log(in, "job.csv"), base),
+                      Catch::Contains("job.csv: line 7") && Catch::Contains("restart is not a non-negative number"));
+  }
+  std::istringstream good(log_with("2.5"));
+  Evidence evidence;
+  add_event_log(evidence, read_event_log(good, "job.csv"), base);
+  CHECK(evidence.restarts.seconds == Approx(1.5));  // the ledger's 2.5 s less the start-up to the first running row
+  CHECK(evidence.restarts.by_path["relaunch"] == 1);
 }
