@@ -132,16 +132,33 @@ AssumedField detection_times(const Scenario& s) {
 }
 
 AssumedField restart_overhead(const Scenario& s) {
-  AssumedField f{"restart overhead", "/restart/overhead", format_duration(micros_to_seconds(s.restart_overhead_us)),
+  // Each restart path the scenario can take, with its own cost: the relaunch always (the fallback),
+  // in-process restart and the warm standby when in force. All scale together: one assumption,
+  // how long a start takes on this cluster.
+  std::vector<std::pair<std::string, Micros>> paths{{"/restart/overhead", s.restart_overhead_us}};
+  const RestartMechanisms& m = s.restart;
+  if (m.mechanism == RestartMechanism::InProcess && m.in_process_us >= 0) paths.emplace_back("/restart/in_process/overhead", m.in_process_us);
+  if (m.mechanism != RestartMechanism::Relaunch && m.warm_standby_us >= 0) paths.emplace_back("/restart/warm_standby/overhead", m.warm_standby_us);
+  std::string given = format_duration(micros_to_seconds(s.restart_overhead_us));
+  if (paths.size() > 1) {
+    given += " (";
+    for (std::size_t i = 1; i < paths.size(); ++i)
+      given += std::string(i > 1 ? ", " : "") + (paths[i].first.find("in_process") != std::string::npos ? "in process " : "warm standby ") +
+               format_duration(micros_to_seconds(paths[i].second));
+    given += ")";
+  }
+  AssumedField f{"restart overhead", paths.size() > 1 ? "/restart/overhead, /restart/*/overhead" : "/restart/overhead", given,
                  "x0.5 .. x2 of the scenario's",
                  "scheduling, image pulls and the collectives' start take minutes, and clusters differ by about twice either way", "", {}};
-  if (s.restart_overhead_us <= 0) {
-    f.skipped = "the scenario's restart overhead is 0";
+  if (std::all_of(paths.begin(), paths.end(), [](const auto& p) { return p.second <= 0; })) {
+    f.skipped = "the scenario's restart overheads are 0";
     return f;
   }
   for (const double k : kFactors) {
-    const Micros us = round_micros(static_cast<double>(s.restart_overhead_us) * k);
-    f.variants.push_back({format_duration(micros_to_seconds(us)), {{f.pointer, exact_duration(us)}}, false});
+    RunVariant v{paths.size() > 1 ? factor_text(k) : format_duration(micros_to_seconds(round_micros(static_cast<double>(s.restart_overhead_us) * k))),
+                 {}, false};
+    for (const auto& [pointer, us] : paths) v.settings.push_back({pointer, exact_duration(round_micros(static_cast<double>(us) * k))});
+    f.variants.push_back(std::move(v));
   }
   return f;
 }

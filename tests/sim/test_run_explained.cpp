@@ -127,6 +127,34 @@ TEST_CASE("run sensitivity: each assumed field over its range, paired on the run
     if (f.field == "fleet spread") CHECK(f.skipped == "the run holds the rates exact (--rate-uncertainty off)");
 }
 
+TEST_CASE("run sensitivity: the restart overhead scales the in-process and warm-standby restarts in force with the relaunch", "[sensitivity]") {
+  nlohmann::json doc = test::read_json(test::fixture("minimal.json"));
+  doc["faults"].push_back({{"name", "software"}, {"rate", "5/node-year"}, {"effect", "crash"}, {"detection", "10s"},
+                           {"recovery", {{"action", "restart"}, {"duration", "0s"}}}});
+  doc["restart"] = {{"overhead", "5min"}, {"mechanism", "in_process"}, {"in_process", {{"overhead", "20s"}}}, {"warm_standby", {{"overhead", "1min"}}}};
+  const Scenario scenario = test::scenario_from(doc, "in_process.json");
+  RunOptions options = test::run_options(40, 7);
+  options.keep_goodputs = true;
+  const RunResult run = run_trials(scenario, options);
+  const RunSensitivity s = run_sensitivity(doc, "in_process.json", scenario, options, run.tally.goodputs(), run.tally.goodput().summary());
+  const auto it = std::find_if(s.fields.begin(), s.fields.end(), [](const RunSensitivityField& f) { return f.field.field == "restart overhead"; });
+  REQUIRE(it != s.fields.end());
+  CHECK(it->field.given == format_duration(300) + " (in process " + format_duration(20) + ", warm standby " + format_duration(60) + ")");
+  REQUIRE(it->points.size() == 2);
+  CHECK(it->points[0].value == "x0.5");
+  // Twice every start: the same as a run with the three overheads doubled, and below the given run on the same trials.
+  const auto doubled = run_variants(doc, "in_process.json",
+                                    {{{"/restart/overhead", "600000000us"}, {"/restart/in_process/overhead", "40000000us"},
+                                      {"/restart/warm_standby/overhead", "120000000us"}}},
+                                    options);
+  CHECK(it->points[1].goodput.mean == doubled[0].summary.mean);
+  CHECK(it->points[1].vs_given.mean < 0);
+  CHECK(it->points[0].vs_given.mean > 0);
+  // Only the relaunch's doubled: the in-process restarts (most of them) unchanged, a smaller loss.
+  const auto relaunch_only = run_variants(doc, "in_process.json", {{{"/restart/overhead", "600000000us"}}}, options);
+  CHECK(relaunch_only[0].summary.mean > doubled[0].summary.mean);
+}
+
 TEST_CASE("the trial at a goodput quantile is the stable sort's, ties to the lower index, without sorting", "[tail]") {
   Rng rng(5);
   std::vector<double> goodputs;
