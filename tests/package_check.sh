@@ -18,7 +18,7 @@ grep -q "^Depends: .*libsimgrid" "$work/fields"   # found from the binaries by d
 dpkg-deb --contents "$deb" > "$work/contents"
 dpkg-deb --ctrl-tarfile "$deb" | tar -t > "$work/control-files"
 if grep -qE "postinst|prerm|postrm|preinst" "$work/control-files"; then echo "package: maintainer scripts in $deb"; exit 1; fi
-for f in ./usr/bin/ctwin ./usr/bin/ctwin-live ./usr/bin/ctwin-synthetic-trainer ./usr/lib/ctwin/python/ctwin_flash.py ./usr/lib/ctwin/python/ctwin_ranks.py \
+for f in ./usr/bin/ctwin ./usr/bin/ctwin-live ./usr/bin/ctwin-synthetic-trainer ./usr/lib/ctwin/python/ctwin_flash.py ./usr/lib/ctwin/python/ctwin_ranks.py ./usr/lib/ctwin/python/ctwin_store.py \
          ./usr/lib/ctwin/python/libctwin_flash.so \
          ./usr/share/ctwin/scenarios/default.json ./usr/share/ctwin/gpt/train.py ./usr/share/doc/ctwin/scenario.md \
          ./usr/share/doc/ctwin/copyright ./usr/share/doc/ctwin/LICENSE; do

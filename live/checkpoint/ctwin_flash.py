@@ -371,7 +371,7 @@ def read_control(path=None):
 def init_process_group(backend=None, generation=None, timeout_s=None):
     """The job's torch.distributed process group for `generation` (default $CTWIN_GENERATION): its
     ranks meet under the prefix ctwin/gen-G/ of the store at $MASTER_ADDR:$MASTER_PORT (torchrun's
-    own store under its static rendezvous, ctwin_ranks.py's on node rank 0), so that a generation
+    own store under its static rendezvous, ctwin_store.py's kept by ctwin_ranks.py on node rank 0), so that a generation
     rejoined in process never reads the keys of the one that failed. Returns the store."""
     import datetime
 
@@ -382,7 +382,19 @@ def init_process_group(backend=None, generation=None, timeout_s=None):
     timeout = datetime.timedelta(seconds=float(timeout_s or os.environ.get("CTWIN_PG_TIMEOUT", "300")))
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, False, timeout)
+    host, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    if os.environ.get("CTWIN_STORE_PROTOCOL"):  # ctwin_ranks.py keeps the store: ctwin_store.py's, not torch's
+        here = os.path.dirname(os.path.abspath(__file__))
+        if here not in sys.path:
+            sys.path.append(here)  # ctwin_store.py lies beside this file, installed and in the build folder
+        import ctwin_store
+
+        if os.environ["CTWIN_STORE_PROTOCOL"] != ctwin_store.PROTOCOL:
+            raise RuntimeError(f"ctwin_flash: the launcher's store speaks {os.environ['CTWIN_STORE_PROTOCOL']}, this ctwin_store.py "
+                               f"{ctwin_store.PROTOCOL}: one installation's ctwin_ranks.py and ctwin_flash.py belong together")
+        store = ctwin_store.client(host, port, timeout)
+    else:
+        store = dist.TCPStore(host, port, world, False, timeout)
     dist.init_process_group(backend, store=dist.PrefixStore(f"ctwin/gen-{generation}/", store), rank=rank, world_size=world,
                             timeout=timeout)
     return store

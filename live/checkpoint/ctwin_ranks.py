@@ -12,8 +12,9 @@ What torchrun does for a node, with two differences that make a restart take sec
     torch by default), so a rank started again skips the import: a warm standby, in the process itself.
 Started by an agent with --warm-standby, it imports and then waits for the attempt the agent hands
 it ($CTWIN_STANDBY_FILE): a relaunched node, or a spare taking a rank, skips the start and the imports.
-On node rank 0 it also keeps the job's store (torch's TCPStore at $MASTER_ADDR:$MASTER_PORT, as
-torchrun's static rendezvous does), in a process of its own that outlives any worker.
+On node rank 0 it also keeps the job's store at $MASTER_ADDR:$MASTER_PORT (as torchrun's static
+rendezvous does, but ctwin_store.py's, bound to that address alone), in a process of its own that
+outlives any worker.
 
 Without an agent (no control file), a failed worker stops the others and the launcher exits with its
 status, as torchrun does. The parent runs no torch operation before it forks: the workers' thread pools
@@ -30,6 +31,8 @@ import signal
 import socket
 import sys
 import time
+
+import ctwin_store  # beside this script, as installed and in the build folder
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
@@ -93,19 +96,13 @@ class Ranks:
             return
         _die_with_parent("ctwin-store")
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        import datetime
-
-        import torch.distributed as dist
-
-        try:  # binds every interface (torch's TCPStore takes no address), as torchrun's does
-            store = dist.TCPStore(os.environ.get("MASTER_ADDR", "127.0.0.1"), port, None, True, datetime.timedelta(seconds=300),
-                                  wait_for_workers=False)
-        except RuntimeError as error:
-            print(f"ctwin_ranks: cannot keep the job's store on port {port}: {error}", file=sys.stderr, flush=True)
+        host = os.environ.get("MASTER_ADDR", "127.0.0.1")
+        try:  # bound to $MASTER_ADDR alone (torch 1.13's TCPStore binds every interface)
+            server = ctwin_store.StoreServer(host, port)
+        except OSError as error:
+            print(f"ctwin_ranks: cannot keep the job's store on {host}:{port}: {error}", file=sys.stderr, flush=True)
             os._exit(1)
-        while True:
-            time.sleep(3600)
-        del store
+        server.serve_forever()
 
     def start(self, local_rank):
         pid = os.fork()
@@ -116,6 +113,7 @@ class Ranks:
         _die_with_parent("ctwin-rank-%d" % local_rank)
         for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
+        os.environ["CTWIN_STORE_PROTOCOL"] = ctwin_store.PROTOCOL  # ctwin_flash.init_process_group speaks to ctwin_store
         os.environ.update({"RANK": str(self.node_rank * self.n + local_rank), "LOCAL_RANK": str(local_rank),
                            "LOCAL_WORLD_SIZE": str(self.n), "CTWIN_GENERATION": str(self.generation),
                            "CTWIN_ATTEMPT": str(max(self.generation - 1, 0))})
