@@ -30,4 +30,18 @@ RestartPath restart_path(const RestartMechanisms& spec, bool in_process_possible
 //! What the path costs beyond any hardware action: the scenario's overhead for it.
 Micros restart_overhead_us(const RestartMechanisms& spec, Micros relaunch_us, RestartPath path);
 
+//! A live node's in-process rejoin, as its agent watches it (live/supervisor).
+struct InProcessRejoin {
+  //! A kept trainer must tear its collectives down (every local rank says `rejoining` or has
+  //! failed) within this of its generation's stop; past it the trainer is hung or blocked in a
+  //! collective, and is killed and launched anew (its peers' collectives fail with it).
+  static constexpr double kTeardownS = 5;
+  //! A rank that left its collectives waits for the next generation; a peer's failure brings one
+  //! within moments. None within this: the rank's own error, or a peer's that no agent reported
+  //! yet: the node reports it as a crash, for the master to weigh.
+  static constexpr double kAloneS = 2;
+  static bool teardown_overdue(double seconds_since_stop) { return seconds_since_stop >= kTeardownS; }
+  static bool alone_too_long(double seconds_rejoining) { return seconds_rejoining >= kAloneS; }
+};
+
 }  // namespace ctwin

@@ -27,6 +27,7 @@
 #include "live/supervisor/trainer_process.hpp"
 #include "live/supervisor/warm_standby.hpp"
 #include "policies/fault_classes.hpp"
+#include "policies/restart_path.hpp"
 #include "policies/runtime_health.hpp"
 
 namespace ctwin::live {
@@ -77,11 +78,10 @@ class Supervision {
   //! runs still, and the plan keeps it.
   bool keeps_trainer(const Plan& p);
   //! A kept trainer stays only once every local rank has torn its collectives down (`rejoining`) or
-  //! failed (its launcher's `failed`): one that says neither within kRejoinReadyS of the stop (a
-  //! hung or stopped rank, or one still blocked in a collective) is killed, which fails its peers'
-  //! collectives, and its node launches anew. True while it waits for them.
+  //! failed (its launcher's `failed`): one that says neither in time (InProcessRejoin, policies/
+  //! restart_path.hpp) is killed, which fails its peers' collectives, and its node launches anew.
+  //! True while it waits for them.
   bool awaiting_rejoin_ready(const Plan& p);
-  static constexpr double kRejoinReadyS = 5;
   void take_messages();
   //! Passive mode: a step line of the trainer's output is the heartbeat it does not send. The
   //! first one after a launch says where it resumed: a progress bar's first count (no rate yet) is
@@ -209,12 +209,10 @@ class Supervision {
   bool rejoins_ = false;  //!< the trainer said it rejoins a generation in process (`inprocess`)
   std::set<int> ranks_rejoining_, ranks_failed_;  //!< local ranks waiting for the next generation, or failed
   std::optional<Clock::time_point> stop_seen_;    //!< when the kept trainer's generation was first seen stopping
-  //! When a rank of this attempt first said `rejoining`: a peer's failure brings the next generation
-  //! within moments; none within kRejoinAloneS (a rank's own error, caught by the helper, or a peer
-  //! whose node died and is not yet found silent): this node reports it, as a crash; the master's
-  //! decision weighs it against the others. Meanwhile the trainer waits, and is not hung.
+  //! When a rank of this attempt first said `rejoining`: no next generation in time (InProcessRejoin),
+  //! and this node reports it, as a crash; the master's decision weighs it against the others.
+  //! Meanwhile the trainer waits, and is not hung.
   std::optional<Clock::time_point> rejoining_since_;
-  static constexpr double kRejoinAloneS = 2;
   std::deque<RecentFault> recent_;
   std::set<int> storage_failing_;  //!< local ranks whose persist fails now
   std::set<std::string> said_refused_;  //!< steps said not restorable (a bad shard), each once

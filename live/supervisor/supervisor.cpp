@@ -141,8 +141,8 @@ bool Supervision::awaiting_rejoin_ready(const Plan& p) {
   if (ready >= std::max(o_.flash_ranks, 1)) return false;
   const auto now = Clock::now();
   if (!stop_seen_) stop_seen_ = now;
-  if (seconds_between(*stop_seen_, now) < kRejoinReadyS) return true;
-  std::cerr << "ctwin: the trainer did not tear its collectives down within " << kRejoinReadyS << " s of generation " << p.generation
+  if (!InProcessRejoin::teardown_overdue(seconds_between(*stop_seen_, now))) return true;
+  std::cerr << "ctwin: the trainer did not tear its collectives down within " << InProcessRejoin::kTeardownS << " s of generation " << p.generation
             << "'s stop: it is stopped, and launched anew\n";
   record(now, EventKind::Health, "in-process restart: the trainer did not rejoin in time; launched anew");
   rejoins_ = false;  // keeps_trainer() is false from here: the caller stops it
@@ -273,7 +273,7 @@ void Supervision::on_worker_failed(const TrainerMessage& m, Clock::time_point t)
 }
 
 void Supervision::check_rejoin_alone(Clock::time_point t) {
-  if (!rejoining_since_ || seconds_between(*rejoining_since_, t) < kRejoinAloneS || !trainer_->running()) return;
+  if (!rejoining_since_ || !InProcessRejoin::alone_too_long(seconds_between(*rejoining_since_, t)) || !trainer_->running()) return;
   const Clock::time_point left = *rejoining_since_;
   rejoining_since_.reset();
   std::string ranks;
@@ -283,7 +283,7 @@ void Supervision::check_rejoin_alone(Clock::time_point t) {
   }
   Cause cause{classify_stop(scenario_, LiveStop::Crash), -1, -1,
               "local rank " + ranks + " left its collectives (an error of its own, or a peer's no agent has reported) and no new generation came within " +
-                  std::to_string(static_cast<int>(kRejoinAloneS)) + " s"};
+                  std::to_string(static_cast<int>(InProcessRejoin::kAloneS)) + " s"};
   cause.worker_only = true;  // its processes wait to rejoin: an in-process restart keeps them
   cause.struck = left;
   interrupt(cause, t);
