@@ -24,6 +24,10 @@ inline std::chrono::steady_clock::time_point on_steady_clock(std::chrono::system
   const auto ago = std::chrono::system_clock::now() - at;
   return steady_now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(ago);
 }
+//! `s` seconds as a monotonic clock's duration (a timeout read from options in seconds).
+inline std::chrono::steady_clock::duration steady_seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
 //! Seconds since `t0` on the monotonic clock.
 inline double seconds_since(std::chrono::steady_clock::time_point t0) { return seconds_between(t0, std::chrono::steady_clock::now()); }
 

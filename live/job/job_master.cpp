@@ -22,8 +22,6 @@ namespace {
 
 using Clock = JobMaster::Clock;
 
-Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
-
 }  // namespace
 
 JobMaster::JobMaster(const Scenario& scenario, const control::Controller& controller, MasterOptions options, Clock::time_point now)
@@ -188,7 +186,7 @@ void JobMaster::take_lines(const Report& report, Clock::time_point left, Clock::
     const TrainerMessage m = parse_trainer_message(line.line);
     if (m.kind == TrainerMessage::Kind::Unknown || m.rank != 0) continue;
     // When it was said: its age before the report left, kept in order and never after now.
-    const Clock::time_point at = std::min(std::max(left - seconds(line.age_s), last_line_at_), now);
+    const Clock::time_point at = std::min(std::max(left - steady_seconds(line.age_s), last_line_at_), now);
     if (at > until) break;
     last_line_at_ = at;
     // What a restart costs: from the stop to this generation's first step (the job's start, at first).
@@ -254,7 +252,7 @@ void JobMaster::discount_own_stall(Clock::time_point now) {
   const Clock::time_point last = last_tick_;
   last_tick_ = now;
   if (!std::isfinite(o_.agent_timeout_s)) return;  // no agent is ever declared silent: nothing to discount
-  if (last == Clock::time_point{} || now - last <= seconds(o_.own_stall_s)) return;
+  if (last == Clock::time_point{} || now - last <= steady_seconds(o_.own_stall_s)) return;
   const Clock::duration gap = now - last;
   for (auto& [id, a] : agents_) a.last_seen = std::min(now, a.last_seen + gap);
   char why[160];

@@ -6,22 +6,15 @@
 #include <algorithm>
 #include <iostream>
 
+#include "core/wall_clock.hpp"
 #include "live/job/job_master.hpp"
 #include "live/job/recovery.hpp"
 
 namespace ctwin::live {
 
-namespace {
-
-JobMaster::Clock::duration seconds(double s) {
-  return std::chrono::duration_cast<JobMaster::Clock::duration>(std::chrono::duration<double>(s));
-}
-
-}  // namespace
-
 void JobMaster::take_fault(Agent& a, const Report& report, Clock::time_point left, Clock::time_point now) {
   const FaultReport& f = *report.fault;
-  const Clock::time_point at = left - seconds(f.age_s);
+  const Clock::time_point at = left - steady_seconds(f.age_s);
   const std::int64_t ended = f.generation >= 0 ? f.generation : report.status.generation;
   const bool current = phase_ == Phase::Running && ended == generation_;
   std::vector<Act> answer;
@@ -47,13 +40,13 @@ void JobMaster::take_event(const Agent& a, const NodeEvent& e, Clock::time_point
   std::string note = rank >= 0 ? e.note : "spare " + a.host + ": " + e.note;
   // With spares, the master's own row is the eviction; the node's command is its outcome.
   if (kind == EventKind::Evicted && o_.spares_possible) kind = EventKind::Health, note = "the node's eviction: " + note;
-  const Micros at = std::max<Micros>(ledger_.at(left - seconds(e.age_s)), 0);  // when it was seen (the log keeps rows in time order)
+  const Micros at = std::max<Micros>(ledger_.at(left - steady_seconds(e.age_s)), 0);  // when it was seen (the log keeps rows in time order)
   log_.add(at, kind, note, log_node(rank), e.gpu, e.code, e.fault_class, e.speed);
   journal_dirty_ = true;
 }
 
 void JobMaster::take_storage(Agent& a, const StorageReport& r, Clock::time_point left) {
-  const Micros at = std::max(ledger_.at(left - seconds(r.age_s)), ledger_.marked());
+  const Micros at = std::max(ledger_.at(left - steady_seconds(r.age_s)), ledger_.marked());
   const bool node_was_failing = !a.storage_failing.empty();
   const std::string where = (a.rank >= 0 ? "node rank " + std::to_string(a.rank) : std::string("a spare")) + " (" + a.host + ") local rank " +
                             std::to_string(r.local_rank);
