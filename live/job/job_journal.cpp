@@ -56,6 +56,7 @@ void JobMaster::write_journal(Clock::time_point now) {
       {"phase", kPhases[static_cast<int>(phase_)]},
       {"generation", generation_},
       {"decided", decided_},
+      {"in_process", in_process_},
       {"restore_step", restore_step_},
       {"cause", cause_},
       {"restarts", budget_.restarts()},
@@ -94,6 +95,7 @@ void JobMaster::read_journal(Clock::time_point now) {
       if (phase == kPhases[p]) phase_ = static_cast<Phase>(p);
     generation_ = j.at("generation").get<std::int64_t>();
     decided_ = j.at("decided").get<bool>();
+    in_process_ = j.value("in_process", false);  // a journal from before in-process restart: none
     restore_step_ = j.at("restore_step").get<std::int64_t>();
     cause_ = j.at("cause").get<std::string>();
     // A step given up stays given up, and a crash loop's count goes on: a master restarted in a

@@ -310,16 +310,15 @@ void JobMaster::on_fault(int rank, const FaultReport& fault, Clock::time_point n
   // the rank that died): the blame is said once decided (decide()).
   std::cerr << "ctwin master: generation " << generation_ << " stops: node rank " << rank << " reported " << fault.fault.name
             << "; the cause is decided once every node has stopped\n";
-  begin_gathering(now);
   // The nodes keep the trainers that can rejoin while the cause is decided (the stop says so).
-  in_process_ = in_process_takes(scenario_.restart, fault.fault.name, fault.fault.effect, fault.fault.act, false);
+  begin_gathering(now, in_process_takes(scenario_.restart, fault.fault.name, fault.fault.effect, fault.fault.act, false));
 }
 
-void JobMaster::begin_gathering(Clock::time_point now) {
+void JobMaster::begin_gathering(Clock::time_point now, bool in_process) {
   ++generation_;
   phase_ = Phase::Gathering;
   decided_ = false;
-  in_process_ = false;
+  in_process_ = in_process;  // journaled with the generation: a master resumed says what the stop said
   gathering_since_ = now;
   for (auto& [id, a] : agents_) a.actions.clear();
   write_journal(now);  // a generation is never handed out before it is journaled

@@ -178,7 +178,7 @@ class JobMaster {
   void take_storage(Agent& a, const StorageReport& r, Clock::time_point left);
   int storage_failing_nodes() const;
   nlohmann::json storage_status() const;
-  void begin_gathering(Clock::time_point now);
+  void begin_gathering(Clock::time_point now, bool in_process = false);
   void lose(Agent& a, const std::string& why, Clock::time_point now);
   //! `back` is the agent of the node `old` held its rank on, started again (the same node id and
   //! run): the old agent's trainer went with it, a node fault, and the rank is `back`'s at once.

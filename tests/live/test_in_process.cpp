@@ -88,6 +88,39 @@ TEST_CASE("job master: a crash restarts in process when the policy says so - the
   CHECK(log.find("restart,,software_bug generation=2 restore_step=20 path=in_process") != std::string::npos);
 }
 
+TEST_CASE("job master: a master killed and resumed mid-recovery keeps the in-process restart it said", "[live][cluster]") {
+  const Scenario s = in_process_policy();
+  const RecoveryController controller(s);
+  const auto dir = std::filesystem::temp_directory_path() / ("ctwin-in-process-journal-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  MasterOptions o;
+  o.nnodes = 2;
+  o.journal_path = (dir / "journal.json").string();
+  auto now = Clock::now();
+  auto m = std::make_unique<JobMaster>(s, controller, o, now);
+  start_two(*m, now);
+  now += std::chrono::seconds(2);
+  // b's trainer crashes; the stop says in process. The master is killed before the decision.
+  Report crash = report("b", 1, NodeState::Stopped, std::vector<std::int64_t>{20});
+  crash.fault = FaultReport{classify_named(s, "software_bug"), "exit 134", -1, -1, 0.01};
+  REQUIRE(m->report(crash, now).in_process);
+  m.reset();
+  m = std::make_unique<JobMaster>(s, controller, o, now);
+  REQUIRE(m->resumed());
+  // The nodes keep the trainers the stop kept: the resumed master says the same, then runs them in process.
+  CHECK(m->report(report("a", 1, NodeState::Stopped, std::vector<std::int64_t>{20}), now).in_process);
+  m->report(report("a", 2, NodeState::Stopped, std::vector<std::int64_t>{20}), now);
+  const Plan run = m->report(report("b", 2, NodeState::Stopped, std::vector<std::int64_t>{20}), now);
+  REQUIRE(run.what == PlanKind::Run);
+  CHECK(run.in_process);
+  // Killed again once the run was out: the plan it sends the nodes again is the same.
+  m.reset();
+  m = std::make_unique<JobMaster>(s, controller, o, now);
+  CHECK(m->report(report("a", 2, NodeState::Running), now).in_process);
+  m->close(now);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("job master: a GPU reset, a lost node or the relaunch mechanism restart every process", "[live][cluster]") {
   // The plans of a job of two nodes through one fault of `fault` (a class of `s`'s): b's stop, then the run.
   const auto plans = [](const Scenario& s, const auto& fault) {
