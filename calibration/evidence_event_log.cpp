@@ -50,11 +50,17 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
   int first_line = 0, last_line = 0;
   bool job_log = false;                      // a job master's: its start row names the job
   double first_running = -1, ledger_restart = -1;
-  std::map<std::string, int> restart_paths;
+  std::map<std::string, std::string> restart_paths;  // by generation: the path its restart took
   for (const LoggedEvent& e : log.events) {
     if (e.kind == EventKind::Start) job_log = job_log || detail_field(e.detail, "job").has_value();
     if (e.kind == EventKind::Running && first_running < 0) first_running = e.time_s;
-    if (e.kind == EventKind::RestartBegin) ++restart_paths[detail_field(e.detail, "path").value_or("relaunch")];
+    if (e.kind == EventKind::RestartBegin)
+      restart_paths[detail_field(e.detail, "generation").value_or(std::to_string(e.line))] = detail_field(e.detail, "path").value_or("relaunch");
+    // The master's check once every node ran: a restart that took another path than planned (a
+    // standby not ready, a kept trainer that did not rejoin) is counted as the path it took.
+    if (e.kind == EventKind::Health && e.detail.rfind("launched ", 0) == 0)
+      if (const auto g = detail_field(e.detail, "generation"); g && restart_paths.count(*g))
+        restart_paths[*g] = detail_field(e.detail, "path").value_or(restart_paths[*g]);
     if (e.kind == EventKind::Ledger && e.detail.rfind("restart=", 0) == 0 &&
         (!finite_number(e.detail.substr(8), ledger_restart) || ledger_restart < 0))
       throw TraceUnreadable(log.report.file + ": line " + std::to_string(e.line) + ": the ledger's restart is not a non-negative number: \"" +
@@ -105,7 +111,7 @@ void add_event_log(Evidence& into, const EventLog& log, const Scenario& base) {
     // The start-up (to the first `running` row) is no restart: validate takes it out too.
     const double seconds = ledger_restart - std::clamp(first_running, 0.0, ledger_restart);
     int restarts = 0;
-    for (const auto& [path, n] : restart_paths) into.restarts.by_path[path] += n, restarts += n;
+    for (const auto& [generation, path] : restart_paths) ++into.restarts.by_path[path], ++restarts;
     into.restarts.seconds += seconds;
     into.restarts.provenance.push_back(log.report.file + ": " + std::to_string(restarts) + " restarts, " + number(seconds) +
                                        " s of the ledger's restart after the start-up");

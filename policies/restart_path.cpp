@@ -13,6 +13,17 @@ const char* to_string(RestartPath path) {
   return "relaunch";
 }
 
+std::optional<RestartPath> restart_path_named(const std::string& name) {
+  for (const RestartPath p : {RestartPath::Relaunch, RestartPath::InProcess, RestartPath::WarmStandby})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+RestartPath slower(RestartPath a, RestartPath b) {
+  auto rank = [](RestartPath p) { return p == RestartPath::Relaunch ? 2 : p == RestartPath::WarmStandby ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
 bool in_process_takes(const RestartMechanisms& spec, const FaultClass& fc, Act action, bool host_down) {
   return in_process_takes(spec, fc.name, fc.effect, action, host_down);
 }

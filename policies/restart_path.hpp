@@ -6,6 +6,9 @@
 //! alive and the failed rank's node usable; otherwise the warm standby where the scenario keeps one;
 //! otherwise a relaunch.
 
+#include <optional>
+#include <string>
+
 #include "core/units.hpp"
 #include "models/remediation.hpp"
 #include "models/scenario.hpp"
@@ -14,6 +17,10 @@ namespace ctwin {
 
 enum class RestartPath { Relaunch, InProcess, WarmStandby };
 const char* to_string(RestartPath path);
+std::optional<RestartPath> restart_path_named(const std::string& name);
+//! The path a restart took when its nodes came back different ways: the slowest one (a node
+//! started cold holds the whole job for a relaunch's time).
+RestartPath slower(RestartPath a, RestartPath b);
 
 //! Whether in-process restart can take this fault: a crash or hang (a watchdog's flap too) whose
 //! remediation is a plain restart (or none) on a host that stayed up, and a class the scenario's

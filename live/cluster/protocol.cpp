@@ -81,6 +81,7 @@ json to_json(const Report& m) {
   status["restorable"] = m.status.restorable ? json(*m.status.restorable) : json(nullptr);
   status["node_rank"] = m.status.node_rank;
   if (!m.status.problem.empty()) status["problem"] = m.status.problem;
+  if (m.status.launched) status["launched"] = to_string(*m.status.launched);
   json lines = json::array();
   for (const auto& l : m.lines) lines.push_back({{"age_s", l.age_s}, {"line", l.line}});
   json j = {{"protocol", kProtocolVersion}, {"agent", m.agent}, {"status", status}, {"lines", lines}};
@@ -206,7 +207,7 @@ Report parse_report(const std::string& body) {
   m.agent = bounded_string(r, j, "", "agent", true, 64);
   m.sent_us = r.integer(j, "", "sent_us", false, 0, kLatestSentUs);
   if (const json* s = r.object(j, "", "status", true)) {
-    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank", "problem"});
+    r.allow_only(*s, "/status", {"generation", "state", "step", "restorable", "node_rank", "problem", "launched"});
     m.status.generation = r.integer(*s, "/status", "generation", true, 0, kNewest).value_or(0);
     if (const auto state = r.string(*s, "/status", "state", true)) {
       if (const auto known = node_state_named(*state)) m.status.state = *known;
@@ -216,6 +217,10 @@ Report parse_report(const std::string& body) {
     m.status.restorable = read_steps(r, *s, "/status");
     m.status.node_rank = static_cast<int>(r.integer(*s, "/status", "node_rank", false, -1, kMostNodes).value_or(-1));
     m.status.problem = bounded_string(r, *s, "/status", "problem", false, kLongestLine);
+    if (const auto launched = r.string(*s, "/status", "launched", false)) {
+      if (const auto path = restart_path_named(*launched)) m.status.launched = *path;
+      else r.problem("/status/launched", "expected relaunch, in_process or warm_standby, got \"" + launched->substr(0, 32) + "\"");
+    }
   }
   if (const auto it = j.find("lines"); it != j.end()) {
     if (!it->is_array() || it->size() > kMostLines) {

@@ -83,10 +83,37 @@ void JobMaster::decide(Clock::time_point now) {
   write_journal(now);  // the fault's rows with the decision: a master killed now resumes with both
 }
 
+RestartPath JobMaster::path_planned() const {
+  // The warm standby is the agents' (--warm-standby): the policy's mechanism says they keep one;
+  // whether they did, their first running status says (check_launches).
+  return in_process_ ? RestartPath::InProcess : restart_path(scenario_.restart, false);
+}
+
 std::string JobMaster::path_said() const {
-  // The warm standby is the agents' (--warm-standby): the policy's mechanism says they keep one.
-  const RestartPath path = in_process_ ? RestartPath::InProcess : restart_path(scenario_.restart, false);
+  const RestartPath path = path_planned();
   return path == RestartPath::Relaunch ? std::string() : std::string(" path=") + to_string(path);
+}
+
+void JobMaster::check_launches(Clock::time_point now) {
+  if (phase_ != Phase::Running || generation_ <= 1 || launches_checked_ >= generation_) return;
+  RestartPath taken = RestartPath::InProcess;
+  std::string cold;
+  for (int r = 0; r < width(); ++r) {
+    const std::string& id = slots_[static_cast<std::size_t>(r)];
+    if (id.empty()) return;
+    const Agent& a = agents_.at(id);
+    if (a.launched_generation != generation_) return;  // not every node has said yet
+    taken = slower(taken, a.launched);
+    if (a.launched != path_planned()) cold += (cold.empty() ? "" : ",") + std::to_string(r);
+  }
+  launches_checked_ = generation_;
+  if (taken == path_planned()) return;
+  // calibrate takes this generation's restart as the path its nodes took (evidence_event_log.cpp).
+  const std::string why = "launched generation=" + std::to_string(generation_) + " path=" + to_string(taken) + " planned=" +
+                          to_string(path_planned()) + " node_ranks=" + cold;
+  std::cerr << "ctwin master: generation " << generation_ << " restarted by " << to_string(taken) << ", not " << to_string(path_planned())
+            << ": node ranks " << cold << " started otherwise\n";
+  record(ledger_.at(now), EventKind::Health, why);
 }
 
 bool JobMaster::recovery_in_process(const std::vector<control::Action>& actions) const {

@@ -106,6 +106,8 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   Agent& a = it->second;
   a.last_seen = now;
   a.status = report.status;
+  if (report.status.launched && report.status.state != NodeState::Stopped)
+    a.launched_generation = report.status.generation, a.launched = *report.status.launched;
   if (!report.status.problem.empty()) {  // a node that cannot take part (another run's steps)
     std::cerr << "ctwin master: " << a.host << ": " << report.status.problem << "\n";
     if (a.rank >= 0) finish(2, "node rank " + std::to_string(a.rank) + " on " + a.host + ": " + report.status.problem, now);
@@ -125,6 +127,7 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   for (const auto& e : report.events) take_event(a, e, left);
   if (report.fault && a.rank >= 0 && !a.evicted) take_fault(a, report, left, now);
   status_changed(a, now);
+  check_launches(now);
   return plan_for(a);
 }
 

@@ -150,6 +150,8 @@ class JobMaster {
     std::map<int, StorageReport> storage_failing;  //!< by local rank: persists failing now (a storage alert)
     std::int64_t answered_fault = 0;       //!< its newest health fault asked about and answered (Plan::answered_fault)
     std::int64_t checkpoint_requests = 0;  //!< saves asked of its trainer (Plan::checkpoint_requests)
+    std::int64_t launched_generation = 0;  //!< the newest generation it said how it started (NodeStatus::launched)
+    RestartPath launched = RestartPath::Relaunch;
   };
   struct Fault {
     int rank;
@@ -194,6 +196,12 @@ class JobMaster {
   bool recovery_in_process(const std::vector<control::Action>& actions) const;
   //! The restart row's ` path=P` (calibrate reads it): in_process, warm_standby, or nothing for a relaunch.
   std::string path_said() const;
+  //! The restart path the decision planned: in process, or the policy's mechanism.
+  RestartPath path_planned() const;
+  //! Once every node says how it started this generation: a restart that took a slower path than
+  //! planned (a standby not ready, a kept trainer that did not rejoin) is said in the log.
+  void check_launches(Clock::time_point now);
+  std::int64_t launches_checked_ = 0;  //!< the newest generation whose launches were checked
   void finish(int code, const std::string& reason, Clock::time_point now);
   control::ClusterView view(Clock::time_point now) const;
   void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},

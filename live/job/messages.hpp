@@ -17,6 +17,7 @@
 #include "core/event.hpp"
 #include "policies/checkpoint_policy.hpp"
 #include "policies/fault_classes.hpp"
+#include "policies/restart_path.hpp"
 
 namespace ctwin::live {
 
@@ -105,6 +106,9 @@ struct NodeStatus {
   int node_rank = -1;
   //! Why this node cannot take part (its persist folder holds another run's steps): the job ends, exit 2.
   std::string problem = {};
+  //! Running: how this generation's trainer started here (kept in process, the warm standby, or
+  //! cold), whatever the plan hoped: the restart row's path is checked against it.
+  std::optional<RestartPath> launched = std::nullopt;
 };
 
 //! One rank's compute time per step (collectives excluded), the median over the last report's

@@ -77,6 +77,9 @@ class Supervision {
   //! Whether the trainer stays across the stop of `p`'s generation: it said it rejoins in process,
   //! runs still, and the plan keeps it.
   bool keeps_trainer(const Plan& p);
+  //! This node's status in its generation, with how its trainer started (`launched_`).
+  NodeStatus own_status(NodeState state) const;
+  std::optional<RestartPath> launched_;  //!< how this generation's trainer started here
   //! A kept trainer stays only once every local rank has torn its collectives down (`rejoining`) or
   //! failed (its launcher's `failed`): one that says neither in time (InProcessRejoin, policies/
   //! restart_path.hpp) is killed, which fails its peers' collectives, and its node launches anew.

@@ -149,6 +149,12 @@ bool Supervision::awaiting_rejoin_ready(const Plan& p) {
   return false;
 }
 
+NodeStatus Supervision::own_status(NodeState state) const {
+  NodeStatus s{generation_, state, progress_.step, std::nullopt};
+  s.launched = launched_;
+  return s;
+}
+
 void Supervision::launch() {
   if (keeps_trainer(plan_)) return rejoin();
   WarmStandby::Environment env = node_environment();
@@ -419,7 +425,9 @@ bool Supervision::await_run(NodeState waiting) {
       // given (--node-index, Slurm's node id).
       if (plan_.nnodes > 1) node_ = plan_.node_rank;
       if (!p->reason.empty()) std::cerr << "ctwin: " << p->reason << "\n";  // why the restore is older than it might be
-      coordination_->status({generation_, NodeState::Running, progress_.step, std::nullopt});
+      // How it starts, said with the first running status (the master checks the restart row by it).
+      launched_ = keeps_trainer(plan_) ? RestartPath::InProcess : standby_ && standby_->waiting() ? RestartPath::WarmStandby : RestartPath::Relaunch;
+      coordination_->status(own_status(NodeState::Running));
       return true;
     }
     if (supervisor_stop_flag()) {
@@ -442,7 +450,7 @@ const std::string& Supervision::claim_persist_folder_for(const Plan& p) {
 //! another node, or its own decision), the trainer's whole tree goes at once: its collectives
 //! would only wait for the ranks that are gone.
 void Supervision::follow_plan() {
-  coordination_->status({generation_, progress_.done ? NodeState::Finished : NodeState::Running, progress_.step, std::nullopt});
+  coordination_->status(own_status(progress_.done ? NodeState::Finished : NodeState::Running));
   const auto p = coordination_->plan();
   if (p && cadence_ && p->generation == generation_) cadence_->publish(p->cadence, generation_, plan_.restore_step);  // saves from a step ahead
   if (!p) return;
@@ -492,7 +500,7 @@ void Supervision::stop_on_request() {
 
 void Supervision::finish(int code, const std::string& reason) {
   finish_persist(true);  // the run waits for the crashed trainer's snapshot to reach the disk
-  coordination_->status({generation_, code == 0 ? NodeState::Finished : NodeState::Stopped, progress_.step, std::nullopt});
+  coordination_->status(own_status(code == 0 ? NodeState::Finished : NodeState::Stopped));
   result_.exit_code = code;
   result_.restarts = restarts_;
   result_.last_step = progress_.step;

@@ -159,3 +159,15 @@ TEST_CASE("event logs: a ledger restart that is no number is refused at its line
   CHECK(evidence.restarts.seconds == Approx(1.5));  // the ledger's 2.5 s less the start-up to the first running row
   CHECK(evidence.restarts.by_path["relaunch"] == 1);
 }
+
+TEST_CASE("event logs: a restart its nodes took more slowly than planned counts as the path they took", "[calibration]") {
+  const Scenario base = load_scenario(test::fixture("minimal.json"));
+  std::istringstream in("time_s,node,gpu,kind,code,detail\n0,,,start,,job=j nodes=2\n1,node-0,,running,,\n"
+                        "5,,,restart,,generation=2 restore_step=10 path=warm_standby\n"
+                        "6,,,health,,launched generation=2 path=relaunch planned=warm_standby node_ranks=1\n7,node-0,,running,,\n"
+                        "9,,,restart,,generation=3 restore_step=20 path=warm_standby\n9.5,node-0,,running,,\n"
+                        "10,,,end,,\n10,,,ledger,,restart=4\n");
+  Evidence evidence;
+  add_event_log(evidence, read_event_log(in, "job.csv"), base);
+  CHECK(evidence.restarts.by_path == std::map<std::string, int>{{"relaunch", 1}, {"warm_standby", 1}});
+}

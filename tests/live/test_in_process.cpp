@@ -165,6 +165,57 @@ TEST_CASE("protocol: a plan's in_process survives the round trip, and an old mas
   CHECK_FALSE(cluster::parse_plan(older.dump()).in_process);
 }
 
+TEST_CASE("protocol: a report says how the node's trainer started, and a path no one knows is refused", "[live][cluster]") {
+  Report r = report("b", 2, NodeState::Running);
+  CHECK_FALSE(cluster::parse_report(cluster::to_json(r).dump()).status.launched);
+  r.status.launched = RestartPath::WarmStandby;
+  CHECK(cluster::parse_report(cluster::to_json(r).dump()).status.launched == RestartPath::WarmStandby);
+  nlohmann::json bad = cluster::to_json(r);
+  bad["status"]["launched"] = "teleport";
+  CHECK_THROWS_WITH(cluster::parse_report(bad.dump()), Catch::Contains("/status/launched") && Catch::Contains("teleport"));
+}
+
+TEST_CASE("job master: a restart whose nodes came back slower than planned says the path they took", "[live][cluster]") {
+  // The warm standby planned (the policy's mechanism); node b had none ready and started cold: the
+  // restart took a relaunch's time, and calibrate must not count it as a warm standby's.
+  const auto run = [](const std::optional<RestartPath>& b_started) {
+    const Scenario s = parse_policies_or_scenario(R"({"schema_version": 1, "policies": {"checkpoint": {"type": "fixed", "interval": "1s"}},
+                                                     "restart": {"mechanism": "warm_standby", "warm_standby": {"overhead": "5s"}}})",
+                                                  "policy.json");
+    const RecoveryController controller(s);
+    MasterOptions o;
+    o.nnodes = 2;
+    o.events_path = (std::filesystem::temp_directory_path() / ("ctwin-launched-" + std::to_string(::getpid()) + ".csv")).string();
+    auto now = Clock::now();
+    {
+      JobMaster m(s, controller, o, now);
+      start_two(m, now);
+      now += std::chrono::seconds(2);
+      const auto plans = fault_and_restart(m, classify_named(s, "software_bug"), now);
+      REQUIRE(plans.second.what == PlanKind::Run);
+      Report a = report("a", 2, NodeState::Running), b = report("b", 2, NodeState::Running);
+      a.status.launched = RestartPath::WarmStandby;
+      b.status.launched = b_started;
+      now += std::chrono::seconds(1);
+      m.report(a, now);
+      m.report(b, now);
+      m.report(a, now);  // said again: one row
+      m.close(now);
+    }
+    const std::string log = read_all(o.events_path);
+    std::filesystem::remove(o.events_path);
+    return log;
+  };
+  const std::string cold = run(RestartPath::Relaunch);
+  CHECK(cold.find("path=warm_standby") != std::string::npos);  // the restart row: what was planned
+  const auto said = cold.find("launched generation=2 path=relaunch planned=warm_standby node_ranks=1");
+  CHECK(said != std::string::npos);
+  CHECK(cold.find("launched generation=2", said + 1) == std::string::npos);
+  // Both in their standbys: as planned, nothing said. A node that does not say (an older agent): nothing either.
+  CHECK(run(RestartPath::WarmStandby).find("launched generation") == std::string::npos);
+  CHECK(run(std::nullopt).find("launched generation") == std::string::npos);
+}
+
 TEST_CASE("trainer messages: a trainer that rejoins in process, and a launcher's failed worker", "[live][job]") {
   const auto rejoins = parse_trainer_message("inprocess 3 rank=0");
   CHECK(rejoins.kind == TrainerMessage::Kind::InProcess);
