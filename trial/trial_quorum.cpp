@@ -65,6 +65,7 @@ void Trial::step_out(Micros t, int replica, Micros back) {
   }
   state = back == kNever ? ReplicaState::WaitingForSpare : ReplicaState::Healing;
   if (back != kNever) rejoins_.push({back, replica});
+  else waiting_for_spare_.insert(replica);
 }
 
 void Trial::rejoin_due(Micros t) {
@@ -88,15 +89,22 @@ void Trial::quorum_vacancies(Micros t, Micros swap_us) {
     rejoins_.erase_if([replica](const Rejoin& r) { return r.replica == replica; });
     if (state == ReplicaState::In) step_out(t, replica, kNever);
     state = ReplicaState::WaitingForSpare;
+    waiting_for_spare_.insert(replica);
   });
   // Waiting replicas whose slots are all filled: healing now (their restart and a peer's state),
   // or, in a full recovery, back with it.
-  for (int replica = 0; replica < total_replicas_; ++replica) {
+  // In replica order, as a scan of every replica would: the rejoins are pushed in the same order.
+  for (auto it = waiting_for_spare_.begin(); it != waiting_for_spare_.end();) {
+    const int replica = *it;
     auto& state = replica_state_[static_cast<std::size_t>(replica)];
-    if (state != ReplicaState::WaitingForSpare) continue;
-    bool whole = true;
+    bool whole = state == ReplicaState::WaitingForSpare;  // else healing already (regroup): dropped
     for (int slot = replica * replica_nodes_; slot < (replica + 1) * replica_nodes_ && whole; ++slot) whole = pool_.node_in_slot(slot) >= 0;
-    if (!whole) continue;
+    if (state == ReplicaState::WaitingForSpare && !whole) {
+      ++it;
+      continue;
+    }
+    it = waiting_for_spare_.erase(it);
+    if (state != ReplicaState::WaitingForSpare) continue;
     state = ReplicaState::Healing;
     rejoins_.push({phase_ == Phase::Up || regrouping_ ? replica_back(t + swap_us, nullptr, Act::Replace) : t, replica});
   }
