@@ -66,6 +66,9 @@ class StoreServer:
     """The store, listening on (host, port) alone. serve_forever() runs it in this thread."""
 
     def __init__(self, host, port):
+        # A thread per connection (a rank's): small stacks, so a keeper of thousands of ranks is not
+        # gigabytes of address space (frames here are shallow: JSON decoding is C).
+        threading.stack_size(512 * 1024)
         self.data = {}
         self.changed = threading.Condition()
         self.refused = 0  # connections closed for not speaking the protocol (a scanner, a stray client)

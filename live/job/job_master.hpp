@@ -198,8 +198,9 @@ class JobMaster {
   std::string path_said() const;
   //! The restart path the decision planned: in process, or the policy's mechanism.
   RestartPath path_planned() const;
-  //! Once every node says how it started this generation: a restart that took a slower path than
-  //! planned (a standby not ready, a kept trainer that did not rejoin) is said in the log.
+  //! Once every node says how it started this generation: a restart that took another path than
+  //! planned (its slowest node's: a standby not ready, a kept trainer that did not rejoin) is said
+  //! in the log.
   void check_launches(Clock::time_point now);
   std::int64_t launches_checked_ = 0;  //!< the newest generation whose launches were checked
   void finish(int code, const std::string& reason, Clock::time_point now);
