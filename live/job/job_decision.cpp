@@ -95,7 +95,8 @@ std::string JobMaster::path_said() const {
 }
 
 void JobMaster::check_launches(Clock::time_point now) {
-  if (phase_ != Phase::Running || generation_ <= 1 || launches_checked_ >= generation_) return;
+  // Every report passes here: the ranks are looked at only once as many nodes have said as there are ranks.
+  if (phase_ != Phase::Running || generation_ <= 1 || launches_checked_ >= generation_ || launches_said_ < width()) return;
   RestartPath taken = RestartPath::InProcess;
   std::string cold;
   for (int r = 0; r < width(); ++r) {

@@ -106,8 +106,10 @@ Plan JobMaster::report(const Report& report, Clock::time_point now) {
   Agent& a = it->second;
   a.last_seen = now;
   a.status = report.status;
-  if (report.status.launched && report.status.state != NodeState::Stopped)
+  if (report.status.launched && report.status.state != NodeState::Stopped) {
+    if (a.launched_generation != report.status.generation && report.status.generation == generation_) ++launches_said_;
     a.launched_generation = report.status.generation, a.launched = *report.status.launched;
+  }
   if (!report.status.problem.empty()) {  // a node that cannot take part (another run's steps)
     std::cerr << "ctwin master: " << a.host << ": " << report.status.problem << "\n";
     if (a.rank >= 0) finish(2, "node rank " + std::to_string(a.rank) + " on " + a.host + ": " + report.status.problem, now);
@@ -322,6 +324,7 @@ void JobMaster::begin_gathering(Clock::time_point now, bool in_process) {
   phase_ = Phase::Gathering;
   decided_ = false;
   in_process_ = in_process;  // journaled with the generation: a master resumed says what the stop said
+  launches_said_ = 0;
   gathering_since_ = now;
   for (auto& [id, a] : agents_) a.actions.clear();
   write_journal(now);  // a generation is never handed out before it is journaled

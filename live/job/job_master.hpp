@@ -203,6 +203,7 @@ class JobMaster {
   //! in the log.
   void check_launches(Clock::time_point now);
   std::int64_t launches_checked_ = 0;  //!< the newest generation whose launches were checked
+  int launches_said_ = 0;              //!< nodes that said how they started the current generation
   void finish(int code, const std::string& reason, Clock::time_point now);
   control::ClusterView view(Clock::time_point now) const;
   void record(Micros at, EventKind kind, const std::string& note = {}, int node = -1, int code = -1, const std::string& fault_class = {},
